@@ -1,0 +1,128 @@
+/**
+ * The event-store port: one interface, implemented by the Postgres adapter (also used on PGlite)
+ * and the EventStoreDB adapter. The shared contract suite in `test/eventstore` runs against each.
+ */
+
+/**
+ * A place in the global order of all events. Both adapters use a pair compared lexicographically:
+ * Postgres stores `(transaction_id, global_position)` (the gap rule), EventStoreDB its
+ * `(commit, prepare)` position.
+ */
+export interface Position {
+  readonly commit: bigint
+  readonly prepare: bigint
+}
+
+/** Before every event: subscribing from here delivers the whole log. */
+export const START: Position = Object.freeze({ commit: -1n, prepare: -1n })
+
+export const comparePositions = (a: Position, b: Position): number =>
+  a.commit !== b.commit ? (a.commit < b.commit ? -1 : 1) : a.prepare === b.prepare ? 0 : a.prepare < b.prepare ? -1 : 1
+
+export const positionToString = (p: Position): string => `${p.commit}/${p.prepare}`
+
+export interface EventMetadata {
+  correlationId?: string
+  causationId?: string
+  /** Who caused the event: an API key id, an OAuth client id, `system`, `engine`, … */
+  actor?: string
+  workspaceId?: string
+  [key: string]: unknown
+}
+
+/** An event about to be appended. `id` makes appends idempotent: a retried command reuses it. */
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  id: string
+  type: Type
+  data: Data
+  metadata?: EventMetadata
+}
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  id: string
+  type: Type
+  data: Data
+  metadata: EventMetadata
+  stream: string
+  /** Zero-based position of the event within its stream. */
+  revision: bigint
+  position: Position
+  /** ISO 8601 UTC with milliseconds. */
+  createdAt: string
+}
+
+/**
+ * `no_stream`: the stream must not exist yet. `any`: no check. A bigint: the revision of the
+ * stream's last event must be exactly this.
+ */
+export type ExpectedRevision = 'no_stream' | 'any' | bigint
+
+export interface AppendResult {
+  /** Revision of the last event written (or, for an idempotent repeat, already written). */
+  nextRevision: bigint
+  position: Position
+}
+
+export class WrongExpectedVersionError extends Error {
+  override readonly name = 'WrongExpectedVersionError'
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream' | 'unknown',
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, found ${String(actual)}`)
+  }
+}
+
+export interface StreamFilter {
+  /** Only events whose stream name starts with one of these. Absent or empty: every stream. */
+  streamPrefixes?: readonly string[]
+}
+
+export interface SubscribeOptions extends StreamFilter {
+  /** Exclusive: delivery starts with the first event after this position. */
+  from: Position
+  /** Ends the subscription; the iterator then returns. */
+  signal?: AbortSignal
+  /** Largest batch handed out at once. */
+  maxBatch?: number
+}
+
+export interface ReadAllOptions extends StreamFilter {
+  /** Exclusive. */
+  from: Position
+  limit: number
+}
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'esdb'
+
+  /** Appends atomically. Throws {@link WrongExpectedVersionError} when the revision check fails. */
+  append(stream: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>
+
+  /** Events of one stream in revision order, from revision `from` (inclusive, default 0). */
+  readStream(stream: string, options?: { from?: bigint }): Promise<RecordedEvent[]>
+
+  /** One page of the global log, in global order, holding only events that can no longer be preceded by a later commit. */
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>
+
+  /**
+   * Catch-up then live subscription to the global log. Yields non-empty batches in global order.
+   * Survives lost connections by resuming after the last delivered position; ends when `signal` aborts.
+   */
+  subscribeAll(options: SubscribeOptions): AsyncIterable<RecordedEvent[]>
+
+  /** Number of events matching the filter, for progress reporting; undefined when the store cannot tell cheaply. */
+  count(filter?: StreamFilter): Promise<number | undefined>
+
+  /** The newest position a reader can see now; {@link START} on an empty store. */
+  headPosition(): Promise<Position>
+
+  /** Throws when the store cannot be reached. */
+  ping(): Promise<void>
+
+  close(): Promise<void>
+}
+
+export const matchesFilter = (stream: string, filter: StreamFilter): boolean =>
+  !filter.streamPrefixes?.length || filter.streamPrefixes.some((prefix) => stream.startsWith(prefix))

@@ -1,0 +1,33 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect } from 'kysely'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import pg from 'pg'
+import type { Database } from './database.js'
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolSize?: number }
+  /** `dataDir` undefined: in memory (tests). */
+  | { kind: 'pglite'; dataDir?: string }
+
+export interface Storage {
+  db: Kysely<Database>
+  target: DatabaseTarget
+  /** Present on Postgres: new pools and LISTEN connections use it. */
+  pool?: pg.Pool
+  close(): Promise<void>
+}
+
+export async function openStorage(target: DatabaseTarget): Promise<Storage> {
+  if (target.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 })
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {})
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    return { db, target, pool, close: () => db.destroy() }
+  }
+  if (target.dataDir) mkdirSync(target.dataDir, { recursive: true })
+  const pglite = target.dataDir ? await PGlite.create(target.dataDir) : await PGlite.create()
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
+  return { db, target, close: () => db.destroy() }
+}

@@ -1,0 +1,76 @@
+import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely'
+
+/** int8 arrives as a string from `pg` and as a number from PGlite; see {@link toBigInt}. */
+type Int8 = ColumnType<string | number | bigint, string | number | bigint, string | number | bigint>
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+
+export interface EventsTable {
+  global_position: ColumnType<string | number, never, never>
+  transaction_id: ColumnType<string | number, never, never>
+  event_id: string
+  stream_id: string
+  stream_revision: Int8
+  event_type: string
+  data: ColumnType<unknown, string, string>
+  metadata: ColumnType<Record<string, unknown>, string, string>
+  created_at: ColumnType<Date, never, never>
+}
+
+export interface StreamsTable {
+  stream_id: string
+  revision: Int8
+}
+
+export interface ProjectionCheckpointsTable {
+  projection: string
+  position_commit: Int8
+  position_prepare: Int8
+  updated_at: Generated<Timestamp>
+}
+
+export interface OrganizationsTable {
+  id: string
+  name: string
+  created_at: Timestamp
+}
+
+export interface WorkspacesTable {
+  id: string
+  organization_id: string
+  name: string
+  timezone: string | null
+  created_at: Timestamp
+}
+
+export interface ApiKeysTable {
+  id: string
+  organization_id: string
+  workspace_id: string
+  name: string
+  role: string
+  key_hash: string
+  key_prefix: string
+  callback_url: string | null
+  signing_secret: string
+  created_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
+export interface Database {
+  events: EventsTable
+  streams: StreamsTable
+  projection_checkpoints: ProjectionCheckpointsTable
+  organizations: OrganizationsTable
+  workspaces: WorkspacesTable
+  api_keys: ApiKeysTable
+}
+
+export type Db = Kysely<Database>
+/** A connection or an open transaction: query functions take either. */
+export type DbOrTrx = Kysely<Database> | Transaction<Database>
+
+export type Workspace = Selectable<WorkspacesTable>
+export type NewWorkspace = Insertable<WorkspacesTable>
+export type ApiKeyRow = Selectable<ApiKeysTable>
+
+export const toBigInt = (value: string | number | bigint): bigint => (typeof value === 'bigint' ? value : BigInt(value))

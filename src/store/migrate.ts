@@ -1,0 +1,26 @@
+import { readdir } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+
+// Resolves to `migrations/` from the sources and to `dist/migrations/` from the build.
+const migrationsFolder = fileURLToPath(new URL('../../migrations/', import.meta.url))
+const migrationFile = /^\d{4}_[a-z0-9_]+\.(ts|js)$/
+
+class FolderMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const files = (await readdir(migrationsFolder)).filter((file) => migrationFile.test(file) && !file.endsWith('.d.ts'))
+    const migrations: Record<string, Migration> = {}
+    for (const file of files.sort()) {
+      migrations[file.replace(/\.(ts|js)$/, '')] = (await import(new URL(file, `file://${migrationsFolder}`).href)) as Migration
+    }
+    return migrations
+  }
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new FolderMigrationProvider() })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw error instanceof Error ? error : new Error(String(error))
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

@@ -1,0 +1,187 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Test } from 'tap'
+import {
+  START,
+  WrongExpectedVersionError,
+  comparePositions,
+  type EventStore,
+  type NewEvent,
+  type Position,
+  type RecordedEvent,
+} from '../../src/eventstore/port.js'
+
+const newEvent = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
+  id: randomUUID(),
+  type,
+  data,
+  metadata: { correlationId: randomUUID(), actor: 'contract-test' },
+})
+
+/** Collects events from a subscription until `until` holds, then stops it. */
+async function collect(
+  store: EventStore,
+  options: { from: Position; streamPrefixes: string[] },
+  until: (seen: RecordedEvent[]) => boolean,
+): Promise<RecordedEvent[]> {
+  const controller = new AbortController()
+  const seen: RecordedEvent[] = []
+  for await (const batch of store.subscribeAll({ ...options, signal: controller.signal, maxBatch: 200 })) {
+    seen.push(...batch)
+    if (until(seen)) controller.abort()
+  }
+  return seen
+}
+
+/**
+ * The behaviour every event-store adapter must have. `open` gives a store to test; stream names
+ * carry a per-run prefix, so the suite can share a long-lived server with other runs.
+ */
+export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStore>): void {
+  const run = `c${randomBytes(4).toString('hex')}`
+  const stream = (name: string) => `${run}${name}-${randomUUID()}`
+
+  t.test('appends and reads a stream back in revision order with data and metadata', async (t) => {
+    const store = await open(t)
+    const s = stream('order')
+    const first = await store.append(s, [newEvent('Opened', { n: 1 }), newEvent('Noted', { n: 2 })], { expectedRevision: 'no_stream' })
+    t.equal(first.nextRevision, 1n)
+    const second = await store.append(s, [newEvent('Closed', { n: 3, nested: { ok: true } })], { expectedRevision: 1n })
+    t.equal(second.nextRevision, 2n)
+    t.ok(comparePositions(second.position, first.position) > 0, 'positions grow')
+
+    const events = await store.readStream(s)
+    t.same(events.map((e) => [e.type, e.revision, e.data]), [
+      ['Opened', 0n, { n: 1 }],
+      ['Noted', 1n, { n: 2 }],
+      ['Closed', 2n, { n: 3, nested: { ok: true } }],
+    ])
+    t.equal(events[0]!.metadata.actor, 'contract-test')
+    t.equal(events[0]!.stream, s)
+    t.match(events[0]!.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    t.same(await store.readStream(s, { from: 2n }).then((e) => e.map((x) => x.type)), ['Closed'])
+    t.same(await store.readStream(stream('missing')), [])
+  })
+
+  t.test('expected revision: no_stream, exact and any', async (t) => {
+    const store = await open(t)
+    const s = stream('expect')
+    await store.append(s, [newEvent('A')], { expectedRevision: 'no_stream' })
+    await t.rejects(store.append(s, [newEvent('B')], { expectedRevision: 'no_stream' }), WrongExpectedVersionError)
+    await t.rejects(store.append(s, [newEvent('B')], { expectedRevision: 5n }), WrongExpectedVersionError)
+    await t.rejects(store.append(stream('none'), [newEvent('B')], { expectedRevision: 0n }), WrongExpectedVersionError)
+    const conflict = await store.append(s, [newEvent('B')], { expectedRevision: 3n }).catch((e: unknown) => e)
+    t.ok(conflict instanceof WrongExpectedVersionError)
+    t.equal((conflict as WrongExpectedVersionError).stream, s)
+    t.equal((await store.append(s, [newEvent('B')], { expectedRevision: 0n })).nextRevision, 1n)
+    t.equal((await store.append(s, [newEvent('C')], { expectedRevision: 'any' })).nextRevision, 2n)
+    t.equal((await store.append(stream('fresh'), [newEvent('C')], { expectedRevision: 'any' })).nextRevision, 0n)
+    t.same((await store.readStream(s)).map((e) => e.type), ['A', 'B', 'C'])
+  })
+
+  t.test('a retried append with the same event ids writes nothing twice', async (t) => {
+    const store = await open(t)
+    const s = stream('idem')
+    const events = [newEvent('A'), newEvent('B')]
+    const first = await store.append(s, events, { expectedRevision: 'no_stream' })
+    const again = await store.append(s, events, { expectedRevision: 'no_stream' })
+    t.equal(again.nextRevision, first.nextRevision)
+    t.same(again.position, first.position)
+    const anyAgain = await store.append(s, events, { expectedRevision: 'any' })
+    t.equal(anyAgain.nextRevision, 1n)
+    t.equal((await store.readStream(s)).length, 2)
+  })
+
+  t.test('50 concurrent appends with one expected revision: exactly one wins', async (t) => {
+    const store = await open(t)
+    const s = stream('race')
+    await store.append(s, [newEvent('Opened')], { expectedRevision: 'no_stream' })
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) => store.append(s, [newEvent('Raced', { i })], { expectedRevision: 0n })),
+    )
+    const won = outcomes.filter((o) => o.status === 'fulfilled')
+    const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected')
+    t.equal(won.length, 1, 'one append succeeds')
+    t.equal(lost.length, 49)
+    t.ok(lost.every((o) => o.reason instanceof WrongExpectedVersionError), 'the others get the typed conflict error')
+    t.equal((await store.readStream(s)).length, 2)
+  })
+
+  t.test('20 concurrent appenders x 500 events while a subscriber runs: each event seen once, streams in order', async (t) => {
+    const store = await open(t)
+    const prefix = `${run}load${randomBytes(3).toString('hex')}-`
+    const appenders = 20
+    const perAppender = 500
+    const total = appenders * perAppender
+    const subscriber = collect(store, { from: START, streamPrefixes: [prefix] }, (seen) => seen.length >= total)
+    await Promise.all(
+      Array.from({ length: appenders }, async (_, a) => {
+        const s = `${prefix}${a}`
+        for (let i = 0; i < perAppender; i++) {
+          await store.append(s, [newEvent('Counted', { a, i })], { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) })
+        }
+      }),
+    )
+    const seen = await subscriber
+    t.equal(seen.length, total, 'every event delivered')
+    t.equal(new Set(seen.map((e) => e.id)).size, seen.length, 'no event delivered twice')
+    const nextRevision = new Map<string, bigint>()
+    let ordered = true
+    for (const event of seen) {
+      const expected = nextRevision.get(event.stream) ?? 0n
+      if (event.revision !== expected) ordered = false
+      nextRevision.set(event.stream, event.revision + 1n)
+    }
+    t.ok(ordered, 'each stream arrives in revision order')
+    let globallyOrdered = true
+    for (let i = 1; i < seen.length; i++) if (comparePositions(seen[i - 1]!.position, seen[i]!.position) >= 0) globallyOrdered = false
+    t.ok(globallyOrdered, 'positions strictly increase along the subscription')
+  })
+
+  t.test('a subscriber restarted from its checkpoint neither loses nor repeats events', async (t) => {
+    const store = await open(t)
+    const prefix = `${run}resume${randomBytes(3).toString('hex')}-`
+    const appendSome = async (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) await store.append(`${prefix}${i % 3}`, [newEvent('Tick', { i })], { expectedRevision: 'any' })
+    }
+    await appendSome(0, 30)
+    const firstRun = await collect(store, { from: START, streamPrefixes: [prefix] }, (seen) => seen.length >= 12)
+    const checkpoint = firstRun[11]!.position
+    const delivered = firstRun.slice(0, 12)
+    await appendSome(30, 20)
+    const secondRun = await collect(store, { from: checkpoint, streamPrefixes: [prefix] }, (seen) => seen.length >= 38)
+    const all = [...delivered, ...secondRun]
+    t.equal(secondRun.length, 38)
+    t.same(
+      all.map((e) => (e.data as { i: number }).i).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i),
+      'every event exactly once across the restart',
+    )
+  })
+
+  t.test('subscriptions and reads of the global log honour the stream prefix filter', async (t) => {
+    const store = await open(t)
+    const wanted = `${run}want${randomBytes(3).toString('hex')}-`
+    const other = `${run}other${randomBytes(3).toString('hex')}-`
+    for (let i = 0; i < 5; i++) {
+      await store.append(`${wanted}${i}`, [newEvent('Wanted')], { expectedRevision: 'no_stream' })
+      await store.append(`${other}${i}`, [newEvent('Other')], { expectedRevision: 'no_stream' })
+    }
+    const seen = await collect(store, { from: START, streamPrefixes: [wanted] }, (s) => s.length >= 5)
+    t.same(seen.map((e) => e.type), Array(5).fill('Wanted'))
+    const page = await store.readAll({ from: START, limit: 3, streamPrefixes: [wanted, other] })
+    t.equal(page.length, 3)
+    const rest = await store.readAll({ from: page[2]!.position, limit: 100, streamPrefixes: [wanted, other] })
+    t.equal(rest.length, 7, 'paging by position continues after the last event read')
+    const head = await store.headPosition()
+    t.ok(comparePositions(head, rest[rest.length - 1]!.position) >= 0, 'the head is at or past the last event')
+  })
+
+  t.test('a subscription ends when its signal aborts', async (t) => {
+    const store = await open(t)
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 50)
+    let batches = 0
+    for await (const _ of store.subscribeAll({ from: START, streamPrefixes: [`${run}nothing-`], signal: controller.signal })) batches++
+    t.equal(batches, 0)
+  })
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import type { Test } from 'tap'
+import { openStorage, type Storage } from '../../src/store/connect.js'
+import { migrateToLatest } from '../../src/store/migrate.js'
+
+export const postgresUrl = process.env.DATABASE_URL
+
+export interface Backend {
+  name: 'pglite' | 'postgres'
+  /** A fresh, migrated, empty database of this backend, dropped when the test ends. */
+  open(t: Test): Promise<Storage>
+}
+
+export const pgliteBackend: Backend = {
+  name: 'pglite',
+  async open(t) {
+    const storage = await openStorage({ kind: 'pglite' })
+    t.teardown(() => storage.close())
+    await migrateToLatest(storage.db)
+    return storage
+  },
+}
+
+/**
+ * Creates a database of its own, so tap's parallel test files never share state. Returns its URL
+ * and a function that drops it (after everything using it is closed).
+ */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!postgresUrl) throw new Error('DATABASE_URL is not set')
+  const name = `flowd_test_${process.pid}_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: postgresUrl })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  const url = new URL(postgresUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: postgresUrl })
+      await client.connect()
+      await client.query(`drop database if exists ${name} with (force)`)
+      await client.end()
+    },
+  }
+}
+
+export const postgresBackend: Backend = {
+  name: 'postgres',
+  async open(t) {
+    const database = await createTestDatabase()
+    const storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 24 })
+    t.teardown(async () => {
+      await storage.close()
+      await database.drop()
+    })
+    await migrateToLatest(storage.db)
+    return storage
+  },
+}
+
+/** PGlite always; Postgres when DATABASE_URL is set. */
+export const reachableBackends: Backend[] = postgresUrl ? [pgliteBackend, postgresBackend] : [pgliteBackend]
