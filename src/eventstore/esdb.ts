@@ -200,9 +200,9 @@ export class EsdbEventStore implements EventStore {
     return undefined
   }
 
-  async headPosition(): Promise<Position> {
+  async headPosition(filter: StreamFilter = {}): Promise<Position> {
     for await (const event of this.scanAll(BACKWARDS, undefined, 32)) {
-      if (!event.streamId.startsWith('$')) return { commit: event.position.commit, prepare: event.position.prepare }
+      if (isVisible(event.streamId, filter)) return { commit: event.position.commit, prepare: event.position.prepare }
     }
     return START
   }

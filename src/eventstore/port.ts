@@ -115,8 +115,8 @@ export interface EventStore {
   /** Number of events matching the filter, for progress reporting; undefined when the store cannot tell cheaply. */
   count(filter?: StreamFilter): Promise<number | undefined>
 
-  /** The newest position a reader can see now; {@link START} on an empty store. */
-  headPosition(): Promise<Position>
+  /** Position of the newest event matching the filter that a reader can see now; {@link START} when there is none. */
+  headPosition(filter?: StreamFilter): Promise<Position>
 
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>

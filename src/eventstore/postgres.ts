@@ -241,11 +241,10 @@ export class PostgresEventStore implements EventStore {
     return Number(rows[0]?.count ?? 0)
   }
 
-  /** The newest position a reader can see now; START on an empty store. */
-  async headPosition(): Promise<Position> {
+  async headPosition(filter: StreamFilter = {}): Promise<Position> {
     const { rows } = await sql<{ transaction_id: string | number; global_position: string | number }>`
       select transaction_id, global_position from events
-      where transaction_id < ${horizon}
+      where transaction_id < ${horizon} and ${this.streamCondition(filter)}
       order by transaction_id desc, global_position desc limit 1`.execute(this.db)
     const row = rows[0]
     return row ? { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) } : START

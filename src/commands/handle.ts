@@ -1,0 +1,62 @@
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import type { TSchema } from '@sinclair/typebox'
+import type { Decider, DomainEvent } from '../domain/decider.js'
+import { ConflictError } from '../errors.js'
+import { newId } from '../ids.js'
+import { WrongExpectedVersionError, type EventMetadata, type EventStore, type Position } from '../eventstore/port.js'
+
+export interface CommandResult<State, Event> {
+  /** The state after the new events. */
+  state: State
+  events: Event[]
+  /** Where the last new event landed; undefined when the command decided nothing. */
+  position: Position | undefined
+  stream: string
+}
+
+const MAX_ATTEMPTS = 5
+const checks = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
+  const schema = schemas[event.type]
+  if (!schema) throw new Error(`no schema for event type ${event.type}`)
+  let check = checks.get(schema)
+  if (!check) checks.set(schema, (check = TypeCompiler.Compile(schema)))
+  if (!check.Check(event.data)) {
+    const first = check.Errors(event.data).First()
+    throw new Error(`event ${event.type} does not match its schema at ${first?.path}: ${first?.message}`)
+  }
+}
+
+/**
+ * Load → fold → decide → append with the expected revision. On a concurrent write to the same
+ * stream it decides again on the fresh state, a bounded number of times.
+ */
+export async function handleCommand<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+  command: Command,
+  metadata: EventMetadata,
+): Promise<CommandResult<State, Event>> {
+  for (let attempt = 1; ; attempt++) {
+    const recorded = await store.readStream(stream)
+    let state = recorded.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), decider.initialState)
+    const events = decider.decide(command, state)
+    if (events.length === 0) return { state, events, position: undefined, stream }
+    for (const event of events) assertMatchesSchema(event, decider.eventSchemas)
+    const last = recorded[recorded.length - 1]
+    try {
+      const { position } = await store.append(
+        stream,
+        events.map((event) => ({ id: newId(), type: event.type, data: event.data, metadata })),
+        { expectedRevision: last ? last.revision : 'no_stream' },
+      )
+      state = events.reduce(decider.evolve, state)
+      return { state, events, position, stream }
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error
+      if (attempt >= MAX_ATTEMPTS) throw new ConflictError(`${stream} is being changed concurrently; try again`)
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Kysely } from 'kysely'
+import type { Config } from '../config.js'
+import type { EventStore } from '../eventstore/port.js'
+import type { Logger } from '../logger.js'
+import type { ProjectionRuntime } from '../projections/runtime.js'
+import type { Database } from '../store/database.js'
+import { ApiKeyAuthenticator, requireApiKey } from './auth.js'
+import { registerErrorHandling } from './errors.js'
+import { healthRoutes } from './routes/health.js'
+import { workspaceRoutes } from './routes/workspaces.js'
+
+export interface AppDeps {
+  config: Config
+  db: Kysely<Database>
+  store: EventStore
+  readModels: Pick<ProjectionRuntime, 'waitFor' | 'status'>
+  logger: Logger
+  now(): Date
+  /** How long a found API key is trusted before it is looked up again (revocation delay). */
+  apiKeyCacheMs?: number
+}
+
+export const BODY_LIMIT_BYTES = 1024 * 1024
+
+/** Builds the HTTP application from its dependencies; it does not listen (tests use `inject`). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const logger: FastifyBaseLogger = deps.logger
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    ajv: { customOptions: { allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // JSON only: any other body type is answered 415.
+  app.removeContentTypeParser('text/plain')
+  registerErrorHandling(app)
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id)
+  })
+
+  await app.register(healthRoutes(deps))
+
+  const authenticator = new ApiKeyAuthenticator(deps.db, deps.apiKeyCacheMs)
+  await app.register(
+    async (v1) => {
+      v1.addHook('onRequest', requireApiKey(authenticator))
+      await v1.register(workspaceRoutes(deps))
+    },
+    { prefix: '/v1' },
+  )
+
+  return app
+}

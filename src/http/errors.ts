@@ -1,0 +1,27 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { AppError } from '../errors.js'
+
+const statusOf = (error: FastifyError | AppError): number => {
+  const status = error.statusCode
+  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500
+}
+
+/** Every error leaves in the spec's shape; a 5xx is logged with its request id and says nothing more. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler<FastifyError | AppError>((error, request, reply) => {
+    const statusCode = statusOf(error)
+    if (statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    const headers = 'headers' in error && error.headers ? error.headers : undefined
+    if (headers) void reply.headers(headers)
+    return reply.status(statusCode).send({
+      statusCode,
+      message: statusCode >= 500 ? 'Internal Server Error' : error.message,
+      error: STATUS_CODES[statusCode] ?? 'Error',
+    })
+  })
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({ statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found`, error: 'Not Found' }),
+  )
+}

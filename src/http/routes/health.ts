@@ -1,0 +1,66 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { sql } from 'kysely'
+import type { AppDeps } from '../app.js'
+
+const Check = Type.Object({ name: Type.String(), ok: Type.Boolean(), detail: Type.Optional(Type.String()) })
+const Readiness = Type.Object({
+  statusCode: Type.Integer(),
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
+  checks: Type.Array(Check),
+  message: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String()),
+})
+
+export const healthRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/healthz',
+      { schema: { tags: ['health'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+      async () => ({ status: 'ok' as const }),
+    )
+
+    app.get(
+      '/readyz',
+      {
+        schema: {
+          tags: ['health'],
+          summary: 'The database and event store answer, and the read models are caught up',
+          response: { 200: Readiness, 503: Readiness },
+        },
+      },
+      async (_request, reply) => {
+        const probe = async (name: string, run: () => Promise<string | undefined>) => {
+          try {
+            const detail = await run()
+            return detail === undefined ? { name, ok: true } : { name, ok: false, detail }
+          } catch (error) {
+            return { name, ok: false, detail: error instanceof Error ? error.message : 'unreachable' }
+          }
+        }
+        const checks = await Promise.all([
+          probe('database', async () => {
+            await sql`select 1`.execute(deps.db)
+            return undefined
+          }),
+          probe('eventStore', async () => {
+            await deps.store.ping()
+            return undefined
+          }),
+          probe('projections', async () => {
+            const lagging = (await deps.readModels.status()).filter((s) => !s.caughtUp)
+            return lagging.length ? `behind: ${lagging.map((s) => s.name + (s.lastError ? ` (${s.lastError})` : '')).join(', ')}` : undefined
+          }),
+        ])
+        const ready = checks.every((c) => c.ok)
+        if (ready) return { statusCode: 200, status: 'ready' as const, checks }
+        return reply.status(503).send({
+          statusCode: 503,
+          status: 'not ready' as const,
+          checks,
+          message: 'Not ready: ' + checks.filter((c) => !c.ok).map((c) => c.name).join(', '),
+          error: 'Service Unavailable',
+        })
+      },
+    )
+  }

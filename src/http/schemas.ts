@@ -1,0 +1,41 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+
+/** The spec's error body, for every error status. */
+export const ErrorResponse = Type.Object(
+  {
+    statusCode: Type.Integer({ examples: [400] }),
+    message: Type.String({ examples: ['body/name must NOT have fewer than 1 characters'] }),
+    error: Type.String({ examples: ['Bad Request'] }),
+  },
+  { $id: 'ErrorResponse', title: 'Error' },
+)
+
+export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorResponse]))
+
+export const Uuid = Type.String({ format: 'uuid' })
+export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T10:15:30.123Z'] })
+
+export const EmptyBody = Type.Unsafe<undefined>({ description: 'No body' })
+
+/** The spec's page envelope around `item`. */
+export const Page = <T extends TSchema>(item: T) =>
+  Type.Object({
+    content: Type.Array(item),
+    totalElements: Type.Integer(),
+    totalPages: Type.Integer(),
+    number: Type.Integer({ description: 'zero-based page index' }),
+    size: Type.Integer(),
+    first: Type.Boolean(),
+    last: Type.Boolean(),
+  })
+
+/** `page` and `size` with a list's own default and maximum for `size`. */
+export const pageQuery = (size: { default: number; maximum: number }) => ({
+  page: Type.Integer({ minimum: 0, default: 0, description: 'zero-based page index' }),
+  size: Type.Integer({ minimum: 1, maximum: size.maximum, default: size.default }),
+})
+
+export function toPage<T>(content: T[], totalElements: number, page: number, size: number) {
+  const totalPages = Math.ceil(totalElements / size)
+  return { content, totalElements, totalPages, number: page, size, first: page === 0, last: page >= totalPages - 1 }
+}

@@ -1,0 +1,17 @@
+import type { Transaction } from 'kysely'
+import type { RecordedEvent } from '../eventstore/port.js'
+import type { Database } from '../store/database.js'
+
+/**
+ * One read model. `apply` must be idempotent SQL (upserts, or guards on what it already holds):
+ * the runtime commits the checkpoint in the same transaction, so an event is applied once, but a
+ * rebuild replays everything over truncated tables.
+ */
+export interface Projection {
+  readonly name: string
+  /** Streams it reads; the runtime subscribes with these prefixes. */
+  readonly streamPrefixes: readonly string[]
+  /** Tables it alone writes; a rebuild truncates them. */
+  readonly tables: readonly (keyof Database & string)[]
+  apply(trx: Transaction<Database>, event: RecordedEvent): Promise<void>
+}

@@ -1,0 +1,59 @@
+import type { WorkspaceEvent } from '../domain/workspace.js'
+import type { DbOrTrx } from '../store/database.js'
+import type { Projection } from './projection.js'
+
+export const workspacesProjection: Projection = {
+  name: 'workspaces',
+  streamPrefixes: ['workspace-'],
+  tables: ['workspaces'],
+  async apply(trx, recorded) {
+    const event = recorded as unknown as WorkspaceEvent
+    switch (event.type) {
+      case 'WorkspaceCreated':
+        await trx
+          .insertInto('workspaces')
+          .values({
+            id: event.data.workspaceId,
+            organization_id: event.data.organizationId,
+            name: event.data.name,
+            timezone: event.data.timezone,
+            created_at: event.data.createdAt,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        break
+    }
+  },
+}
+
+export interface WorkspaceListItem {
+  id: string
+  name: string
+  createdAt: string
+}
+
+/** Workspaces of one organization, oldest first. */
+export async function listWorkspaces(
+  db: DbOrTrx,
+  query: { organizationId: string; page: number; size: number },
+): Promise<{ content: WorkspaceListItem[]; totalElements: number }> {
+  const base = db.selectFrom('workspaces').where('organization_id', '=', query.organizationId)
+  const [rows, count] = await Promise.all([
+    base
+      .select(['id', 'name', 'created_at'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(query.size)
+      .offset(query.page * query.size)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    content: rows.map((row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() })),
+    totalElements: Number(count.total),
+  }
+}
+
+export async function findWorkspace(db: DbOrTrx, id: string) {
+  return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import { bootstrap, type Bootstrapped } from '../../src/commands/tenancy.js'
+import type { CommandContext } from '../../src/commands/context.js'
+import { loadConfig } from '../../src/config.js'
+import { PostgresEventStore } from '../../src/eventstore/postgres.js'
+import { buildApp } from '../../src/http/app.js'
+import { createLogger } from '../../src/logger.js'
+import { allProjections } from '../../src/projections/index.js'
+import { ProjectionRuntime } from '../../src/projections/runtime.js'
+import type { Storage } from '../../src/store/connect.js'
+import type { Backend } from './storage.js'
+
+export const silentLogger = createLogger('silent')
+
+export interface TestApp {
+  app: FastifyInstance
+  storage: Storage
+  store: PostgresEventStore
+  readModels: ProjectionRuntime
+  /** A system command context, to set up data beside the API. */
+  ctx: CommandContext
+  /** The first organization, with its admin key. */
+  admin: Bootstrapped
+}
+
+/** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
+export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number } = {}): Promise<TestApp> {
+  const storage = await backend.open(t)
+  const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
+  const readModels = new ProjectionRuntime(storage.db, store, allProjections, silentLogger)
+  await readModels.start()
+  const app = await buildApp({
+    config: loadConfig({}),
+    db: storage.db,
+    store,
+    readModels,
+    logger: silentLogger,
+    now: () => new Date(),
+    apiKeyCacheMs: options.apiKeyCacheMs,
+  })
+  t.teardown(async () => {
+    await app.close()
+    await readModels.stop()
+    await store.close()
+  })
+  const ctx: CommandContext = { store, readModels, logger: silentLogger, now: () => new Date(), metadata: { actor: 'test' } }
+  const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
+  return { app, storage, store, readModels, ctx, admin }
+}

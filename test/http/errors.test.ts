@@ -1,0 +1,69 @@
+import type { InjectOptions } from 'fastify'
+import t from 'tap'
+import { openTestApp } from '../helpers/app.js'
+import { pgliteBackend } from '../helpers/storage.js'
+
+const errorShape = (body: Record<string, unknown>) => Object.keys(body).sort()
+
+t.test('every error answers in the spec shape and the process keeps serving', async (t) => {
+  const { app, admin, storage } = await openTestApp(t, pgliteBackend)
+  const key = { 'x-api-key': admin.apiKey }
+
+  const cases: { name: string; request: InjectOptions; status: number; message: RegExp }[] = [
+    { name: 'unknown route', request: { method: 'GET', url: '/v1/nothing-here', headers: key }, status: 404, message: /Route GET \/v1\/nothing-here not found/ },
+    { name: 'unknown route without a key', request: { method: 'GET', url: '/nowhere' }, status: 404, message: /not found/ },
+    { name: 'missing key', request: { method: 'GET', url: '/v1/workspaces' }, status: 401, message: /Missing X-Api-Key/ },
+    { name: 'wrong key', request: { method: 'GET', url: '/v1/workspaces', headers: { 'x-api-key': 'wh_not-a-real-key' } }, status: 401, message: /Invalid API key/ },
+    { name: 'key without the wh_ prefix', request: { method: 'GET', url: '/v1/workspaces', headers: { 'x-api-key': 'sk_123' } }, status: 401, message: /Invalid API key/ },
+    {
+      name: 'malformed JSON',
+      request: { method: 'POST', url: '/v1/workspaces', headers: { ...key, 'content-type': 'application/json' }, payload: '{"name": ' },
+      status: 400,
+      message: /not valid JSON/,
+    },
+    {
+      name: 'non-JSON body',
+      request: { method: 'POST', url: '/v1/workspaces', headers: { ...key, 'content-type': 'text/plain' }, payload: 'name=x' },
+      status: 415,
+      message: /Unsupported Media Type/i,
+    },
+    {
+      name: 'form body',
+      request: { method: 'POST', url: '/v1/workspaces', headers: { ...key, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'name=x' },
+      status: 415,
+      message: /Unsupported Media Type/i,
+    },
+    {
+      name: 'oversized body',
+      request: { method: 'POST', url: '/v1/workspaces', headers: { ...key, 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 1) }) },
+      status: 413,
+      message: /too large/,
+    },
+    {
+      name: 'failed validation',
+      request: { method: 'POST', url: '/v1/workspaces', headers: key, payload: { name: '' } },
+      status: 400,
+      message: /body\/name must NOT have fewer than 1 characters/,
+    },
+    { name: 'size out of bounds', request: { method: 'GET', url: '/v1/workspaces?size=101', headers: key }, status: 400, message: /querystring\/size must be <= 100/ },
+    { name: 'negative page', request: { method: 'GET', url: '/v1/workspaces?page=-1', headers: key }, status: 400, message: /querystring\/page must be >= 0/ },
+    { name: 'size not a number', request: { method: 'GET', url: '/v1/workspaces?size=ten', headers: key }, status: 400, message: /querystring\/size must be integer/ },
+  ]
+  for (const c of cases) {
+    const response = await app.inject(c.request)
+    const body = response.json()
+    t.equal(response.statusCode, c.status, `${c.name}: status`)
+    t.same(errorShape(body), ['error', 'message', 'statusCode'], `${c.name}: exactly the spec's fields`)
+    t.equal(body.statusCode, c.status, `${c.name}: statusCode in the body`)
+    t.match(body.message, c.message, `${c.name}: message`)
+    t.ok(response.headers['x-request-id'], `${c.name}: carries a request id`)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/v1/workspaces', headers: key })).statusCode, 200, 'still serving after every error')
+
+  await t.test('a failure inside answers 500 without internals', async (t) => {
+    await storage.close()
+    const response = await app.inject({ method: 'GET', url: '/v1/workspaces', headers: { 'x-api-key': 'wh_uncached-so-it-hits-the-database' } })
+    t.equal(response.statusCode, 500)
+    t.same(response.json(), { statusCode: 500, message: 'Internal Server Error', error: 'Internal Server Error' })
+  })
+})
