@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+/** The built CLI: `npm test` builds before tap runs. */
+export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
+
+/** Environment for a child: no inherited database settings unless given. */
+export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {
+  const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, ...rest } = process.env
+  return { ...rest, LOG_LEVEL: 'warn', ...env }
+}
+
+export function tempDir(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'flowd-test-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliPath, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`flowd ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`))
+    }, timeoutMs)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+export interface ServiceProcess {
+  child: ChildProcess
+  baseUrl: string
+  /** Everything printed on stdout so far. */
+  output(): string
+  /** SIGTERM, then waits for the exit code. */
+  stop(): Promise<number | null>
+}
+
+/** Starts `flowd start` and waits until /healthz answers. Killed at teardown if still running. */
+export async function startService(t: Test, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [cliPath, 'start'], { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (chunk) => (stdout += chunk))
+  child.stderr!.on('data', (chunk) => (stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  const baseUrl = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`flowd start exited with ${child.exitCode}\n${stdout}\n${stderr}`)
+    if (Date.now() > deadline) throw new Error(`flowd start did not become healthy in ${timeoutMs} ms\n${stdout}\n${stderr}`)
+    const healthy = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false)
+    if (healthy && stdout.includes('Conversation Flow Service is running')) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return {
+    child,
+    baseUrl,
+    output: () => stdout,
+    async stop() {
+      child.kill('SIGTERM')
+      return exited
+    },
+  }
+}

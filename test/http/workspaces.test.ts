@@ -1,0 +1,81 @@
+import t from 'tap'
+import { createOrganization, createWorkspace, issueApiKey, revokeApiKey } from '../../src/commands/tenancy.js'
+import { openTestApp } from '../helpers/app.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+for (const backend of reachableBackends) {
+  t.test(`workspaces and API keys on ${backend.name}`, async (t) => {
+    const { app, admin, ctx } = await openTestApp(t, backend, { apiKeyCacheMs: 200 })
+    const as = (key: string) => ({ 'x-api-key': key })
+
+    await t.test('the bootstrapped key lists its workspace in the page envelope', async (t) => {
+      const response = await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(admin.apiKey) })
+      t.equal(response.statusCode, 200)
+      const body = response.json()
+      t.same(Object.keys(body).sort(), ['content', 'first', 'last', 'number', 'size', 'totalElements', 'totalPages'])
+      t.same(body, { content: [{ id: admin.workspaceId, name: 'Main', createdAt: body.content[0].createdAt }], totalElements: 1, totalPages: 1, number: 0, size: 10, first: true, last: true })
+      t.same(Object.keys(body.content[0]).sort(), ['createdAt', 'id', 'name'], 'no timezone in listings')
+      t.match(body.content[0].createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    })
+
+    await t.test('a created workspace is listed as soon as the create call answers', async (t) => {
+      const created = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(admin.apiKey), payload: { name: 'Sales', timezone: 'America/Sao_Paulo' } })
+      t.equal(created.statusCode, 201)
+      t.equal(created.body, '', 'empty body')
+      const id = /^\/v1\/workspaces\/([0-9a-f-]{36})$/.exec(created.headers.location as string)?.[1]
+      t.ok(id, 'Location names the new workspace')
+      const list = (await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(admin.apiKey) })).json()
+      t.ok(list.content.some((w: { id: string; name: string }) => w.id === id && w.name === 'Sales'))
+    })
+
+    await t.test('an unknown time zone is refused', async (t) => {
+      const response = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(admin.apiKey), payload: { name: 'X', timezone: 'Mars/Olympus' } })
+      t.equal(response.statusCode, 400)
+      t.match(response.json().message, /Mars\/Olympus is not an IANA time zone/)
+    })
+
+    await t.test('page arithmetic: partial last page and a page past the end', async (t) => {
+      const page0 = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=1', headers: as(admin.apiKey) })).json()
+      t.match(page0, { totalElements: 2, totalPages: 2, number: 0, size: 1, first: true, last: false })
+      t.equal(page0.content.length, 1)
+      const page1 = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=1&page=1', headers: as(admin.apiKey) })).json()
+      t.match(page1, { number: 1, first: false, last: true })
+      t.not(page1.content[0].id, page0.content[0].id)
+      const beyond = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=1&page=5', headers: as(admin.apiKey) })).json()
+      t.match(beyond, { content: [], totalElements: 2, number: 5, last: true })
+    })
+
+    await t.test('a workspace key cannot create workspaces', async (t) => {
+      const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'ws', role: 'workspace', callbackUrl: null })
+      const response = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(key.apiKey), payload: { name: 'Nope' } })
+      t.equal(response.statusCode, 403)
+      t.equal(response.json().error, 'Forbidden')
+    })
+
+    await t.test('another organization sees none of the first one', async (t) => {
+      const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
+      const { workspaceId } = await createWorkspace(ctx, { organizationId, name: 'Globex main' })
+      const other = await issueApiKey(ctx, { organizationId, workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
+      const theirs = (await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(other.apiKey) })).json()
+      t.same(theirs.content.map((w: { name: string }) => w.name), ['Globex main'])
+      const ours = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=100', headers: as(admin.apiKey) })).json()
+      t.notOk(ours.content.some((w: { id: string }) => w.id === workspaceId))
+    })
+
+    await t.test('a revoked key stops working once the cache entry expires', async (t) => {
+      const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'temp', role: 'workspace', callbackUrl: null })
+      t.equal((await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(key.apiKey) })).statusCode, 200)
+      await revokeApiKey(ctx, key.apiKeyId)
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      const response = await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(key.apiKey) })
+      t.equal(response.statusCode, 401)
+    })
+
+    await t.test('health and readiness', async (t) => {
+      t.same((await app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' })
+      const ready = await app.inject({ method: 'GET', url: '/readyz' })
+      t.equal(ready.statusCode, 200)
+      t.equal(ready.json().status, 'ready')
+    })
+  })
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import t from 'tap'
+import { bootstrap, createWorkspace, issueApiKey, revokeApiKey } from '../../src/commands/tenancy.js'
+import { PostgresEventStore } from '../../src/eventstore/postgres.js'
+import { allProjections } from '../../src/projections/index.js'
+import type { Projection } from '../../src/projections/projection.js'
+import { ProjectionRuntime, rebuildProjection } from '../../src/projections/runtime.js'
+import type { Database } from '../../src/store/database.js'
+import { silentLogger } from '../helpers/app.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+/** Counts how often each event is applied: any count above 1 is a double application. */
+const countingProjection: Projection = {
+  name: 'counting',
+  streamPrefixes: ['tick-'],
+  tables: ['applied_counts' as keyof Database & string],
+  async apply(trx, event) {
+    await sql`insert into applied_counts (event_id, n) values (${event.id}, 1)
+      on conflict (event_id) do update set n = applied_counts.n + 1`.execute(trx)
+  },
+}
+
+const appendTicks = async (store: PostgresEventStore, count: number) => {
+  for (let i = 0; i < count; i++) await store.append(`tick-${i % 7}`, [{ id: randomUUID(), type: 'Ticked', data: { i } }], { expectedRevision: 'any' })
+}
+
+for (const backend of reachableBackends) {
+  t.test(`projection runtime on ${backend.name}`, async (t) => {
+    const storage = await backend.open(t)
+    const { db } = storage
+    await sql`create table applied_counts (event_id uuid primary key, n int not null)`.execute(db)
+    const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
+    t.teardown(() => store.close())
+    const counts = async () => {
+      const { rows } = await sql<{ total: number; doubled: number }>`
+        select count(*)::int as total, count(*) filter (where n <> 1)::int as doubled from applied_counts`.execute(db)
+      return rows[0]!
+    }
+    const waitUntil = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 25))
+    }
+
+    await t.test('a restarted runtime resumes from its checkpoint: every event applied once', async (t) => {
+      await appendTicks(store, 40)
+      const first = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
+      await first.start()
+      await waitUntil(async () => (await counts()).total === 40)
+      await first.stop()
+      await appendTicks(store, 25)
+      const second = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
+      await second.start()
+      await waitUntil(async () => (await counts()).total === 65)
+      await second.stop()
+      t.same(await counts(), { total: 65, doubled: 0 })
+    })
+
+    await t.test('two runtimes on one database share the work without applying anything twice', async (t) => {
+      const a = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
+      const b = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
+      await Promise.all([a.start(), b.start()])
+      await appendTicks(store, 60)
+      await waitUntil(async () => (await counts()).total === 125)
+      await Promise.all([a.stop(), b.stop()])
+      t.same(await counts(), { total: 125, doubled: 0 })
+    })
+
+    await t.test('a rebuild beside a live runtime ends with every event applied once', async (t) => {
+      const live = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
+      await live.start()
+      const replayed = rebuildProjection(db, store, countingProjection)
+      await appendTicks(store, 10)
+      await replayed
+      await waitUntil(async () => (await counts()).total === 135)
+      await live.stop()
+      t.same(await counts(), { total: 135, doubled: 0 })
+    })
+
+    await t.test('waitFor resolves once the read model holds the write, and false when it cannot', async (t) => {
+      const runtime = new ProjectionRuntime(db, store, allProjections, silentLogger)
+      await runtime.start()
+      const ctx = { store, readModels: runtime, logger: silentLogger, now: () => new Date(), metadata: { actor: 'test' } }
+      const { workspaceId } = await bootstrap(ctx, { organization: 'Org', workspace: 'W', callbackUrl: null })
+      const row = await db.selectFrom('workspaces').select('name').where('id', '=', workspaceId).executeTakeFirst()
+      t.equal(row?.name, 'W', 'visible right after the command returned')
+      await runtime.stop()
+      const { position } = await store.append(`workspace-${randomUUID()}`, [{ id: randomUUID(), type: 'Unrelated', data: {} }], { expectedRevision: 'no_stream' })
+      t.equal(await runtime.waitFor('workspace-x', position, 100), false, 'a stopped runtime never reaches it')
+    })
+
+    await t.test('rebuilding the real read models gives the same rows', async (t) => {
+      const runtime = new ProjectionRuntime(db, store, allProjections, silentLogger)
+      await runtime.start()
+      const ctx = { store, readModels: runtime, logger: silentLogger, now: () => new Date(), metadata: { actor: 'test' } }
+      const org = await bootstrap(ctx, { organization: 'Rebuild Org', workspace: 'One', callbackUrl: 'https://hooks.example.com/a' })
+      await createWorkspace(ctx, { organizationId: org.organizationId, name: 'Two', timezone: 'Europe/Lisbon' })
+      const extra = await issueApiKey(ctx, { organizationId: org.organizationId, workspaceId: org.workspaceId, name: 'extra', role: 'workspace', callbackUrl: null })
+      await revokeApiKey(ctx, extra.apiKeyId)
+      await runtime.stop()
+      const snapshot = async () => ({
+        organizations: await db.selectFrom('organizations').selectAll().orderBy('id').execute(),
+        workspaces: await db.selectFrom('workspaces').selectAll().orderBy('id').execute(),
+        apiKeys: await db.selectFrom('api_keys').selectAll().orderBy('id').execute(),
+      })
+      const before = await snapshot()
+      t.ok(before.apiKeys.some((k) => k.revoked_at !== null), 'the data set includes a revocation')
+      for (const projection of allProjections) await rebuildProjection(db, store, projection)
+      t.same(await snapshot(), before)
+    })
+  })
+}
