@@ -7,14 +7,16 @@ import type { Database } from './database.js'
 
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolSize?: number }
-  /** `dataDir` undefined: in memory (tests). */
-  | { kind: 'pglite'; dataDir?: string }
+  /** `dataDir` undefined: in memory (tests), optionally starting from a dump of another instance. */
+  | { kind: 'pglite'; dataDir?: string; initialData?: Blob }
 
 export interface Storage {
   db: Kysely<Database>
   target: DatabaseTarget
   /** Present on Postgres: new pools and LISTEN connections use it. */
   pool?: pg.Pool
+  /** Present on PGlite. */
+  pglite?: PGlite
   close(): Promise<void>
 }
 
@@ -27,7 +29,7 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     return { db, target, pool, close: () => db.destroy() }
   }
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true })
-  const pglite = target.dataDir ? await PGlite.create(target.dataDir) : await PGlite.create()
+  const pglite = target.dataDir ? await PGlite.create(target.dataDir) : await PGlite.create({ loadDataDir: target.initialData })
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
-  return { db, target, close: () => db.destroy() }
+  return { db, target, pglite, close: () => db.destroy() }
 }

@@ -33,8 +33,8 @@ t.test('flowd bootstrap --json prints exactly one JSON object with the new key',
   t.match(created.signingSecret, /^whsec_/)
 
   const service = await startService(t, { DATA_DIR: dataDir })
-  const list = await fetch(`${service.baseUrl}/v1/workspaces`, { headers: { 'x-api-key': created.apiKey } }).then((r) => r.json())
-  t.same(list.content.map((w: { id: string; name: string }) => [w.id, w.name]), [[created.workspaceId, 'Support']])
+  const list = (await fetch(`${service.baseUrl}/v1/workspaces`, { headers: { 'x-api-key': created.apiKey } }).then((r) => r.json())) as { content: { id: string; name: string }[] }
+  t.same(list.content.map((w) => [w.id, w.name]), [[created.workspaceId, 'Support']])
   t.notMatch(service.output(), /X-Api-Key/, 'a store with an organization gets no default key')
 
   const busy = await runCli(['bootstrap', '--organization', 'B', '--workspace', 'B'], { DATA_DIR: dataDir })

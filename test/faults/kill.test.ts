@@ -15,8 +15,9 @@ import { createTestDatabase, postgresUrl } from '../helpers/storage.js'
 const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
 const LOOPS = 8
 const ACKS_BEFORE_KILL = 40
-const START_TIMEOUT_MS = 15_000
-const LOAD_TIMEOUT_MS = 15_000
+// A first start on an empty data directory runs PGlite's initdb, several seconds on a slow machine.
+const START_TIMEOUT_MS = 30_000
+const LOAD_TIMEOUT_MS = 10_000
 const READY_TIMEOUT_MS = 10_000
 const EXIT_TIMEOUT_MS = 10_000
 const REQUEST_TIMEOUT_MS = 5_000
@@ -25,7 +26,9 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null }
 
 interface Proc {
   child: ChildProcess
+  /** stdout and stderr interleaved, for diagnostics. */
   output(): string
+  stdout(): string
   exited: Promise<Exit>
 }
 
@@ -68,7 +71,11 @@ function childEnv(storage: { dataDir: string; databaseUrl?: string }): NodeJS.Pr
 function spawnCli(t: Test, args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  let stdout = ''
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk
+    stdout += chunk
+  })
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
   const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
   t.teardown(async () => {
@@ -77,7 +84,7 @@ function spawnCli(t: Test, args: string[], env: NodeJS.ProcessEnv): Proc {
       await within(exited, EXIT_TIMEOUT_MS, () => `child ${child.pid} did not exit after SIGKILL`).catch(() => {})
     }
   })
-  return { child, output: () => output, exited }
+  return { child, output: () => output, stdout: () => stdout, exited }
 }
 
 const running = (proc: Proc) => proc.child.exitCode === null && proc.child.signalCode === null
@@ -245,8 +252,8 @@ async function killDuringAppends(t: Test, setup: Setup) {
   const first = await startService(t, setup.env)
   let apiKey = setup.apiKey
   if (!apiKey) {
-    await until(first, 'the admin key in the start banner', START_TIMEOUT_MS, async () => /X-Api-Key\s+wh_\S+/.test(first.output()))
-    apiKey = /X-Api-Key\s+(wh_\S+)/.exec(first.output())![1]!
+    await until(first, 'the admin key in the start banner', START_TIMEOUT_MS, async () => /X-Api-Key\s+wh_\S+/.test(first.stdout()))
+    apiKey = /X-Api-Key\s+(wh_\S+)/.exec(first.stdout())![1]!
   }
 
   const load = await createUntilKilled(first, apiKey)
@@ -262,7 +269,7 @@ async function killDuringAppends(t: Test, setup: Setup) {
   const listed = await listAllWorkspaces(second, apiKey)
   const exit = await stopGracefully(second)
   t.same(exit, { code: 0, signal: null }, 'the restarted service stops cleanly on SIGTERM', { output: second.output() })
-  t.notMatch(second.output(), /X-Api-Key\s+wh_/, 'the restart did not bootstrap again')
+  t.notMatch(second.stdout(), /X-Api-Key\s+wh_/, 'the restart did not bootstrap again')
 
   const stored = await readStore(setup.target)
   const listedIds = new Set(listed.ids)
@@ -313,7 +320,7 @@ if (postgresUrl) {
     const bootstrap = spawnCli(t, ['bootstrap', '--organization', 'O', '--workspace', 'W', '--json'], env)
     const exit = await within(bootstrap.exited, START_TIMEOUT_MS, () => `bootstrap did not finish; output:\n${bootstrap.output()}`)
     t.same(exit, { code: 0, signal: null }, 'bootstrap succeeds', { output: bootstrap.output() })
-    const line = bootstrap.output().split('\n').find((l) => l.startsWith('{'))
+    const line = bootstrap.stdout().split('\n').find((l) => l.startsWith('{'))
     const { apiKey } = JSON.parse(line ?? '{}') as { apiKey?: string }
     t.match(apiKey, /^wh_/, 'bootstrap prints the admin key')
     if (!apiKey) return
