@@ -1,18 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
+import { childEnv, cliPath as CLI, freePort, tempDir } from '../helpers/cli.js'
 import { createTestDatabase, postgresUrl } from '../helpers/storage.js'
 
 // Acceptance: killing the process with SIGKILL during appends and starting it again loses no
 // acknowledged event and projects every event exactly once.
 
-const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
 const LOOPS = 8
 const ACKS_BEFORE_KILL = 40
 // A first start on an empty data directory runs PGlite's initdb, several seconds on a slow machine.
@@ -45,26 +42,6 @@ function within<T>(promise: Promise<T>, ms: number, message: () => string): Prom
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${message()}`)), ms)
   })
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** The environment of every child: the test's own, minus anything that would pick another store. */
-function childEnv(storage: { dataDir: string; databaseUrl?: string }): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: storage.dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn', EVENT_STORE: 'postgres' }
-  delete env.DATABASE_URL
-  delete env.EVENTSTORE_CONNECTION_STRING
-  if (storage.databaseUrl) env.DATABASE_URL = storage.databaseUrl
-  return env
 }
 
 /** Spawns the compiled CLI; the child is SIGKILLed at teardown if it is still running then. */
@@ -298,10 +275,9 @@ t.before(() => {
 })
 
 t.test('SIGKILL during appends on embedded PGlite: no acknowledged event lost, each projected once', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'flowd-kill-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const dataDir = tempDir(t)
   await killDuringAppends(t, {
-    env: childEnv({ dataDir }),
+    env: childEnv({ DATA_DIR: dataDir }),
     target: { kind: 'pglite', dataDir: join(dataDir, 'pglite') },
     apiKey: undefined,
   })
@@ -309,14 +285,11 @@ t.test('SIGKILL during appends on embedded PGlite: no acknowledged event lost, e
 
 if (postgresUrl) {
   t.test('SIGKILL during appends on Postgres: no acknowledged event lost, each projected once', async (t) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'flowd-kill-'))
+    const dataDir = tempDir(t)
     const database = await createTestDatabase()
     // Registered first, so it runs after the children's teardowns (tap runs them last-registered first).
-    t.teardown(async () => {
-      await database.drop()
-      rmSync(dataDir, { recursive: true, force: true })
-    })
-    const env = childEnv({ dataDir, databaseUrl: database.url })
+    t.teardown(() => database.drop())
+    const env = childEnv({ DATA_DIR: dataDir, DATABASE_URL: database.url })
     const bootstrap = spawnCli(t, ['bootstrap', '--organization', 'O', '--workspace', 'W', '--json'], env)
     const exit = await within(bootstrap.exited, START_TIMEOUT_MS, () => `bootstrap did not finish; output:\n${bootstrap.output()}`)
     t.same(exit, { code: 0, signal: null }, 'bootstrap succeeds', { output: bootstrap.output() })
