@@ -34,6 +34,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     ajv: { customOptions: { allErrors: false } },
+    schemaErrorFormatter: (errors, dataVar) =>
+      new Error(
+        errors
+          .map((e) => {
+            const allowed = e.keyword === 'enum' ? `: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : ''
+            return `${dataVar}${e.instancePath} ${e.message}${allowed}`
+          })
+          .join(', '),
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON only: any other body type is answered 415.

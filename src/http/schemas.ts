@@ -39,3 +39,13 @@ export function toPage<T>(content: T[], totalElements: number, page: number, siz
   const totalPages = Math.ceil(totalElements / size)
   return { content, totalElements, totalPages, number: page, size, first: page === 0, last: page >= totalPages - 1 }
 }
+
+/** A string restricted to `values`; a wrong value is answered 400 naming the allowed ones. */
+export const OneOf = <const T extends readonly string[]>(values: T, options: { default?: T[number]; description?: string } = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+
+export const Direction = OneOf(['ASC', 'DESC'] as const, { default: 'ASC' })
+
+export const DateRangeParam = OneOf(['today', 'last7days', 'last15days', 'last30days'] as const, {
+  description: "created within: today, or today and the previous 6, 14 or 29 days, in the workspace's time zone when one workspace is in scope, else UTC",
+})

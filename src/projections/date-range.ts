@@ -1,0 +1,15 @@
+import { TZDate } from '@date-fns/tz'
+import { startOfDay, subDays } from 'date-fns'
+
+export type DateRange = 'today' | 'last7days' | 'last15days' | 'last30days'
+
+const DAYS: Record<DateRange, number> = { today: 1, last7days: 7, last15days: 15, last30days: 30 }
+
+/**
+ * The first instant of a date range: local midnight of the range's first calendar day in
+ * `timeZone` (`last7days` is today and the 6 days before it).
+ */
+export function dateRangeStart(range: DateRange, now: Date, timeZone = 'UTC'): Date {
+  const local = new TZDate(now.getTime(), timeZone)
+  return new Date(startOfDay(subDays(local, DAYS[range] - 1)).getTime())
+}
