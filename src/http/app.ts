@@ -9,7 +9,10 @@ import type { ProjectionRuntime } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
 import { ApiKeyAuthenticator, requireApiKey } from './auth.js'
 import { registerErrorHandling } from './errors.js'
+import { validatorCompiler } from './validation.js'
 import { healthRoutes } from './routes/health.js'
+import { flowRoutes } from './routes/flows.js'
+import { sectorRoutes } from './routes/sectors.js'
 import { workspaceRoutes } from './routes/workspaces.js'
 
 export interface AppDeps {
@@ -33,7 +36,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    ajv: { customOptions: { allErrors: false } },
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(
         errors
@@ -45,6 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  app.setValidatorCompiler(validatorCompiler)
   // JSON only: any other body type is answered 415.
   app.removeContentTypeParser('text/plain')
   registerErrorHandling(app)
@@ -59,6 +62,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (v1) => {
       v1.addHook('onRequest', requireApiKey(authenticator))
       await v1.register(workspaceRoutes(deps))
+      await v1.register(sectorRoutes(deps))
+      await v1.register(flowRoutes(deps))
     },
     { prefix: '/v1' },
   )

@@ -56,6 +56,26 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null
 }
 
+export interface SectorsTable {
+  id: string
+  workspace_id: string
+  organization_id: string
+  name: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface FlowsTable {
+  id: string
+  workspace_id: string
+  organization_id: string
+  name: string
+  draft: ColumnType<unknown, string, string>
+  published_version: number
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
 export interface Database {
   events: EventsTable
   streams: StreamsTable
@@ -63,6 +83,8 @@ export interface Database {
   organizations: OrganizationsTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
+  sectors: SectorsTable
+  flows: FlowsTable
 }
 
 export type Db = Kysely<Database>

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import t from 'tap'
+import { allProjections } from '../../src/projections/index.js'
 import { openStorage } from '../../src/store/connect.js'
 import { runCli, startService, tempDir } from '../helpers/cli.js'
 
@@ -83,15 +84,14 @@ t.test('flowd projections rebuild rebuilds each read model to the same rows', as
   t.notMatch(one.stdout, /organizations/)
   const unknown = await runCli(['projections', 'rebuild', 'nope'], { DATA_DIR: dataDir })
   t.equal(unknown.code, 2)
-  t.match(unknown.stderr, /no read model 'nope'; known: organizations, workspaces, api-keys/)
+  t.match(unknown.stderr, `no read model 'nope'; known: ${allProjections.map((p) => p.name).join(', ')}`)
 
   const status = await runCli(['projections', 'status', '--json'], { DATA_DIR: dataDir })
   t.equal(status.code, 0, status.stderr)
-  t.same(JSON.parse(status.stdout).map((s: { name: string; caughtUp: boolean }) => [s.name, s.caughtUp]), [
-    ['organizations', true],
-    ['workspaces', true],
-    ['api-keys', true],
-  ])
+  t.same(
+    JSON.parse(status.stdout).map((s: { name: string; caughtUp: boolean }) => [s.name, s.caughtUp]),
+    allProjections.map((p) => [p.name, true]),
+  )
 })
 
 t.test('configuration errors: one line per bad value, exit code 2', async (t) => {

@@ -25,7 +25,8 @@ export interface TestApp {
 }
 
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
-export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number } = {}): Promise<TestApp> {
+export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date } = {}): Promise<TestApp> {
+  const now = options.now ?? (() => new Date())
   const storage = await backend.open(t)
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
   const readModels = new ProjectionRuntime(storage.db, store, allProjections, silentLogger)
@@ -36,7 +37,7 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
     store,
     readModels,
     logger: silentLogger,
-    now: () => new Date(),
+    now,
     apiKeyCacheMs: options.apiKeyCacheMs,
   })
   t.teardown(async () => {
@@ -44,7 +45,7 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
     await readModels.stop()
     await store.close()
   })
-  const ctx: CommandContext = { store, readModels, logger: silentLogger, now: () => new Date(), metadata: { actor: 'test' } }
+  const ctx: CommandContext = { store, readModels, logger: silentLogger, now, metadata: { actor: 'test' } }
   const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
   return { app, storage, store, readModels, ctx, admin }
 }

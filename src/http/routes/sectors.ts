@@ -1,0 +1,76 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { createSector, deleteSector, renameSector } from '../../commands/sectors.js'
+import { listSectors } from '../../projections/sectors.js'
+import type { AppDeps } from '../app.js'
+import { commandContext } from '../context.js'
+import { EmptyBody, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+const SectorItem = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp, updatedAt: Timestamp })
+const SectorName = Type.String({ minLength: 1, maxLength: 200 })
+
+export const sectorRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/sectors',
+      {
+        schema: {
+          tags: ['sectors'],
+          summary: "List the sectors of the key's workspace",
+          querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
+          response: { 200: Page(SectorItem), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { content, totalElements } = await listSectors(deps.db, { workspaceId: request.principal.workspaceId, page, size })
+        return toPage(content, totalElements, page, size)
+      },
+    )
+
+    app.post(
+      '/sectors',
+      {
+        schema: {
+          tags: ['sectors'],
+          summary: "Create a sector (a transfer target) in the key's workspace",
+          body: Type.Object({ name: SectorName }),
+          response: { 201: EmptyBody, ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const { sectorId } = await createSector(commandContext(deps, request), request.principal, { name: request.body.name })
+        return reply.status(201).header('location', `/v1/sectors/${sectorId}`).send()
+      },
+    )
+
+    app.patch(
+      '/sectors/:id',
+      {
+        schema: {
+          tags: ['sectors'],
+          summary: 'Rename a sector; without a name it answers the sector as it is',
+          params: Type.Object({ id: Uuid }),
+          body: Type.Object({ name: Type.Optional(SectorName) }),
+          response: { 200: Type.Object({ id: Uuid, name: Type.String() }), ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
+      async (request) => renameSector(commandContext(deps, request), request.principal, request.params.id, request.body.name),
+    )
+
+    app.delete(
+      '/sectors/:id',
+      {
+        schema: {
+          tags: ['sectors'],
+          summary: 'Delete a sector',
+          params: Type.Object({ id: Uuid }),
+          response: { 204: EmptyBody, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request, reply) => {
+        await deleteSector(commandContext(deps, request), request.principal, request.params.id)
+        return reply.status(204).send()
+      },
+    )
+  }

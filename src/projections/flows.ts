@@ -1,0 +1,133 @@
+import { sql } from 'kysely'
+import type { FlowDefinition } from '../domain/flow-definition.js'
+import type { FlowEvent } from '../domain/flow.js'
+import type { DbOrTrx } from '../store/database.js'
+import { dateRangeStart, type DateRange } from './date-range.js'
+import type { Projection } from './projection.js'
+
+export const flowsProjection: Projection = {
+  name: 'flows',
+  streamPrefixes: ['flow-'],
+  tables: ['flows'],
+  async apply(trx, recorded) {
+    const event = recorded as unknown as FlowEvent
+    switch (event.type) {
+      case 'FlowCreated':
+        await trx
+          .insertInto('flows')
+          .values({
+            id: event.data.flowId,
+            workspace_id: event.data.workspaceId,
+            organization_id: event.data.organizationId,
+            name: event.data.name,
+            draft: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`,
+            published_version: 0,
+            created_at: event.data.createdAt,
+            updated_at: event.data.createdAt,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        break
+      case 'FlowPublished':
+        await trx
+          .updateTable('flows')
+          .set({ published_version: event.data.version, updated_at: event.data.publishedAt })
+          .where('id', '=', event.data.flowId)
+          .where('published_version', '<', event.data.version)
+          .execute()
+        break
+    }
+  },
+}
+
+export const FLOW_ORDER_COLUMNS = { name: 'flows.name', createdAt: 'flows.created_at', updatedAt: 'flows.updated_at' } as const
+export type FlowOrder = keyof typeof FLOW_ORDER_COLUMNS
+
+export interface FlowListQuery {
+  organizationId: string
+  page: number
+  size: number
+  orderBy?: FlowOrder
+  direction: 'ASC' | 'DESC'
+  workspaceId?: string
+  /** Case-insensitive part of the workspace's name. */
+  workspaceName?: string
+  dateRange?: DateRange
+  now: Date
+}
+
+export interface FlowListItem {
+  id: string
+  name: string
+  createdAt: string
+  updatedAt: string
+  workspace: { id: string; name: string }
+}
+
+export interface FlowDetail extends FlowListItem {
+  publishedVersion: number
+  definition: FlowDefinition
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString()
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** Flows of an organization with the list endpoint's filters; `dateRange` counts days in the filtered workspace's zone, else UTC. */
+export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ content: FlowListItem[]; totalElements: number }> {
+  let createdSince: Date | undefined
+  if (query.dateRange) {
+    const zone = query.workspaceId
+      ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', query.workspaceId).executeTakeFirst())?.timezone
+      : undefined
+    createdSince = dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
+  }
+  let base = db
+    .selectFrom('flows')
+    .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
+    .where('flows.organization_id', '=', query.organizationId)
+  if (query.workspaceId) base = base.where('flows.workspace_id', '=', query.workspaceId)
+  if (query.workspaceName) base = base.where((eb) => eb(eb.fn('lower', ['workspaces.name']), 'like', `%${escapeLike(query.workspaceName!.toLowerCase())}%`))
+  if (createdSince) base = base.where('flows.created_at', '>=', createdSince)
+
+  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
+  const [rows, count] = await Promise.all([
+    base
+      .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'workspaces.id as workspace_id', 'workspaces.name as workspace_name'])
+      .orderBy(FLOW_ORDER_COLUMNS[query.orderBy ?? 'createdAt'], direction)
+      .orderBy('flows.id', direction)
+      .limit(query.size)
+      .offset(query.page * query.size)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    content: rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      createdAt: iso(row.created_at),
+      updatedAt: iso(row.updated_at),
+      workspace: { id: row.workspace_id, name: row.workspace_name },
+    })),
+    totalElements: Number(count.total),
+  }
+}
+
+export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<FlowDetail | undefined> {
+  const row = await db
+    .selectFrom('flows')
+    .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
+    .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'flows.draft', 'flows.published_version', 'workspaces.name as workspace_name', 'workspaces.id as workspace_id'])
+    .where('flows.id', '=', query.id)
+    .where('flows.workspace_id', '=', query.workspaceId)
+    .executeTakeFirst()
+  if (!row) return undefined
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    workspace: { id: row.workspace_id, name: row.workspace_name },
+    publishedVersion: row.published_version,
+    definition: row.draft as FlowDefinition,
+  }
+}

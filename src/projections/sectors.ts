@@ -1,0 +1,68 @@
+import type { SectorEvent } from '../domain/sector.js'
+import type { DbOrTrx } from '../store/database.js'
+import type { Projection } from './projection.js'
+
+export const sectorsProjection: Projection = {
+  name: 'sectors',
+  streamPrefixes: ['sector-'],
+  tables: ['sectors'],
+  async apply(trx, recorded) {
+    const event = recorded as unknown as SectorEvent
+    switch (event.type) {
+      case 'SectorCreated':
+        await trx
+          .insertInto('sectors')
+          .values({
+            id: event.data.sectorId,
+            workspace_id: event.data.workspaceId,
+            organization_id: event.data.organizationId,
+            name: event.data.name,
+            created_at: event.data.createdAt,
+            updated_at: event.data.createdAt,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        break
+      case 'SectorRenamed':
+        await trx.updateTable('sectors').set({ name: event.data.name, updated_at: event.data.renamedAt }).where('id', '=', event.data.sectorId).execute()
+        break
+      case 'SectorDeleted':
+        await trx.deleteFrom('sectors').where('id', '=', event.data.sectorId).execute()
+        break
+    }
+  },
+}
+
+export interface SectorItem {
+  id: string
+  name: string
+  createdAt: string
+  updatedAt: string
+}
+
+const toItem = (row: { id: string; name: string; created_at: Date; updated_at: Date }): SectorItem => ({
+  id: row.id,
+  name: row.name,
+  createdAt: new Date(row.created_at).toISOString(),
+  updatedAt: new Date(row.updated_at).toISOString(),
+})
+
+/** Sectors of one workspace, oldest first. */
+export async function listSectors(db: DbOrTrx, query: { workspaceId: string; page: number; size: number }) {
+  const base = db.selectFrom('sectors').where('workspace_id', '=', query.workspaceId)
+  const [rows, count] = await Promise.all([
+    base.select(['id', 'name', 'created_at', 'updated_at']).orderBy('created_at').orderBy('id').limit(query.size).offset(query.page * query.size).execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  ])
+  return { content: rows.map(toItem), totalElements: Number(count.total) }
+}
+
+export async function findSector(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<SectorItem | undefined> {
+  const row = await db
+    .selectFrom('sectors')
+    .select(['id', 'name', 'created_at', 'updated_at'])
+    .where('id', '=', query.id)
+    .where('workspace_id', '=', query.workspaceId)
+    .executeTakeFirst()
+  return row && toItem(row)
+}

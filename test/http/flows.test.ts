@@ -1,0 +1,137 @@
+import t from 'tap'
+import { createOrganization, createWorkspace, issueApiKey } from '../../src/commands/tenancy.js'
+import { flowsProjection } from '../../src/projections/flows.js'
+import { rebuildProjection } from '../../src/projections/runtime.js'
+import { openTestApp } from '../helpers/app.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
+for (const backend of reachableBackends) {
+  t.test(`flows on ${backend.name}`, async (t) => {
+    let clock = new Date('2026-03-01T10:00:00.000Z')
+    const { app, admin, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
+    const as = (key: string) => ({ 'x-api-key': key })
+    const create = (payload: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/flows', headers: as(key), payload: payload as object })
+    const list = async (query = '', key = admin.apiKey) => {
+      const response = await app.inject({ method: 'GET', url: `/v1/flows${query}`, headers: as(key) })
+      t.equal(response.statusCode, 200, `GET /v1/flows${query}`)
+      return response.json()
+    }
+    const names = (page: { content: { name: string }[] }) => page.content.map((f) => f.name)
+
+    let welcomeId = ''
+    await t.test('create answers 201 with the flow, published as version 1 with a Start → End default', async (t) => {
+      const response = await create({ name: 'Welcome' })
+      t.equal(response.statusCode, 201)
+      const flow = response.json()
+      welcomeId = flow.id
+      t.equal(response.headers.location, `/v1/flows/${flow.id}`)
+      t.same(Object.keys(flow).sort(), ['createdAt', 'definition', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace'])
+      t.match(flow, { name: 'Welcome', publishedVersion: 1, workspace: { id: admin.workspaceId, name: 'Main' }, createdAt: '2026-03-01T10:00:00.000Z' })
+      t.match(flow.createdAt, isoMs)
+      t.same(flow.definition.nodes.map((n: { type: string }) => n.type), ['start', 'end'])
+      t.same((await app.inject({ method: 'GET', url: `/v1/flows/${flow.id}`, headers: as(admin.apiKey) })).json(), flow, 'GET by id answers the same record')
+    })
+
+    await t.test('a given definition is kept; a malformed one is refused', async (t) => {
+      const definition = {
+        schemaVersion: 1,
+        nodes: [
+          { id: 's', type: 'start', position: { x: 0, y: 0 }, data: {} },
+          { id: 'hi', type: 'message', position: { x: 200, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi' } }] } },
+        ],
+        edges: [{ id: 'e', source: 's', target: 'hi' }],
+      }
+      const response = await create({ name: 'Greeter', definition })
+      t.equal(response.statusCode, 201)
+      t.same(response.json().definition, definition)
+      const wrongVersion = await create({ name: 'Bad', definition: { ...definition, schemaVersion: 2 } })
+      t.equal(wrongVersion.statusCode, 400)
+      t.match(wrongVersion.json().message, /body\/definition\/schemaVersion/)
+      const noNodes = await create({ name: 'Bad', definition: { schemaVersion: 1, edges: [] } })
+      t.equal(noNodes.statusCode, 400)
+      t.match(noNodes.json().message, /must have required property 'nodes'/)
+      const noName = await create({})
+      t.equal(noName.statusCode, 400)
+      t.match(noName.json().message, /body must have required property 'name'/)
+    })
+
+    await t.test('the list item has exactly the spec fields; defaults are page 0, size 10, createdAt ascending', async (t) => {
+      const page = await list()
+      t.match(page, { totalElements: 2, totalPages: 1, number: 0, size: 10, first: true, last: true })
+      t.same(Object.keys(page.content[0]).sort(), ['createdAt', 'id', 'name', 'updatedAt', 'workspace'])
+      t.same(Object.keys(page.content[0].workspace).sort(), ['id', 'name'])
+      t.same(names(page), ['Welcome', 'Greeter'])
+    })
+
+    // Flows across time and workspaces, for the filters.
+    const sales = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales Team', timezone: 'Asia/Tokyo' })
+    const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: sales.workspaceId, name: 's', role: 'workspace', callbackUrl: null })
+    clock = new Date('2026-03-08T09:00:00.000Z')
+    t.equal((await create({ name: 'Alpha' }, salesKey.apiKey)).statusCode, 201)
+    clock = new Date('2026-03-10T12:00:00.000Z')
+    t.equal((await create({ name: 'Zulu' }, salesKey.apiKey)).statusCode, 201)
+    t.equal((await create({ name: 'Mike' })).statusCode, 201)
+    clock = new Date('2026-03-10T16:00:00.000Z')
+
+    await t.test('the list spans the organization; workspace filters narrow it', async (t) => {
+      t.same(names(await list('?size=100')), ['Welcome', 'Greeter', 'Alpha', 'Zulu', 'Mike'])
+      t.same(names(await list(`?workspaceId=${sales.workspaceId}`)), ['Alpha', 'Zulu'])
+      t.same(names(await list('?workspaceName=sales')), ['Alpha', 'Zulu'], 'part of the name, any case')
+      t.same(names(await list('?workspaceName=nothing%25like')), [], 'LIKE wildcards are taken literally')
+      t.same((await list(`?workspaceId=${sales.workspaceId}`)).content[0].workspace, { id: sales.workspaceId, name: 'Sales Team' })
+    })
+
+    await t.test('orderBy and direction', async (t) => {
+      t.same(names(await list('?orderBy=name')), ['Alpha', 'Greeter', 'Mike', 'Welcome', 'Zulu'])
+      t.same(names(await list('?orderBy=name&direction=DESC')), ['Zulu', 'Welcome', 'Mike', 'Greeter', 'Alpha'])
+      t.same(names(await list('?direction=DESC')), ['Mike', 'Zulu', 'Alpha', 'Greeter', 'Welcome'])
+      t.same(names(await list('?orderBy=updatedAt&size=2&page=1')), ['Alpha', 'Zulu'])
+    })
+
+    await t.test('dateRange counts calendar days in UTC, or in the zone of the filtered workspace', async (t) => {
+      t.same(names(await list('?dateRange=today')), ['Zulu', 'Mike'])
+      t.same(names(await list('?dateRange=last7days')), ['Alpha', 'Zulu', 'Mike'])
+      t.same(names(await list('?dateRange=last15days')), ['Welcome', 'Greeter', 'Alpha', 'Zulu', 'Mike'])
+      // 16:00 UTC on the 10th is already the 11th in Tokyo: "today" there began at 15:00 UTC.
+      t.same(names(await list(`?dateRange=today&workspaceId=${sales.workspaceId}`)), [])
+      t.same(names(await list(`?dateRange=last7days&workspaceId=${sales.workspaceId}`)), ['Alpha', 'Zulu'])
+    })
+
+    await t.test('bad list parameters are 400 naming what is allowed', async (t) => {
+      const cases: [string, RegExp][] = [
+        ['?orderBy=color', /querystring\/orderBy must be equal to one of the allowed values: name, createdAt, updatedAt/],
+        ['?direction=UP', /querystring\/direction must be equal to one of the allowed values: ASC, DESC/],
+        ['?dateRange=yesterday', /querystring\/dateRange must be equal to one of the allowed values: today, last7days, last15days, last30days/],
+        ['?workspaceId=abc', /querystring\/workspaceId must match format "uuid"/],
+        ['?size=101', /querystring\/size must be <= 100/],
+        ['?size=0', /querystring\/size must be >= 1/],
+        ['?page=-1', /querystring\/page must be >= 0/],
+      ]
+      for (const [query, message] of cases) {
+        const response = await app.inject({ method: 'GET', url: `/v1/flows${query}`, headers: as(admin.apiKey) })
+        t.equal(response.statusCode, 400, query)
+        t.match(response.json().message, message, query)
+      }
+    })
+
+    await t.test('single flows are read in the key’s own workspace only; other organizations see nothing', async (t) => {
+      t.equal((await app.inject({ method: 'GET', url: `/v1/flows/${welcomeId}`, headers: as(salesKey.apiKey) })).statusCode, 404)
+      const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
+      const ws = await createWorkspace(ctx, { organizationId, name: 'G' })
+      const stranger = await issueApiKey(ctx, { organizationId, workspaceId: ws.workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
+      t.same((await list('', stranger.apiKey)).content, [])
+      t.same((await list(`?workspaceId=${admin.workspaceId}`, stranger.apiKey)).content, [], 'filtering by a foreign workspace finds nothing')
+      const response = await app.inject({ method: 'GET', url: `/v1/flows/${welcomeId}`, headers: as(stranger.apiKey) })
+      t.equal(response.statusCode, 404)
+      t.same(response.json(), { statusCode: 404, message: `flow ${welcomeId} not found`, error: 'Not Found' })
+    })
+
+    await t.test('rebuilding the read model gives the same rows', async (t) => {
+      const before = await storage.db.selectFrom('flows').selectAll().orderBy('id').execute()
+      await rebuildProjection(storage.db, store, flowsProjection)
+      t.same(await storage.db.selectFrom('flows').selectAll().orderBy('id').execute(), before)
+    })
+  })
+}

@@ -1,0 +1,97 @@
+import t from 'tap'
+import { createOrganization, createWorkspace, issueApiKey } from '../../src/commands/tenancy.js'
+import { sectorsProjection } from '../../src/projections/sectors.js'
+import { rebuildProjection } from '../../src/projections/runtime.js'
+import { openTestApp } from '../helpers/app.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+for (const backend of reachableBackends) {
+  t.test(`sectors on ${backend.name}`, async (t) => {
+    const { app, admin, ctx, storage, store } = await openTestApp(t, backend)
+    const as = (key: string) => ({ 'x-api-key': key })
+    const create = (name: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/sectors', headers: as(key), payload: { name } })
+    const list = async (query = '', key = admin.apiKey) => (await app.inject({ method: 'GET', url: `/v1/sectors${query}`, headers: as(key) })).json()
+
+    await t.test('an empty list has the envelope of an empty page', async (t) => {
+      t.same(await list(), { content: [], totalElements: 0, totalPages: 0, number: 0, size: 10, first: true, last: true })
+    })
+
+    let salesId = ''
+    await t.test('create answers 201 with no body and a Location; the sector is listed at once', async (t) => {
+      const response = await create('Sales')
+      t.equal(response.statusCode, 201)
+      t.equal(response.body, '')
+      salesId = /^\/v1\/sectors\/([0-9a-f-]{36})$/.exec(String(response.headers.location))?.[1] ?? ''
+      t.ok(salesId, 'Location names the sector')
+      const page = await list()
+      t.equal(page.totalElements, 1)
+      t.same(Object.keys(page.content[0]).sort(), ['createdAt', 'id', 'name', 'updatedAt'])
+      t.match(page.content[0], { id: salesId, name: 'Sales' })
+    })
+
+    await t.test('validation', async (t) => {
+      for (const [name, message] of [
+        ['', /body\/name must NOT have fewer than 1 characters/],
+        [42, /body\/name must be string/],
+        [undefined, /body must have required property 'name'/],
+      ] as const) {
+        const response = await create(name)
+        t.equal(response.statusCode, 400)
+        t.match(response.json().message, message)
+      }
+      const badId = await app.inject({ method: 'PATCH', url: '/v1/sectors/not-a-uuid', headers: as(admin.apiKey), payload: { name: 'x' } })
+      t.equal(badId.statusCode, 400)
+      t.match(badId.json().message, /params\/id must match format "uuid"/)
+    })
+
+    await t.test('rename answers the sector; without a name it answers it unchanged', async (t) => {
+      const renamed = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: { name: 'Inside sales' } })
+      t.equal(renamed.statusCode, 200)
+      t.same(renamed.json(), { id: salesId, name: 'Inside sales' })
+      const unchanged = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: {} })
+      t.same(unchanged.json(), { id: salesId, name: 'Inside sales' })
+      t.match((await list()).content[0], { id: salesId, name: 'Inside sales' })
+    })
+
+    await t.test('page arithmetic over several pages', async (t) => {
+      for (const name of ['Support', 'Billing', 'Onboarding', 'Retention']) t.equal((await create(name)).statusCode, 201)
+      t.match(await list('?size=2'), { totalElements: 5, totalPages: 3, number: 0, size: 2, first: true, last: false })
+      const last = await list('?size=2&page=2')
+      t.match(last, { number: 2, first: false, last: true })
+      t.equal(last.content.length, 1, 'a partial last page')
+      t.match(await list('?size=5'), { totalPages: 1, first: true, last: true }, 'an exact single page')
+      t.equal((await app.inject({ method: 'GET', url: '/v1/sectors?size=0', headers: as(admin.apiKey) })).statusCode, 400)
+    })
+
+    await t.test('another workspace, even of the same organization, cannot see or touch the sectors', async (t) => {
+      const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Second' })
+      const sibling = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 's', role: 'workspace', callbackUrl: null })
+      const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
+      const globexWs = await createWorkspace(ctx, { organizationId, name: 'G' })
+      const stranger = await issueApiKey(ctx, { organizationId, workspaceId: globexWs.workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
+      for (const key of [sibling.apiKey, stranger.apiKey]) {
+        t.same((await list('', key)).content, [])
+        const patch = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(key), payload: { name: 'Mine' } })
+        t.equal(patch.statusCode, 404)
+        t.equal(patch.json().error, 'Not Found')
+        t.equal((await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(key) })).statusCode, 404)
+      }
+      t.match((await list()).content[0], { id: salesId, name: 'Inside sales' }, 'untouched')
+    })
+
+    await t.test('rebuilding the read model gives the same rows', async (t) => {
+      const before = await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute()
+      await rebuildProjection(storage.db, store, sectorsProjection)
+      t.same(await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute(), before)
+    })
+
+    await t.test('delete answers 204, then the sector is gone', async (t) => {
+      const deleted = await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey) })
+      t.equal(deleted.statusCode, 204)
+      t.equal(deleted.body, '')
+      t.notOk((await list('?size=100')).content.some((s: { id: string }) => s.id === salesId))
+      t.equal((await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey) })).statusCode, 404)
+      t.equal((await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: { name: 'Back' } })).statusCode, 404)
+    })
+  })
+}
