@@ -1,0 +1,96 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { OutgoingMessage } from '../domain/flow-definition.js'
+
+/**
+ * The contract between the session's event stream and the interpreter: what a turn starts from,
+ * what triggers it, and what it produces. Everything here is JSON-safe, because turn outputs are
+ * stored in events and replayed.
+ */
+
+export const VariableValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Record(Type.String(), Type.Unknown())])
+export type VariableValue = Static<typeof VariableValue>
+
+/** An inbound message exactly as the send endpoint accepts it (spec §4.1). */
+export const InboundMessage = Type.Union([
+  Type.Object({ type: Type.Literal('text'), text: Type.Object({ body: Type.String() }) }),
+  Type.Object({
+    type: Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('audio'), Type.Literal('document'), Type.Literal('sticker')]),
+    media: Type.Object({ mimeType: Type.String(), url: Type.String(), caption: Type.Optional(Type.String()) }),
+  }),
+  Type.Object({
+    type: Type.Literal('interactive'),
+    interactive: Type.Union([
+      Type.Object({ type: Type.Literal('button_reply'), button_reply: Type.Object({ id: Type.String(), title: Type.String() }) }),
+      Type.Object({ type: Type.Literal('list_reply'), list_reply: Type.Object({ id: Type.String(), title: Type.String() }) }),
+    ]),
+  }),
+])
+export type InboundMessage = Static<typeof InboundMessage>
+
+/** The session's kanban card as the conversation knows it. */
+export const SessionCard = Type.Object({ cardId: Type.String(), pipelineId: Type.String(), stageId: Type.String() })
+
+/** Where a conversation stands between turns. */
+export const ConversationState = Type.Object({
+  /** The question waiting for a reply, with the invalid replies so far; null before start and after the end. */
+  waitingAt: Type.Union([Type.Object({ nodeId: Type.String(), retries: Type.Integer({ minimum: 0 }) }), Type.Null()]),
+  variables: Type.Record(Type.String(), VariableValue),
+  /** Microseconds since the epoch of the newest function or domain event; the next must be larger. */
+  lastTimestampMicros: Type.Integer({ minimum: 0 }),
+  card: Type.Union([SessionCard, Type.Null()]),
+})
+export type ConversationState = Static<typeof ConversationState>
+
+export const Trigger = Type.Union([Type.Object({ type: Type.Literal('start') }), Type.Object({ type: Type.Literal('message'), message: InboundMessage })])
+export type Trigger = Static<typeof Trigger>
+
+export const TurnFunction = Type.Union([
+  Type.Object({
+    type: Type.Literal('transfer'),
+    targetType: Type.Union([Type.Literal('sector'), Type.Literal('agent')]),
+    targetId: Type.String(),
+    timestamp: Type.Integer(),
+  }),
+  Type.Object({ type: Type.Literal('finish'), timestamp: Type.Integer() }),
+])
+export type TurnFunction = Static<typeof TurnFunction>
+
+/** What a kanbanMove node did to the session's card; the engine then applies it to the card stream. */
+export const KanbanAction = Type.Object({
+  action: Type.Union([Type.Literal('create'), Type.Literal('move')]),
+  cardId: Type.String(),
+  pipelineId: Type.String(),
+  stageId: Type.String(),
+  previousStageId: Type.Union([Type.String(), Type.Null()]),
+  values: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+  tags: Type.Array(Type.String()),
+  timestamp: Type.Integer(),
+  nodeId: Type.String(),
+})
+export type KanbanAction = Static<typeof KanbanAction>
+
+export const SentMessage = Type.Intersect([OutgoingMessage, Type.Object({ nodeId: Type.String() })])
+
+export const TurnOutput = Type.Object({
+  /** Interpolated, in the webhook's shape, each with the node that produced it. */
+  messages: Type.Array(SentMessage),
+  functions: Type.Array(TurnFunction),
+  kanban: Type.Array(KanbanAction),
+  /** Variables this turn set (answers saved, setVariable), by name. */
+  variables: Type.Record(Type.String(), VariableValue),
+  warnings: Type.Array(Type.String()),
+  /** Node ids in the order the turn visited them. */
+  visited: Type.Array(Type.String()),
+  status: Type.Union([Type.Literal('active'), Type.Literal('completed'), Type.Literal('error')]),
+  state: ConversationState,
+})
+export type TurnOutput = Static<typeof TurnOutput>
+
+/** What a turn may take from outside: the time and fresh ids, so the interpreter stays pure. */
+export interface TurnContext {
+  /** Microseconds since the epoch, now. */
+  nowMicros: number
+  newId(): string
+  /** Read-only system variables (`sessionId`, `externalId`, …) visible to templates and conditions. */
+  system: Record<string, VariableValue>
+}
