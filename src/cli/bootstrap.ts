@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util'
 import { bootstrap } from '../commands/tenancy.js'
 import { openBackend, systemContext } from '../composition.js'
+import { BadRequestError } from '../errors.js'
 import type { CliContext } from './main.js'
 import { UsageError } from './usage.js'
-import { callbackUrlProblem, parseCidrs } from '../webhooks/callback-url.js'
 
 const HELP = `Usage: flowd bootstrap --organization NAME --workspace NAME [--callback-url URL] [--json]
 
@@ -28,15 +28,15 @@ export async function bootstrapCommand({ config, logger, args }: CliContext): Pr
   }
   if (!values.organization?.trim() || !values.workspace?.trim()) throw new UsageError(`--organization and --workspace are required\n\n${HELP}`)
   const callbackUrl = values['callback-url'] ?? null
-  const problem = callbackUrl === null ? undefined : callbackUrlProblem(callbackUrl, parseCidrs(config.webhookAllowedPrivateCidrs))
-  if (problem) throw new UsageError(problem)
   const backend = await openBackend(config, logger)
   try {
     await backend.readModels.start()
-    const created = await bootstrap(systemContext(backend, logger), {
-      organization: values.organization.trim(),
-      workspace: values.workspace.trim(),
-      callbackUrl,
+    const created = await bootstrap(
+      systemContext(backend, logger),
+      { organization: values.organization.trim(), workspace: values.workspace.trim(), callbackUrl },
+      { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs },
+    ).catch((error: unknown) => {
+      throw error instanceof BadRequestError ? new UsageError(error.message) : error
     })
     if (values.json) {
       process.stdout.write(`${JSON.stringify(created)}\n`)

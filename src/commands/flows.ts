@@ -1,16 +1,80 @@
-import { startToEnd, type FlowDefinition } from '../domain/flow-definition.js'
+import { startToEnd } from '../domain/flow-definition.js'
 import { flow, flowStream } from '../domain/flow.js'
+import { validateFlow, type Problem, type WorkspaceCatalog } from '../engine/validate-flow.js'
 import { newId } from '../ids.js'
+import { allVariables } from '../projections/variables.js'
+import type { DbOrTrx } from '../store/database.js'
 import { awaitReadModels, type CommandContext } from './context.js'
 import { handleCommand } from './handle.js'
 import type { Scope } from './sectors.js'
 
-export async function createFlow(ctx: CommandContext, scope: Scope, input: { name: string; definition?: FlowDefinition }): Promise<{ flowId: string }> {
+/** Flow commands validate definitions against what the workspace's read models hold. */
+export interface FlowContext extends CommandContext {
+  db: DbOrTrx
+}
+
+/** The sectors, pipelines with their stages, and variables a flow of the workspace may refer to. */
+export async function loadWorkspaceCatalog(db: DbOrTrx, workspaceId: string): Promise<WorkspaceCatalog> {
+  const [sectors, pipelines, variables] = await Promise.all([
+    db.selectFrom('sectors').select('id').where('workspace_id', '=', workspaceId).execute(),
+    db.selectFrom('kanban_pipelines').select(['id', 'stages']).where('workspace_id', '=', workspaceId).execute(),
+    allVariables(db, workspaceId),
+  ])
+  return {
+    sectorIds: new Set(sectors.map((s) => s.id)),
+    pipelines: new Map(pipelines.map((p) => [p.id, new Set(p.stages.map((stage) => stage.id))])),
+    variables: new Map(variables.map((v) => [v.name, v.type])),
+  }
+}
+
+/** Every problem of a definition in the caller's workspace; none when it is valid. */
+export async function checkDefinition(db: DbOrTrx, scope: Scope, definition: unknown): Promise<Problem[]> {
+  return validateFlow(definition, await loadWorkspaceCatalog(db, scope.workspaceId))
+}
+
+export async function createFlow(ctx: FlowContext, scope: Scope, input: { name: string; definition?: unknown }): Promise<{ flowId: string }> {
   const flowId = newId()
   const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
     type: 'CreateFlow',
-    data: { flowId, ...scope, name: input.name, definition: input.definition ?? startToEnd(), now: ctx.now().toISOString() },
+    data: {
+      flowId,
+      workspaceId: scope.workspaceId,
+      organizationId: scope.organizationId,
+      name: input.name,
+      definition: input.definition ?? startToEnd(),
+      catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId),
+      now: ctx.now().toISOString(),
+    },
   }, ctx.metadata)
   await awaitReadModels(ctx, result)
   return { flowId }
+}
+
+/** Replaces the draft after validating it; an identical draft appends nothing. */
+export async function saveDraft(ctx: FlowContext, scope: Scope, flowId: string, definition: unknown): Promise<void> {
+  const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
+    type: 'SaveDraft',
+    data: { flowId, workspaceId: scope.workspaceId, definition, catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId), now: ctx.now().toISOString() },
+  }, ctx.metadata)
+  await awaitReadModels(ctx, result)
+}
+
+export async function renameFlow(ctx: CommandContext, scope: Scope, flowId: string, name: string | undefined): Promise<void> {
+  if (name === undefined) return
+  const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
+    type: 'RenameFlow',
+    data: { flowId, workspaceId: scope.workspaceId, name, now: ctx.now().toISOString() },
+  }, ctx.metadata)
+  await awaitReadModels(ctx, result)
+}
+
+/** Freezes the draft as the next version, or answers the newest one when the draft is exactly that. */
+export async function publishFlow(ctx: FlowContext, scope: Scope, flowId: string): Promise<{ version: number; publishedAt: string }> {
+  const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
+    type: 'PublishFlow',
+    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId), now: ctx.now().toISOString() },
+  }, ctx.metadata)
+  await awaitReadModels(ctx, result)
+  if (result.state.status !== 'active' || !result.state.latest) throw new Error(`flow ${flowId} has no published version after publishing`)
+  return { version: result.state.latest.version, publishedAt: result.state.latest.publishedAt }
 }

@@ -1,5 +1,6 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import { ConflictError } from '../errors.js'
 import { newId } from '../ids.js'
@@ -26,6 +27,9 @@ function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema
     const first = check.Errors(event.data).First()
     throw new Error(`event ${event.type} does not match its schema at ${first?.path}: ${first?.message}`)
   }
+  // Events are forever: a property no schema names (a spread of the wrong object) must not slip in.
+  const cleaned = Value.Clean(schema, Value.Clone(event.data))
+  if (!Value.Equal(cleaned, event.data)) throw new Error(`event ${event.type} carries properties its schema does not name`)
 }
 
 /**

@@ -13,7 +13,7 @@ export async function createSector(ctx: CommandContext, scope: Scope, input: { n
   const sectorId = newId()
   const result = await handleCommand(ctx.store, sector, sectorStream(sectorId), {
     type: 'CreateSector',
-    data: { sectorId, ...scope, name: input.name, now: ctx.now().toISOString() },
+    data: { sectorId, workspaceId: scope.workspaceId, organizationId: scope.organizationId, name: input.name, now: ctx.now().toISOString() },
   }, ctx.metadata)
   await awaitReadModels(ctx, result)
   return { sectorId }

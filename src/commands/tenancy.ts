@@ -1,14 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto'
-import { apiKey, apiKeyStream, type ApiKeyRole } from '../domain/api-key.js'
 import { organization, organizationStream } from '../domain/organization.js'
 import { workspace, workspaceStream } from '../domain/workspace.js'
 import { newId } from '../ids.js'
+import { checkCallbackUrl, issueApiKey, type CallbackPolicy, type IssuedApiKey } from './api-keys.js'
 import { awaitReadModels, type CommandContext } from './context.js'
 import { handleCommand } from './handle.js'
 
-export const API_KEY_PREFIX = 'wh_'
-
-export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex')
+// For callers written before the key commands moved to ./api-keys.js; import them from there.
+export { issueApiKey, revokeApiKey } from './api-keys.js'
 
 export async function createOrganization(ctx: CommandContext, input: { name: string }): Promise<{ organizationId: string }> {
   const organizationId = newId()
@@ -33,37 +31,6 @@ export async function createWorkspace(
   return { workspaceId }
 }
 
-export interface IssuedApiKey {
-  apiKeyId: string
-  /** Shown once: only its hash is kept. */
-  apiKey: string
-  /** Shown once: verifies webhook signatures. */
-  signingSecret: string
-}
-
-export async function issueApiKey(
-  ctx: CommandContext,
-  input: { organizationId: string; workspaceId: string; name: string; role: ApiKeyRole; callbackUrl: string | null },
-): Promise<IssuedApiKey> {
-  const apiKeyId = newId()
-  const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`
-  const signingSecret = `whsec_${randomBytes(32).toString('base64')}`
-  const result = await handleCommand(ctx.store, apiKey, apiKeyStream(apiKeyId), {
-    type: 'IssueApiKey',
-    data: { apiKeyId, ...input, keyHash: hashApiKey(key), keyPrefix: key.slice(0, 10), signingSecret, now: ctx.now().toISOString() },
-  }, { ...ctx.metadata, workspaceId: input.workspaceId })
-  await awaitReadModels(ctx, result)
-  return { apiKeyId, apiKey: key, signingSecret }
-}
-
-export async function revokeApiKey(ctx: CommandContext, apiKeyId: string): Promise<void> {
-  const result = await handleCommand(ctx.store, apiKey, apiKeyStream(apiKeyId), {
-    type: 'RevokeApiKey',
-    data: { apiKeyId, now: ctx.now().toISOString() },
-  }, ctx.metadata)
-  await awaitReadModels(ctx, result)
-}
-
 export interface Bootstrapped extends IssuedApiKey {
   organizationId: string
   workspaceId: string
@@ -73,7 +40,10 @@ export interface Bootstrapped extends IssuedApiKey {
 export async function bootstrap(
   ctx: CommandContext,
   input: { organization: string; workspace: string; callbackUrl: string | null },
+  policy: CallbackPolicy = {},
 ): Promise<Bootstrapped> {
+  // Refused before anything is created, so a bad URL leaves no organization behind.
+  if (input.callbackUrl !== null) checkCallbackUrl(input.callbackUrl, policy)
   const { organizationId } = await createOrganization(ctx, { name: input.organization })
   const { workspaceId } = await createWorkspace(ctx, { organizationId, name: input.workspace })
   const key = await issueApiKey(ctx, {
@@ -82,6 +52,6 @@ export async function bootstrap(
     name: 'bootstrap',
     role: 'organization-admin',
     callbackUrl: input.callbackUrl,
-  })
+  }, policy)
   return { organizationId, workspaceId, ...key }
 }

@@ -1,10 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ConflictError } from '../errors.js'
+import { assertValidFlow, type WorkspaceCatalog } from '../engine/validate-flow.js'
+import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { FlowDefinition } from './flow-definition.js'
 import { Timestamp, Uuid } from './schemas.js'
 
 export const flowStream = (flowId: string) => `flow-${flowId}`
+
+export const FlowName = Type.String({ minLength: 1, maxLength: 200 })
 
 const FlowCreated = Type.Object({
   flowId: Uuid,
@@ -19,34 +22,90 @@ const FlowCreated = Type.Object({
 /** An immutable version that sessions can run. */
 const FlowPublished = Type.Object({ flowId: Uuid, version: Type.Integer({ minimum: 1 }), definition: FlowDefinition, publishedAt: Timestamp })
 
-export type FlowEvent = { type: 'FlowCreated'; data: Static<typeof FlowCreated> } | { type: 'FlowPublished'; data: Static<typeof FlowPublished> }
+/** The draft replaced; published versions stay as they are. */
+const FlowDraftSaved = Type.Object({ flowId: Uuid, definition: FlowDefinition, savedAt: Timestamp })
 
-export type FlowCommand = {
-  type: 'CreateFlow'
-  data: { flowId: string; workspaceId: string; organizationId: string; name: string; definition: FlowDefinition; now: string }
+const FlowRenamed = Type.Object({ flowId: Uuid, name: Type.String({ minLength: 1 }), renamedAt: Timestamp })
+
+export type FlowEvent =
+  | { type: 'FlowCreated'; data: Static<typeof FlowCreated> }
+  | { type: 'FlowPublished'; data: Static<typeof FlowPublished> }
+  | { type: 'FlowDraftSaved'; data: Static<typeof FlowDraftSaved> }
+  | { type: 'FlowRenamed'; data: Static<typeof FlowRenamed> }
+
+/**
+ * `catalog` is what the flow's workspace holds (sectors, pipelines, variables) as the read models
+ * know it: a definition is validated against it before it is saved or published. `workspaceId` is
+ * the caller's: a flow of another workspace is answered as not found.
+ */
+export type FlowCommand =
+  | {
+      type: 'CreateFlow'
+      data: { flowId: string; workspaceId: string; organizationId: string; name: string; definition: unknown; catalog: WorkspaceCatalog; now: string }
+    }
+  | { type: 'SaveDraft'; data: { flowId: string; workspaceId: string; definition: unknown; catalog: WorkspaceCatalog; now: string } }
+  | { type: 'RenameFlow'; data: { flowId: string; workspaceId: string; name: string; now: string } }
+  | { type: 'PublishFlow'; data: { flowId: string; workspaceId: string; catalog: WorkspaceCatalog; now: string } }
+
+export interface PublishedVersion {
+  version: number
+  publishedAt: string
+  definition: FlowDefinition
 }
 
 export type Flow =
   | { status: 'none' }
-  | { status: 'active'; flowId: string; workspaceId: string; name: string; draft: FlowDefinition; publishedVersion: number }
+  | { status: 'active'; flowId: string; workspaceId: string; name: string; draft: FlowDefinition; publishedVersion: number; latest: PublishedVersion | null }
+
+type ActiveFlow = Extract<Flow, { status: 'active' }>
+
+const reachable = (state: Flow, flowId: string, workspaceId: string): ActiveFlow => {
+  if (state.status !== 'active' || state.workspaceId !== workspaceId) throw new NotFoundError(`flow ${flowId} not found`)
+  return state
+}
+
+const sameDefinition = (a: FlowDefinition, b: FlowDefinition) => JSON.stringify(a) === JSON.stringify(b)
 
 export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
   initialState: { status: 'none' },
-  eventSchemas: { FlowCreated, FlowPublished },
+  eventSchemas: { FlowCreated, FlowPublished, FlowDraftSaved, FlowRenamed },
 
   decide(command, state) {
     switch (command.type) {
       case 'CreateFlow': {
         if (state.status !== 'none') throw new ConflictError(`flow ${command.data.flowId} already exists`)
-        const { now, ...rest } = command.data
+        const { now, catalog, definition, ...rest } = command.data
+        assertValidFlow(definition, catalog)
         // A new flow can run at once: its first draft is published as version 1.
         return [
-          { type: 'FlowCreated', data: { ...rest, createdAt: now } },
-          { type: 'FlowPublished', data: { flowId: rest.flowId, version: 1, definition: rest.definition, publishedAt: now } },
+          { type: 'FlowCreated', data: { ...rest, definition, createdAt: now } },
+          { type: 'FlowPublished', data: { flowId: rest.flowId, version: 1, definition, publishedAt: now } },
         ]
       }
+      case 'SaveDraft': {
+        const { flowId, workspaceId, definition, catalog, now } = command.data
+        const current = reachable(state, flowId, workspaceId)
+        assertValidFlow(definition, catalog)
+        if (sameDefinition(definition, current.draft)) return []
+        return [{ type: 'FlowDraftSaved', data: { flowId, definition, savedAt: now } }]
+      }
+      case 'RenameFlow': {
+        const { flowId, workspaceId, name, now } = command.data
+        const current = reachable(state, flowId, workspaceId)
+        if (name === current.name) return []
+        return [{ type: 'FlowRenamed', data: { flowId, name, renamedAt: now } }]
+      }
+      case 'PublishFlow': {
+        const { flowId, workspaceId, catalog, now } = command.data
+        const current = reachable(state, flowId, workspaceId)
+        // The workspace may have lost a sector, pipeline or variable since the draft was saved.
+        assertValidFlow(current.draft, catalog)
+        // Publishing what is already the newest version adds nothing (and keeps retries harmless).
+        if (current.latest && sameDefinition(current.draft, current.latest.definition)) return []
+        return [{ type: 'FlowPublished', data: { flowId, version: current.publishedVersion + 1, definition: current.draft, publishedAt: now } }]
+      }
       default: {
-        const exhaustive: never = command.type
+        const exhaustive: never = command
         throw new Error(`unknown command ${String(exhaustive)}`)
       }
     }
@@ -55,9 +114,24 @@ export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'FlowCreated':
-        return { status: 'active', flowId: event.data.flowId, workspaceId: event.data.workspaceId, name: event.data.name, draft: event.data.definition, publishedVersion: 0 }
-      case 'FlowPublished':
-        return state.status === 'none' ? state : { ...state, publishedVersion: event.data.version }
+        return {
+          status: 'active',
+          flowId: event.data.flowId,
+          workspaceId: event.data.workspaceId,
+          name: event.data.name,
+          draft: event.data.definition,
+          publishedVersion: 0,
+          latest: null,
+        }
+      case 'FlowPublished': {
+        if (state.status === 'none') return state
+        const { version, publishedAt, definition } = event.data
+        return { ...state, publishedVersion: version, latest: { version, publishedAt, definition } }
+      }
+      case 'FlowDraftSaved':
+        return state.status === 'none' ? state : { ...state, draft: event.data.definition }
+      case 'FlowRenamed':
+        return state.status === 'none' ? state : { ...state, name: event.data.name }
       default: {
         const exhaustive: never = event
         return exhaustive

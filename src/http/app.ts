@@ -10,9 +10,14 @@ import type { Database } from '../store/database.js'
 import { ApiKeyAuthenticator, requireApiKey } from './auth.js'
 import { registerErrorHandling } from './errors.js'
 import { validatorCompiler } from './validation.js'
+import { apiKeyRoutes } from './routes/api-keys.js'
+import { clientRoutes } from './routes/clients.js'
 import { healthRoutes } from './routes/health.js'
 import { flowRoutes } from './routes/flows.js'
+import { kanbanRoutes } from './routes/kanban.js'
 import { sectorRoutes } from './routes/sectors.js'
+import { sessionRoutes } from './routes/sessions.js'
+import { variableRoutes } from './routes/variables.js'
 import { workspaceRoutes } from './routes/workspaces.js'
 
 export interface AppDeps {
@@ -62,8 +67,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (v1) => {
       v1.addHook('onRequest', requireApiKey(authenticator))
       await v1.register(workspaceRoutes(deps))
+      await v1.register(clientRoutes(deps))
+      await v1.register(apiKeyRoutes(deps))
       await v1.register(sectorRoutes(deps))
       await v1.register(flowRoutes(deps))
+      await v1.register(variableRoutes(deps))
+      await v1.register(sessionRoutes(deps))
+      await v1.register(kanbanRoutes(deps))
     },
     { prefix: '/v1' },
   )

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { hashApiKey, API_KEY_PREFIX } from '../commands/tenancy.js'
+import { hashApiKey, API_KEY_PREFIX } from '../commands/api-keys.js'
 import { UnauthorizedError } from '../errors.js'
 import { findActiveApiKeyByHash, type ApiKeyPrincipal } from '../projections/api-keys.js'
 import type { DbOrTrx } from '../store/database.js'

@@ -1,4 +1,4 @@
-import type { ApiKeyEvent, ApiKeyRole } from '../domain/api-key.js'
+import type { ApiKeyEvent, ApiKeyRecord, ApiKeyRole, KeyActor } from '../domain/api-key.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { Projection } from './projection.js'
 
@@ -29,6 +29,13 @@ export const apiKeysProjection: Projection = {
           .execute()
         break
       }
+      case 'ApiKeyChanged':
+        await trx
+          .updateTable('api_keys')
+          .set({ name: event.data.name, callback_url: event.data.callbackUrl })
+          .where('id', '=', event.data.apiKeyId)
+          .execute()
+        break
       case 'ApiKeyRevoked':
         await trx.updateTable('api_keys').set({ revoked_at: event.data.revokedAt }).where('id', '=', event.data.apiKeyId).execute()
         break
@@ -37,11 +44,7 @@ export const apiKeysProjection: Projection = {
 }
 
 /** What a request authenticated by an API key may act as. */
-export interface ApiKeyPrincipal {
-  apiKeyId: string
-  organizationId: string
-  workspaceId: string
-  role: ApiKeyRole
+export interface ApiKeyPrincipal extends KeyActor {
   callbackUrl: string | null
 }
 
@@ -55,4 +58,40 @@ export async function findActiveApiKeyByHash(db: DbOrTrx, keyHash: string): Prom
   return row
     ? { apiKeyId: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id, role: row.role as ApiKeyRole, callbackUrl: row.callback_url }
     : undefined
+}
+
+/**
+ * Live keys `by` may manage, oldest first, optionally of one workspace: the same reach as
+ * `canManage` in the domain (an admin: its organization; a workspace key: the workspace keys of
+ * its workspace).
+ */
+export async function listApiKeys(
+  db: DbOrTrx,
+  query: { by: KeyActor; workspaceId?: string; page: number; size: number },
+): Promise<{ content: ApiKeyRecord[]; totalElements: number }> {
+  let base = db.selectFrom('api_keys').where('organization_id', '=', query.by.organizationId).where('revoked_at', 'is', null)
+  if (query.by.role !== 'organization-admin') base = base.where('workspace_id', '=', query.by.workspaceId).where('role', '=', 'workspace')
+  if (query.workspaceId !== undefined) base = base.where('workspace_id', '=', query.workspaceId)
+  const [rows, count] = await Promise.all([
+    base
+      .select(['id', 'name', 'workspace_id', 'role', 'callback_url', 'key_prefix', 'created_at'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(query.size)
+      .offset(query.page * query.size)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    content: rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      workspaceId: row.workspace_id,
+      role: row.role as ApiKeyRole,
+      callbackUrl: row.callback_url,
+      keyPrefix: row.key_prefix,
+      createdAt: new Date(row.created_at).toISOString(),
+    })),
+    totalElements: Number(count.total),
+  }
 }

@@ -8,7 +8,7 @@ import type { Projection } from './projection.js'
 export const flowsProjection: Projection = {
   name: 'flows',
   streamPrefixes: ['flow-'],
-  tables: ['flows'],
+  tables: ['flows', 'flow_versions'],
   async apply(trx, recorded) {
     const event = recorded as unknown as FlowEvent
     switch (event.type) {
@@ -30,11 +30,31 @@ export const flowsProjection: Projection = {
         break
       case 'FlowPublished':
         await trx
+          .insertInto('flow_versions')
+          .values({
+            flow_id: event.data.flowId,
+            version: event.data.version,
+            definition: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`,
+            published_at: event.data.publishedAt,
+          })
+          .onConflict((oc) => oc.columns(['flow_id', 'version']).doNothing())
+          .execute()
+        await trx
           .updateTable('flows')
           .set({ published_version: event.data.version, updated_at: event.data.publishedAt })
           .where('id', '=', event.data.flowId)
           .where('published_version', '<', event.data.version)
           .execute()
+        break
+      case 'FlowDraftSaved':
+        await trx
+          .updateTable('flows')
+          .set({ draft: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`, updated_at: event.data.savedAt })
+          .where('id', '=', event.data.flowId)
+          .execute()
+        break
+      case 'FlowRenamed':
+        await trx.updateTable('flows').set({ name: event.data.name, updated_at: event.data.renamedAt }).where('id', '=', event.data.flowId).execute()
         break
     }
   },
@@ -130,4 +150,45 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
     publishedVersion: row.published_version,
     definition: row.draft as FlowDefinition,
   }
+}
+
+export interface FlowVersionItem {
+  version: number
+  publishedAt: string
+}
+
+export interface FlowVersionDetail extends FlowVersionItem {
+  definition: FlowDefinition
+}
+
+const versionsOf = (db: DbOrTrx, query: { workspaceId: string; flowId: string }) =>
+  db
+    .selectFrom('flow_versions')
+    .innerJoin('flows', 'flows.id', 'flow_versions.flow_id')
+    .where('flows.workspace_id', '=', query.workspaceId)
+    .where('flow_versions.flow_id', '=', query.flowId)
+
+/** Published versions of a flow of the workspace, newest first. */
+export async function listFlowVersions(db: DbOrTrx, query: { workspaceId: string; flowId: string; page: number; size: number }) {
+  const [rows, count] = await Promise.all([
+    versionsOf(db, query)
+      .select(['flow_versions.version', 'flow_versions.published_at'])
+      .orderBy('flow_versions.version', 'desc')
+      .limit(query.size)
+      .offset(query.page * query.size)
+      .execute(),
+    versionsOf(db, query)
+      .select((eb) => eb.fn.countAll<string | number>().as('total'))
+      .executeTakeFirstOrThrow(),
+  ])
+  const content: FlowVersionItem[] = rows.map((row) => ({ version: row.version, publishedAt: iso(row.published_at) }))
+  return { content, totalElements: Number(count.total) }
+}
+
+export async function findFlowVersion(db: DbOrTrx, query: { workspaceId: string; flowId: string; version: number }): Promise<FlowVersionDetail | undefined> {
+  const row = await versionsOf(db, query)
+    .select(['flow_versions.version', 'flow_versions.published_at', 'flow_versions.definition'])
+    .where('flow_versions.version', '=', query.version)
+    .executeTakeFirst()
+  return row && { version: row.version, publishedAt: iso(row.published_at), definition: row.definition as FlowDefinition }
 }

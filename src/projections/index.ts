@@ -1,8 +1,13 @@
 import { apiKeysProjection } from './api-keys.js'
+import { cardsProjection } from './cards.js'
 import { flowsProjection } from './flows.js'
+import { oauthClientsProjection } from './oauth-clients.js'
 import { organizationsProjection } from './organizations.js'
+import { pipelinesProjection } from './pipelines.js'
 import type { Projection } from './projection.js'
 import { sectorsProjection } from './sectors.js'
+import { sessionLogsProjection } from './session-logs.js'
+import { variablesProjection } from './variables.js'
 import { workspacesProjection } from './workspaces.js'
 
 /** Every read model the service keeps. */
@@ -10,6 +15,11 @@ export const allProjections: readonly Projection[] = [
   organizationsProjection,
   workspacesProjection,
   apiKeysProjection,
+  oauthClientsProjection,
   sectorsProjection,
   flowsProjection,
+  variablesProjection,
+  sessionLogsProjection,
+  pipelinesProjection,
+  cardsProjection,
 ]

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
@@ -29,7 +30,9 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     return { db, target, pool, close: () => db.destroy() }
   }
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true })
-  const pglite = target.dataDir ? await PGlite.create(target.dataDir) : await PGlite.create({ loadDataDir: target.initialData })
+  // Card search (`q`) uses trigram indexes; Postgres ships pg_trgm in contrib, PGlite as an extension.
+  const extensions = { pg_trgm }
+  const pglite = target.dataDir ? await PGlite.create(target.dataDir, { extensions }) : await PGlite.create({ loadDataDir: target.initialData, extensions })
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
   return { db, target, pglite, close: () => db.destroy() }
 }

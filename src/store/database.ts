@@ -1,4 +1,6 @@
 import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely'
+import type { CardValues } from '../domain/card.js'
+import type { Field, Stage } from '../domain/pipeline.js'
 
 /** int8 arrives as a string from `pg` and as a number from PGlite; see {@link toBigInt}. */
 type Int8 = ColumnType<string | number | bigint, string | number | bigint, string | number | bigint>
@@ -56,6 +58,16 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null
 }
 
+export interface OAuthClientsTable {
+  id: string
+  organization_id: string
+  workspace_id: string
+  name: string
+  secret_hash: string
+  created_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
 export interface SectorsTable {
   id: string
   workspace_id: string
@@ -76,6 +88,63 @@ export interface FlowsTable {
   updated_at: Timestamp
 }
 
+export interface FlowVersionsTable {
+  flow_id: string
+  version: number
+  definition: ColumnType<unknown, string, string>
+  published_at: Timestamp
+}
+
+export interface VariablesTable {
+  id: string
+  workspace_id: string
+  name: string
+  type: string
+  description: string | null
+  /** JSON of the default value; SQL null when there is none. */
+  default_value: ColumnType<unknown, string | null, string | null>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface SessionLogsTable {
+  id: string
+  workspace_id: string
+  organization_id: string
+  flow_id: string
+  flow_version: number
+  external_id: string | null
+  status: string
+  warnings: number
+  started_at: Timestamp
+  expires_at: Timestamp
+  finished_at: Timestamp | null
+}
+
+export interface KanbanPipelinesTable {
+  id: string
+  workspace_id: string
+  name: string
+  stages: ColumnType<Stage[], string, string>
+  fields: ColumnType<Field[], string, string>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface KanbanCardsTable {
+  id: string
+  pipeline_id: string
+  workspace_id: string
+  stage_id: string
+  session_id: string | null
+  tags: string[]
+  field_values: ColumnType<CardValues, string, string>
+  /** Generated from `field_values`; what `q` searches. */
+  search_text: ColumnType<string, never, never>
+  created_at: Timestamp
+  moved_at: Timestamp
+}
+
 export interface Database {
   events: EventsTable
   streams: StreamsTable
@@ -83,8 +152,14 @@ export interface Database {
   organizations: OrganizationsTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
+  oauth_clients: OAuthClientsTable
   sectors: SectorsTable
   flows: FlowsTable
+  flow_versions: FlowVersionsTable
+  variables: VariablesTable
+  kanban_pipelines: KanbanPipelinesTable
+  kanban_cards: KanbanCardsTable
+  session_logs: SessionLogsTable
 }
 
 export type Db = Kysely<Database>

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { bootstrap, type Bootstrapped } from '../../src/commands/tenancy.js'
 import type { CommandContext } from '../../src/commands/context.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig, type Config } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
 import { createLogger } from '../../src/logger.js'
@@ -25,14 +25,14 @@ export interface TestApp {
 }
 
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
-export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date } = {}): Promise<TestApp> {
+export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config } = {}): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
   const storage = await backend.open(t)
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
   const readModels = new ProjectionRuntime(storage.db, store, allProjections, silentLogger)
   await readModels.start()
   const app = await buildApp({
-    config: loadConfig({}),
+    config: options.config ?? loadConfig({}),
     db: storage.db,
     store,
     readModels,

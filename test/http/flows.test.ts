@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createOrganization, createWorkspace, issueApiKey } from '../../src/commands/tenancy.js'
+import { issueApiKey } from '../../src/commands/api-keys.js'
+import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { flowsProjection } from '../../src/projections/flows.js'
 import { rebuildProjection } from '../../src/projections/runtime.js'
 import { openTestApp } from '../helpers/app.js'
@@ -48,10 +49,18 @@ for (const backend of reachableBackends) {
       t.same(response.json().definition, definition)
       const wrongVersion = await create({ name: 'Bad', definition: { ...definition, schemaVersion: 2 } })
       t.equal(wrongVersion.statusCode, 400)
-      t.match(wrongVersion.json().message, /body\/definition\/schemaVersion/)
+      t.same(wrongVersion.json(), {
+        statusCode: 400,
+        message: 'schemaVersion: must be 1',
+        error: 'Bad Request',
+        problems: [{ path: 'schemaVersion', message: 'must be 1' }],
+      })
       const noNodes = await create({ name: 'Bad', definition: { schemaVersion: 1, edges: [] } })
       t.equal(noNodes.statusCode, 400)
-      t.match(noNodes.json().message, /must have required property 'nodes'/)
+      t.equal(noNodes.json().message, 'nodes: is required')
+      const noStart = await create({ name: 'Bad', definition: { ...definition, nodes: definition.nodes.slice(1), edges: [] } })
+      t.equal(noStart.statusCode, 400)
+      t.equal(noStart.json().message, 'nodes: no start node; a flow has exactly one')
       const noName = await create({})
       t.equal(noName.statusCode, 400)
       t.match(noName.json().message, /body must have required property 'name'/)

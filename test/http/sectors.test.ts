@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createOrganization, createWorkspace, issueApiKey } from '../../src/commands/tenancy.js'
+import { issueApiKey } from '../../src/commands/api-keys.js'
+import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { sectorsProjection } from '../../src/projections/sectors.js'
 import { rebuildProjection } from '../../src/projections/runtime.js'
 import { openTestApp } from '../helpers/app.js'

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createOrganization, createWorkspace, issueApiKey, revokeApiKey } from '../../src/commands/tenancy.js'
+import { issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
+import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 

@@ -1,11 +1,14 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createFlow } from '../../commands/flows.js'
+import type { FastifyRequest } from 'fastify'
+import { checkDefinition, createFlow, publishFlow, renameFlow, saveDraft, type FlowContext } from '../../commands/flows.js'
 import { FlowDefinition } from '../../domain/flow-definition.js'
+import { FlowName } from '../../domain/flow.js'
+import { InvalidFlowError } from '../../engine/validate-flow.js'
 import { NotFoundError } from '../../errors.js'
-import { FLOW_ORDER_COLUMNS, findFlow, listFlows, type FlowOrder } from '../../projections/flows.js'
+import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowOrder } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
-import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+import { DateRangeParam, Direction, ErrorResponse, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
 
 const FlowItem = Type.Object({
   id: Uuid,
@@ -23,11 +26,39 @@ const FlowDetail = Type.Composite([
   }),
 ])
 
+const Problem = Type.Object({
+  path: Type.String({ description: "where in the definition, e.g. nodes[3].data.saveAs; '' for the whole document", examples: ['edges[0].target'] }),
+  message: Type.String({ examples: ['no node "x"'] }),
+})
+
+/** The spec's error body; an invalid definition adds the problems one by one (`message` joins them). */
+const FlowErrorResponse = Type.Composite([ErrorResponse, Type.Object({ problems: Type.Optional(Type.Array(Problem)) })], { title: 'Flow error' })
+
+const DefinitionInput = Type.Unknown({ description: 'a flow definition (docs/flow-definition.md); every problem in it is reported at once' })
+
+const VersionItem = Type.Object({ version: Type.Integer({ minimum: 1 }), publishedAt: Timestamp })
+const VersionDetail = Type.Composite([VersionItem, Type.Object({ definition: FlowDefinition })])
+
+const FlowParams = Type.Object({ id: Uuid })
+
 const orderColumns = Object.keys(FLOW_ORDER_COLUMNS) as FlowOrder[]
 
 export const flowRoutes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const flowContext = (request: FastifyRequest): FlowContext => ({ ...commandContext(deps, request), db: deps.db })
+    const detail = async (workspaceId: string, id: string) => {
+      const found = await findFlow(deps.db, { workspaceId, id })
+      if (!found) throw new NotFoundError(`flow ${id} not found`)
+      return found
+    }
+
+    // Only these routes see this handler; everything else goes on to the app's.
+    app.setErrorHandler((error, _request, reply) => {
+      if (!(error instanceof InvalidFlowError)) throw error
+      return reply.status(400).send({ statusCode: 400, message: error.message, error: 'Bad Request', problems: [...error.problems] })
+    })
+
     app.get(
       '/flows',
       {
@@ -63,14 +94,14 @@ export const flowRoutes =
           tags: ['flows'],
           summary: "Create a flow in the key's workspace; it is published as version 1 at once",
           body: Type.Object({
-            name: Type.String({ minLength: 1, maxLength: 200 }),
-            definition: Type.Optional(FlowDefinition),
+            name: FlowName,
+            definition: Type.Optional(DefinitionInput),
           }),
-          response: { 201: FlowDetail, ...errorResponses(400, 401, 413, 415) },
+          response: { 201: FlowDetail, ...errorResponses(401, 413, 415), 400: FlowErrorResponse },
         },
       },
       async (request, reply) => {
-        const { flowId } = await createFlow(commandContext(deps, request), request.principal, request.body)
+        const { flowId } = await createFlow(flowContext(request), request.principal, request.body)
         const created = await findFlow(deps.db, { workspaceId: request.principal.workspaceId, id: flowId })
         if (!created) throw new Error(`flow ${flowId} is not in the read model after its creation`)
         return reply.status(201).header('location', `/v1/flows/${flowId}`).send(created)
@@ -83,14 +114,113 @@ export const flowRoutes =
         schema: {
           tags: ['flows'],
           summary: 'A flow with its draft definition and published version',
-          params: Type.Object({ id: Uuid }),
+          params: FlowParams,
           response: { 200: FlowDetail, ...errorResponses(400, 401, 404) },
         },
       },
+      async (request) => detail(request.principal.workspaceId, request.params.id),
+    )
+
+    app.patch(
+      '/flows/:id',
+      {
+        schema: {
+          tags: ['flows'],
+          summary: 'Rename a flow; without a name it answers the flow as it is',
+          params: FlowParams,
+          body: Type.Object({ name: Type.Optional(FlowName) }),
+          response: { 200: FlowDetail, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
       async (request) => {
-        const found = await findFlow(deps.db, { workspaceId: request.principal.workspaceId, id: request.params.id })
-        if (!found) throw new NotFoundError(`flow ${request.params.id} not found`)
+        await renameFlow(commandContext(deps, request), request.principal, request.params.id, request.body.name)
+        return detail(request.principal.workspaceId, request.params.id)
+      },
+    )
+
+    app.put(
+      '/flows/:id/definition',
+      {
+        schema: {
+          tags: ['flows'],
+          summary: 'Save the draft definition; published versions are not touched',
+          description: 'The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem.',
+          params: FlowParams,
+          body: DefinitionInput,
+          response: { 200: FlowDetail, ...errorResponses(401, 404, 413, 415), 400: FlowErrorResponse },
+        },
+      },
+      async (request) => {
+        await saveDraft(flowContext(request), request.principal, request.params.id, request.body)
+        return detail(request.principal.workspaceId, request.params.id)
+      },
+    )
+
+    app.post(
+      '/flows/:id/publish',
+      {
+        schema: {
+          tags: ['flows'],
+          summary: 'Publish the draft as the next immutable version; new sessions run it',
+          description: 'The draft is validated again first. When it equals the newest version, that version is answered and nothing is added.',
+          params: FlowParams,
+          response: { 200: VersionItem, ...errorResponses(401, 404), 400: FlowErrorResponse },
+        },
+      },
+      async (request) => publishFlow(flowContext(request), request.principal, request.params.id),
+    )
+
+    app.get(
+      '/flows/:id/versions',
+      {
+        schema: {
+          tags: ['flows'],
+          summary: 'Published versions of a flow, newest first',
+          params: FlowParams,
+          querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
+          response: { 200: Page(VersionItem), ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { workspaceId } = request.principal
+        await detail(workspaceId, request.params.id)
+        const { content, totalElements } = await listFlowVersions(deps.db, { workspaceId, flowId: request.params.id, page, size })
+        return toPage(content, totalElements, page, size)
+      },
+    )
+
+    app.get(
+      '/flows/:id/versions/:version',
+      {
+        schema: {
+          tags: ['flows'],
+          summary: 'One published version with its definition',
+          params: Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1 }) }),
+          response: { 200: VersionDetail, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { id, version } = request.params
+        const found = await findFlowVersion(deps.db, { workspaceId: request.principal.workspaceId, flowId: id, version })
+        if (!found) throw new NotFoundError(`flow ${id} has no version ${version}`)
         return found
+      },
+    )
+
+    app.post(
+      '/flows/validate',
+      {
+        schema: {
+          tags: ['flows'],
+          summary: "Check a definition against the key's workspace without saving it",
+          body: Type.Object({ definition: DefinitionInput }),
+          response: { 200: Type.Object({ valid: Type.Boolean(), problems: Type.Array(Problem) }), ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (request) => {
+        const problems = await checkDefinition(deps.db, request.principal, request.body.definition)
+        return { valid: problems.length === 0, problems }
       },
     )
   }

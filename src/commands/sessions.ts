@@ -1,0 +1,65 @@
+import { session, sessionStream } from '../domain/session.js'
+import type { InboundMessage, VariableValue } from '../engine/turn.js'
+import { NotFoundError } from '../errors.js'
+import { newId } from '../ids.js'
+import type { ApiKeyPrincipal } from '../projections/api-keys.js'
+import { awaitReadModels, type CommandContext } from './context.js'
+import { handleCommand } from './handle.js'
+
+export interface StartableFlow {
+  flowId: string
+  publishedVersion: number
+}
+
+export async function startSession(
+  ctx: CommandContext,
+  caller: ApiKeyPrincipal,
+  input: { flow: StartableFlow; variables: Record<string, VariableValue>; externalId: string | null; ttlSeconds: number },
+): Promise<{ sessionId: string; expiresAt: string }> {
+  const sessionId = newId()
+  const result = await handleCommand(ctx.store, session, sessionStream(sessionId), {
+    type: 'StartSession',
+    data: {
+      sessionId,
+      workspaceId: caller.workspaceId,
+      organizationId: caller.organizationId,
+      flowId: input.flow.flowId,
+      flowVersion: input.flow.publishedVersion,
+      variables: input.variables,
+      externalId: input.externalId,
+      apiKeyId: caller.apiKeyId,
+      callbackUrl: caller.callbackUrl,
+      ttlSeconds: input.ttlSeconds,
+      messageId: newId(),
+      now: ctx.now().toISOString(),
+    },
+  }, { ...ctx.metadata, workspaceId: caller.workspaceId })
+  await awaitReadModels(ctx, result)
+  if (result.state.status === 'none') throw new Error(`session ${sessionId} was not started`)
+  return { sessionId, expiresAt: result.state.expiresAt }
+}
+
+/** Queues an inbound message; a repeated `idempotencyKey` answers the first message's id and queues nothing. */
+export async function receiveMessage(
+  ctx: CommandContext,
+  caller: ApiKeyPrincipal,
+  input: { sessionId: string; message: InboundMessage; idempotencyKey: string | null },
+): Promise<{ messageId: string }> {
+  const messageId = newId()
+  const result = await handleCommand(ctx.store, session, sessionStream(input.sessionId), {
+    type: 'ReceiveMessage',
+    data: { sessionId: input.sessionId, workspaceId: caller.workspaceId, messageId, message: input.message, idempotencyKey: input.idempotencyKey, now: ctx.now().toISOString() },
+  }, { ...ctx.metadata, workspaceId: caller.workspaceId })
+  if (result.state.status === 'none') throw new NotFoundError(`session ${input.sessionId} not found`)
+  if (result.events.length === 0 && input.idempotencyKey !== null) return { messageId: result.state.idempotencyKeys[input.idempotencyKey]! }
+  await awaitReadModels(ctx, result)
+  return { messageId }
+}
+
+export async function expireSession(ctx: CommandContext, sessionId: string): Promise<boolean> {
+  const result = await handleCommand(ctx.store, session, sessionStream(sessionId), {
+    type: 'ExpireSession',
+    data: { sessionId, now: ctx.now().toISOString() },
+  }, ctx.metadata)
+  return result.events.length > 0
+}

@@ -1,0 +1,197 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { ConversationState, InboundMessage, TurnOutput, VariableValue, type Trigger } from '../engine/turn.js'
+import { ConflictError, NotFoundError } from '../errors.js'
+import type { Decider } from './decider.js'
+import { Timestamp, Uuid } from './schemas.js'
+
+export const sessionStream = (sessionId: string) => `session-${sessionId}`
+
+const SessionStarted = Type.Object({
+  sessionId: Uuid,
+  workspaceId: Uuid,
+  organizationId: Uuid,
+  flowId: Uuid,
+  /** The published version the session runs to its end. */
+  flowVersion: Type.Integer({ minimum: 1 }),
+  variables: Type.Record(Type.String(), VariableValue),
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  /** The key that created the session, and its callback as it was then: webhooks go there. */
+  apiKeyId: Uuid,
+  callbackUrl: Type.Union([Type.String(), Type.Null()]),
+  ttlSeconds: Type.Integer({ minimum: 1 }),
+  /** Identifies the first turn (the flow's response to the start) in its webhook. */
+  messageId: Uuid,
+  startedAt: Timestamp,
+  expiresAt: Timestamp,
+})
+
+const MessageReceived = Type.Object({
+  sessionId: Uuid,
+  messageId: Uuid,
+  message: InboundMessage,
+  idempotencyKey: Type.Union([Type.String(), Type.Null()]),
+  receivedAt: Timestamp,
+  /** Inactivity expiry slides forward with every inbound message. */
+  expiresAt: Timestamp,
+})
+
+const TurnCompleted = Type.Object({
+  sessionId: Uuid,
+  /** The trigger: the session's start or the inbound message this turn answered. */
+  messageId: Uuid,
+  output: TurnOutput,
+  completedAt: Timestamp,
+})
+
+const SessionExpired = Type.Object({ sessionId: Uuid, expiredAt: Timestamp })
+
+export type SessionEvent =
+  | { type: 'SessionStarted'; data: Static<typeof SessionStarted> }
+  | { type: 'MessageReceived'; data: Static<typeof MessageReceived> }
+  | { type: 'TurnCompleted'; data: Static<typeof TurnCompleted> }
+  | { type: 'SessionExpired'; data: Static<typeof SessionExpired> }
+
+export type SessionCommand =
+  | { type: 'StartSession'; data: Omit<Static<typeof SessionStarted>, 'startedAt' | 'expiresAt'> & { now: string } }
+  | {
+      type: 'ReceiveMessage'
+      data: { sessionId: string; workspaceId: string; messageId: string; message: InboundMessage; idempotencyKey: string | null; now: string }
+    }
+  | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string } }
+  | { type: 'ExpireSession'; data: { sessionId: string; now: string } }
+
+export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
+
+export interface PendingTurn {
+  messageId: string
+  trigger: Trigger
+}
+
+export type Session =
+  | { status: 'none' }
+  | {
+      status: SessionStatus
+      sessionId: string
+      workspaceId: string
+      organizationId: string
+      flowId: string
+      flowVersion: number
+      externalId: string | null
+      apiKeyId: string
+      callbackUrl: string | null
+      ttlSeconds: number
+      startedAt: string
+      expiresAt: string
+      finishedAt: string | null
+      conversation: ConversationState
+      /** Triggers still waiting for their turn, oldest first. */
+      pending: PendingTurn[]
+      /** Idempotency-Key → the messageId it produced. */
+      idempotencyKeys: Record<string, string>
+      warnings: number
+    }
+
+const addSeconds = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString()
+
+export const session: Decider<SessionCommand, Session, SessionEvent> = {
+  initialState: { status: 'none' },
+  eventSchemas: { SessionStarted, MessageReceived, TurnCompleted, SessionExpired },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'StartSession': {
+        if (state.status !== 'none') throw new ConflictError(`session ${command.data.sessionId} already exists`)
+        const { now, ...rest } = command.data
+        return [{ type: 'SessionStarted', data: { ...rest, startedAt: now, expiresAt: addSeconds(now, rest.ttlSeconds) } }]
+      }
+      case 'ReceiveMessage': {
+        const { data } = command
+        if (state.status === 'none' || state.workspaceId !== data.workspaceId) throw new NotFoundError(`session ${data.sessionId} not found`)
+        if (data.idempotencyKey !== null && state.idempotencyKeys[data.idempotencyKey]) return []
+        if (state.status !== 'active' || data.now >= state.expiresAt) throw new ConflictError('Session is not active')
+        return [
+          {
+            type: 'MessageReceived',
+            data: {
+              sessionId: data.sessionId,
+              messageId: data.messageId,
+              message: data.message,
+              idempotencyKey: data.idempotencyKey,
+              receivedAt: data.now,
+              expiresAt: addSeconds(data.now, state.ttlSeconds),
+            },
+          },
+        ]
+      }
+      case 'CompleteTurn': {
+        // A turn for anything but the oldest pending trigger was already taken by another worker.
+        if (state.status === 'none' || state.pending[0]?.messageId !== command.data.messageId) return []
+        return [{ type: 'TurnCompleted', data: { sessionId: command.data.sessionId, messageId: command.data.messageId, output: command.data.output, completedAt: command.data.now } }]
+      }
+      case 'ExpireSession':
+        if (state.status !== 'active' || command.data.now < state.expiresAt) return []
+        return [{ type: 'SessionExpired', data: { sessionId: command.data.sessionId, expiredAt: command.data.now } }]
+      default: {
+        const exhaustive: never = command
+        throw new Error(`unknown command ${String(exhaustive)}`)
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'SessionStarted': {
+        const d = event.data
+        return {
+          status: 'active',
+          sessionId: d.sessionId,
+          workspaceId: d.workspaceId,
+          organizationId: d.organizationId,
+          flowId: d.flowId,
+          flowVersion: d.flowVersion,
+          externalId: d.externalId,
+          apiKeyId: d.apiKeyId,
+          callbackUrl: d.callbackUrl,
+          ttlSeconds: d.ttlSeconds,
+          startedAt: d.startedAt,
+          expiresAt: d.expiresAt,
+          finishedAt: null,
+          conversation: { waitingAt: null, variables: d.variables, lastTimestampMicros: 0, card: null },
+          pending: [{ messageId: d.messageId, trigger: { type: 'start' } }],
+          idempotencyKeys: {},
+          warnings: 0,
+        }
+      }
+      case 'MessageReceived': {
+        if (state.status === 'none') return state
+        const { messageId, message, idempotencyKey, expiresAt } = event.data
+        return {
+          ...state,
+          expiresAt,
+          pending: [...state.pending, { messageId, trigger: { type: 'message', message } }],
+          idempotencyKeys: idempotencyKey === null ? state.idempotencyKeys : { ...state.idempotencyKeys, [idempotencyKey]: messageId },
+        }
+      }
+      case 'TurnCompleted': {
+        if (state.status === 'none') return state
+        const { output, completedAt, messageId } = event.data
+        const status: SessionStatus = state.status !== 'active' ? state.status : output.status
+        return {
+          ...state,
+          status,
+          finishedAt: status !== 'active' && state.finishedAt === null ? completedAt : state.finishedAt,
+          conversation: output.state,
+          pending: state.pending.filter((p) => p.messageId !== messageId),
+          warnings: state.warnings + output.warnings.length,
+        }
+      }
+      case 'SessionExpired':
+        if (state.status !== 'active') return state
+        return { ...state, status: 'timeout', finishedAt: event.data.expiredAt }
+      default: {
+        const exhaustive: never = event
+        return exhaustive
+      }
+    }
+  },
+}

@@ -1,0 +1,45 @@
+import { Value } from '@sinclair/typebox/value'
+import { flowStream, type FlowEvent } from '../domain/flow.js'
+import { NodeData, type FlowDefinition, type NodeType, type TypedNode } from '../domain/flow-definition.js'
+import type { EventStore } from '../eventstore/port.js'
+import type { RunnableFlow } from './interpreter.js'
+
+const isNodeType = (type: string): type is NodeType => Object.hasOwn(NodeData, type)
+
+/** The definition with every node's data checked against its type, or why it cannot run. */
+export function toRunnable(definition: FlowDefinition): RunnableFlow | string {
+  const nodes: TypedNode[] = []
+  for (const node of definition.nodes) {
+    if (!isNodeType(node.type)) return `node ${node.id} has unknown type ${node.type}`
+    if (!Value.Check(NodeData[node.type], node.data)) return `node ${node.id} has invalid ${node.type} data`
+    nodes.push(node as TypedNode)
+  }
+  return { ...definition, nodes }
+}
+
+/**
+ * Published flow versions, read from the flow's stream. A version never changes once published,
+ * so it is kept in memory after the first read.
+ */
+export class FlowVersions {
+  private readonly cache = new Map<string, RunnableFlow | string>()
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly maxEntries = 1000,
+  ) {}
+
+  /** The runnable version, or a sentence saying why there is none. */
+  async get(flowId: string, version: number): Promise<RunnableFlow | string> {
+    const key = `${flowId}@${version}`
+    const cached = this.cache.get(key)
+    if (cached) return cached
+    const events = (await this.store.readStream(flowStream(flowId))) as unknown as FlowEvent[]
+    const published = events.find((e) => e.type === 'FlowPublished' && e.data.version === version)
+    if (!published || published.type !== 'FlowPublished') return `flow ${flowId} has no published version ${version}`
+    const runnable = toRunnable(published.data.definition)
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!)
+    this.cache.set(key, runnable)
+    return runnable
+  }
+}

@@ -1,0 +1,48 @@
+import type { VariableValue } from './turn.js'
+
+/** Where `{{name}}` and `{{name.path}}` look values up: system variables shadow the conversation's. */
+export interface Scope {
+  system: Readonly<Record<string, VariableValue>>
+  variables: Readonly<Record<string, VariableValue>>
+}
+
+export interface Interpolator {
+  /** The template with each placeholder replaced; unknown ones render empty and are remembered. */
+  text(template: string): string
+  /** Paths of the unknown placeholders met so far, each once. */
+  readonly unknown: ReadonlySet<string>
+}
+
+// Only well-formed names are placeholders; anything else between braces stays as written.
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}/g
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+
+// Own properties only, so `{{x.constructor}}` or `{{__proto__}}` never reach the prototype.
+const child = (value: unknown, key: string): unknown => (isRecord(value) && Object.hasOwn(value, key) ? value[key] : undefined)
+
+/** The value a variable name or dotted path points to, or undefined when there is none. */
+export const lookup = (scope: Scope, path: string): unknown => {
+  const [head = '', ...rest] = path.split('.')
+  const root = Object.hasOwn(scope.system, head) ? scope.system[head] : child(scope.variables, head)
+  return rest.reduce(child, root)
+}
+
+/** How a value reads inside text: strings as they are, objects as JSON, nothing as empty. */
+export const render = (value: unknown): string => {
+  if (value === undefined || value === null) return ''
+  if (typeof value === 'string') return value
+  if (typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+export const interpolator = (scope: Scope): Interpolator => {
+  const unknown = new Set<string>()
+  const text = (template: string): string =>
+    template.replace(PLACEHOLDER, (_placeholder, path: string) => {
+      const value = lookup(scope, path)
+      if (value === undefined) unknown.add(path)
+      return render(value)
+    })
+  return { text, unknown }
+}

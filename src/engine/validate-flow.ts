@@ -1,0 +1,576 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { RE2JS } from 're2js'
+import { FlowDefinition, NODE_TYPES, NodeData, VariableName, type InputKind, type NodeType, type OutgoingMessage } from '../domain/flow-definition.js'
+// Registers the `uuid` format that the node schemas use.
+import '../domain/schemas.js'
+import { SYSTEM_VARIABLES, typeOfValue, type VariableType } from '../domain/variables.js'
+import { BadRequestError } from '../errors.js'
+import { parseNumber } from './replies.js'
+
+export { SYSTEM_VARIABLES }
+
+/** What a flow may refer to in its workspace. */
+export interface WorkspaceCatalog {
+  sectorIds: ReadonlySet<string>
+  /** The stage ids of each pipeline, by pipeline id. */
+  pipelines: ReadonlyMap<string, ReadonlySet<string>>
+  /** The workspace's variables by name, with their type. */
+  variables: ReadonlyMap<string, VariableType>
+}
+
+/** One thing wrong with a definition. `path` points into it (`nodes[3].data.saveAs`); '' is the whole document. */
+export interface Problem {
+  path: string
+  message: string
+}
+
+/** WhatsApp's limits on outgoing messages, in characters (Unicode code points). */
+export const LIMITS = {
+  textBody: 4096,
+  caption: 1024,
+  interactiveBody: 1024,
+  footer: 60,
+  buttons: 3,
+  buttonTitle: 20,
+  listButton: 20,
+  sections: 10,
+  rows: 10,
+  sectionTitle: 24,
+  rowTitle: 24,
+  rowDescription: 72,
+  ctaDisplayText: 20,
+} as const
+
+/** The handle a question leaves by when its retries are used up. */
+export const INVALID_HANDLE = 'invalid'
+/** The handle of a valid answer to a non-choice question, and of a condition whose rules all fail. */
+export const DEFAULT_HANDLE = 'default'
+
+/** A 400 that lists every problem of a definition; `message` joins them. */
+export class InvalidFlowError extends BadRequestError {
+  constructor(readonly problems: readonly Problem[]) {
+    super(problems.map(formatProblem).join('; '))
+  }
+}
+
+export const formatProblem = (problem: Problem): string => (problem.path ? `${problem.path}: ${problem.message}` : problem.message)
+
+/** Throws {@link InvalidFlowError} unless the definition is valid in the workspace. */
+export function assertValidFlow(definition: unknown, catalog: WorkspaceCatalog): asserts definition is FlowDefinition {
+  const problems = validateFlow(definition, catalog)
+  if (problems.length > 0) throw new InvalidFlowError(problems)
+}
+
+type Segment = string | number
+type Report = (at: readonly Segment[], message: string) => void
+
+const structure = TypeCompiler.Compile(FlowDefinition)
+const nodeDataChecks = Object.fromEntries(NODE_TYPES.map((type) => [type, TypeCompiler.Compile(NodeData[type])])) as {
+  [T in NodeType]: TypeCheck<(typeof NodeData)[T]>
+}
+
+/** A node whose `data` matched its type's schema. */
+type Checked = { [T in NodeType]: { type: T; data: Static<(typeof NodeData)[T]> } }[NodeType]
+
+interface NodeInfo {
+  index: number
+  id: string
+  type: string | undefined
+  data: Record<string, unknown> | undefined
+  checked: Checked | undefined
+}
+
+interface EdgeInfo {
+  index: number
+  id: unknown
+  source: unknown
+  target: unknown
+  sourceHandle: unknown
+}
+
+/** Where a node can be left: by one unnamed exit, by named handles, or not at all. */
+type Exits = { kind: 'unnamed' } | { kind: 'named'; handles: string[] } | { kind: 'none' }
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const length = (text: string) => [...text].length
+const quoteList = (items: readonly string[]) => items.join(', ')
+
+/**
+ * Checks a flow definition against the document format and the workspace it belongs to, and
+ * returns every problem found (none when it is valid). Pure: the workspace arrives as `catalog`.
+ */
+export function validateFlow(definition: unknown, catalog: WorkspaceCatalog): Problem[] {
+  const problems: Problem[] = []
+  const seen = new Set<string>()
+  const report: Report = (at, message) => {
+    const problem = { path: formatPath(at), message }
+    const key = `${problem.path}\u0000${message}`
+    if (seen.has(key)) return
+    seen.add(key)
+    problems.push(problem)
+  }
+
+  if (!isRecord(definition)) {
+    report([], 'the definition must be a JSON object')
+    return problems
+  }
+  reportSchemaErrors(structure.Errors(definition), [], report)
+  // Every other rule is about nodes; without a list of them there is nothing more to say.
+  if (!Array.isArray(definition.nodes)) return problems
+
+  const nodes = definition.nodes.flatMap((raw, index): NodeInfo[] =>
+    isRecord(raw) && typeof raw.id === 'string'
+      ? [{ index, id: raw.id, type: typeof raw.type === 'string' ? raw.type : undefined, data: isRecord(raw.data) ? raw.data : undefined, checked: undefined }]
+      : [],
+  )
+  const edges = (Array.isArray(definition.edges) ? definition.edges : []).flatMap((raw, index): EdgeInfo[] =>
+    isRecord(raw) ? [{ index, id: raw.id, source: raw.source, target: raw.target, sourceHandle: raw.sourceHandle }] : [],
+  )
+
+  for (const node of nodes) checkNodeData(node, report)
+  const known = knownVariables(nodes, catalog)
+  for (const node of nodes) {
+    if (node.data) checkMessages(node, report)
+    if (node.data) checkVariableReferences(node, known, report)
+    if (node.checked) checkNode(node, node.checked, catalog, known, report)
+  }
+  const byId = checkNodeIds(nodes, report)
+  checkEdges(edges, byId, report)
+  checkReachability(nodes, edges, byId, report)
+  return problems
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema errors → problems
+
+function formatPath(at: readonly Segment[]): string {
+  return at.reduce<string>((path, segment) => {
+    if (typeof segment === 'number') return `${path}[${segment}]`
+    if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(segment)) return path ? `${path}.${segment}` : segment
+    return `${path}[${JSON.stringify(segment)}]`
+  }, '')
+}
+
+/** `/nodes/3/data/x` → ['nodes', 3, 'data', 'x']. */
+const fromPointer = (pointer: string): Segment[] =>
+  pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^(0|[1-9]\d*)$/.test(part) ? Number(part) : part))
+
+const literalOf = (schema: TSchema, key: string): unknown => (isRecord(schema.properties) && isRecord(schema.properties[key]) ? schema.properties[key].const : undefined)
+
+const alternatives = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : (names[0] ?? ''))
+
+const kindName = (schema: TSchema): string => {
+  if (schema.const !== undefined) return JSON.stringify(schema.const)
+  if (schema.type === 'null') return 'null'
+  if (schema.type === 'object') return 'an object'
+  if (schema.type === 'integer') return 'an integer'
+  return typeof schema.type === 'string' ? `a ${schema.type}` : 'a valid value'
+}
+
+const describe = (error: ValueError): string => {
+  const schema = error.schema
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required'
+    case ValueErrorType.Object:
+      return 'must be an object'
+    case ValueErrorType.Array:
+      return 'must be an array'
+    case ValueErrorType.String:
+      return 'must be a string'
+    case ValueErrorType.Number:
+      return 'must be a number'
+    case ValueErrorType.Integer:
+      return 'must be an integer'
+    case ValueErrorType.Boolean:
+      return 'must be a boolean'
+    case ValueErrorType.Literal:
+      return `must be ${JSON.stringify(schema.const)}`
+    case ValueErrorType.StringMinLength:
+      return schema.minLength === 1 ? 'must not be empty' : `shorter than ${schema.minLength} characters`
+    case ValueErrorType.StringMaxLength:
+      return `longer than ${schema.maxLength} characters`
+    case ValueErrorType.StringPattern:
+      return schema.pattern === VariableName.pattern ? 'must be a variable name: letters, digits and _, not starting with a digit' : `must match ${schema.pattern}`
+    case ValueErrorType.StringFormat:
+      return schema.format === 'uuid' ? 'must be a UUID' : `must be a ${schema.format}`
+    case ValueErrorType.ArrayMinItems:
+      return schema.minItems === 1 ? 'must not be empty' : `must have at least ${schema.minItems} items`
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return `must be at least ${schema.minimum}`
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return `must be at most ${schema.maximum}`
+    default:
+      return error.message.charAt(0).toLowerCase() + error.message.slice(1)
+  }
+}
+
+/**
+ * Turns TypeBox errors into problems. A union whose variants are told apart by a literal `type`
+ * (outgoing messages, interactive shapes) is explained by the variant the value names, so a long
+ * button title is reported at the title rather than as "no variant matched".
+ */
+function reportSchemaErrors(errors: Iterable<ValueError>, base: readonly Segment[], report: Report, missing = new Set<string>()): void {
+  for (const error of errors) {
+    const at = [...base, ...fromPointer(error.path)]
+    // A missing property is also checked as `undefined`; "is required" says all there is to say.
+    if ([...missing].some((path) => error.path === path || error.path.startsWith(`${path}/`))) continue
+    if (error.type === ValueErrorType.ObjectRequiredProperty) missing.add(error.path)
+    if (error.type !== ValueErrorType.Union) {
+      report(at, describe(error))
+      continue
+    }
+    const variants: TSchema[] = Array.isArray(error.schema.anyOf) ? error.schema.anyOf : []
+    const tags = variants.map((variant) => literalOf(variant, 'type'))
+    if (!tags.every((tag): tag is string => typeof tag === 'string')) {
+      report(at, `must be ${alternatives(variants.map(kindName))}`)
+      continue
+    }
+    if (!isRecord(error.value)) {
+      report(at, 'must be an object')
+      continue
+    }
+    const chosen = typeof error.value.type === 'string' ? tags.indexOf(error.value.type) : -1
+    const nested = error.errors[chosen]
+    if (chosen >= 0 && nested) {
+      // The variant's errors carry full paths from the root of the checked value.
+      reportSchemaErrors(nested, base, report, missing)
+    } else {
+      report([...at, 'type'], `must be one of ${quoteList(tags)}`)
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes
+
+function checkNodeData(node: NodeInfo, report: Report): void {
+  const at = ['nodes', node.index]
+  if (node.type === undefined || node.type === '' || !node.data) return
+  if (!(NODE_TYPES as readonly string[]).includes(node.type)) {
+    report([...at, 'type'], `unknown node type "${node.type}"; one of ${quoteList(NODE_TYPES)}`)
+    return
+  }
+  const type = node.type as NodeType
+  const check = nodeDataChecks[type]
+  if (check.Check(node.data)) {
+    // Check() proved that data matches NodeData[type]; TypeScript cannot correlate the two.
+    node.checked = { type, data: node.data } as Checked
+  } else {
+    reportSchemaErrors(check.Errors(node.data), [...at, 'data'], report)
+  }
+}
+
+/** Every outgoing message a node sends, as written (valid or not), with where it sits. */
+function outgoingMessages(node: NodeInfo): { value: unknown; at: Segment[] }[] {
+  const data = node.data ?? {}
+  const at: Segment[] = ['nodes', node.index, 'data']
+  if (node.type === 'message') return (Array.isArray(data.messages) ? data.messages : []).map((value, i) => ({ value, at: [...at, 'messages', i] }))
+  if (node.type === 'question') return [{ value: data.prompt, at: [...at, 'prompt'] }, { value: data.retryMessage, at: [...at, 'retryMessage'] }]
+  return []
+}
+
+function checkMessages(node: NodeInfo, report: Report): void {
+  for (const { value, at } of outgoingMessages(node)) checkLimits(value, at, report)
+}
+
+const field = (value: unknown, key: string): unknown => (isRecord(value) ? value[key] : undefined)
+const items = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
+
+/**
+ * Checks the channel's limits on a message as written. It reads the message defensively rather
+ * than after its schema passed, so a long title is reported beside an unrelated schema problem.
+ */
+function checkLimits(message: unknown, at: readonly Segment[], report: Report): void {
+  const atMost = (text: unknown, limit: number, where: Segment[]) => {
+    if (typeof text === 'string' && length(text) > limit) report([...at, ...where], `longer than ${limit} characters`)
+  }
+  const type = field(message, 'type')
+  if (type === 'text') return atMost(field(field(message, 'text'), 'body'), LIMITS.textBody, ['text', 'body'])
+  if (type === 'media') return atMost(field(field(message, 'media'), 'caption'), LIMITS.caption, ['media', 'caption'])
+  if (type !== 'interactive') return
+  const interactive = field(message, 'interactive')
+  const action = field(interactive, 'action')
+  const where = (...path: Segment[]) => ['interactive', ...path]
+  atMost(field(field(interactive, 'body'), 'text'), LIMITS.interactiveBody, where('body', 'text'))
+  atMost(field(field(interactive, 'footer'), 'text'), LIMITS.footer, where('footer', 'text'))
+  switch (field(interactive, 'type')) {
+    case 'button': {
+      const buttons = items(field(action, 'buttons'))
+      if (buttons.length > LIMITS.buttons) report([...at, ...where('action', 'buttons')], `more than ${LIMITS.buttons} buttons (${buttons.length})`)
+      buttons.forEach((button, i) => atMost(field(button, 'title'), LIMITS.buttonTitle, where('action', 'buttons', i, 'title')))
+      return
+    }
+    case 'list': {
+      const sections = items(field(action, 'sections'))
+      atMost(field(action, 'button'), LIMITS.listButton, where('action', 'button'))
+      if (sections.length > LIMITS.sections) report([...at, ...where('action', 'sections')], `more than ${LIMITS.sections} sections (${sections.length})`)
+      const rows = sections.reduce<number>((sum, section) => sum + items(field(section, 'rows')).length, 0)
+      if (rows > LIMITS.rows) report([...at, ...where('action', 'sections')], `more than ${LIMITS.rows} rows in total (${rows})`)
+      sections.forEach((section, s) => {
+        atMost(field(section, 'title'), LIMITS.sectionTitle, where('action', 'sections', s, 'title'))
+        items(field(section, 'rows')).forEach((row, r) => {
+          atMost(field(row, 'title'), LIMITS.rowTitle, where('action', 'sections', s, 'rows', r, 'title'))
+          atMost(field(row, 'description'), LIMITS.rowDescription, where('action', 'sections', s, 'rows', r, 'description'))
+        })
+      })
+      return
+    }
+    case 'cta_url':
+      return atMost(field(field(action, 'parameters'), 'display_text'), LIMITS.ctaDisplayText, where('action', 'parameters', 'display_text'))
+  }
+}
+
+/** A choice question's choices with where each id sits: its buttons, or the rows of every list section. */
+function choicesOf(prompt: OutgoingMessage): { id: string; at: Segment[] }[] | undefined {
+  if (prompt.type !== 'interactive') return undefined
+  const { interactive } = prompt
+  if (interactive.type === 'button') return interactive.action.buttons.map((b, i) => ({ id: b.id, at: ['interactive', 'action', 'buttons', i, 'id'] }))
+  if (interactive.type === 'list') {
+    return interactive.action.sections.flatMap((section, s) => section.rows.map((row, r) => ({ id: row.id, at: ['interactive', 'action', 'sections', s, 'rows', r, 'id'] })))
+  }
+  return undefined
+}
+
+/** The handles of a node, which its outgoing edges name in `sourceHandle`. */
+function exitsOf(node: Checked): Exits {
+  switch (node.type) {
+    case 'start':
+    case 'message':
+    case 'setVariable':
+    case 'kanbanMove':
+      return { kind: 'unnamed' }
+    case 'transfer':
+    case 'end':
+      return { kind: 'none' }
+    case 'question': {
+      if (node.data.input.kind !== 'choice') return { kind: 'named', handles: [DEFAULT_HANDLE, INVALID_HANDLE] }
+      return { kind: 'named', handles: [...(choicesOf(node.data.prompt) ?? []).map((c) => c.id), INVALID_HANDLE] }
+    }
+    case 'condition':
+      return { kind: 'named', handles: [...node.data.rules.map((rule) => rule.id), DEFAULT_HANDLE] }
+    default: {
+      const exhaustive: never = node
+      return exhaustive
+    }
+  }
+}
+
+/** Reports repeated ids, and an id that is also the node's fixed handle. */
+function checkHandleIds(ids: { id: string; at: Segment[] }[], reserved: string, what: string, report: Report): void {
+  const first = new Map<string, number>()
+  ids.forEach(({ id, at }, i) => {
+    if (id === reserved) report(at, `"${reserved}" is the handle of ${what}; choose another id`)
+    else if (first.has(id)) report(at, `duplicate id "${id}"; each one is a handle of its own`)
+    else first.set(id, i)
+  })
+}
+
+const SAVED_TYPE: Record<Static<typeof InputKind>, VariableType> = {
+  text: 'string',
+  number: 'number',
+  email: 'string',
+  phone: 'string',
+  media: 'object',
+  choice: 'string',
+}
+
+function checkNode(node: NodeInfo, checked: Checked, catalog: WorkspaceCatalog, known: ReadonlySet<string>, report: Report): void {
+  const at: Segment[] = ['nodes', node.index, 'data']
+  switch (checked.type) {
+    case 'question': {
+      const { data } = checked
+      if (data.input.kind === 'choice') {
+        const choices = choicesOf(data.prompt)
+        if (!choices) report([...at, 'prompt'], "a choice question's prompt must be an interactive button or list message")
+        else checkHandleIds(choices.map((c) => ({ id: c.id, at: [...at, 'prompt', ...c.at] })), INVALID_HANDLE, 'invalid replies', report)
+      }
+      if (data.saveAs !== undefined) checkTarget(data.saveAs, SAVED_TYPE[data.input.kind], `this question saves ${article(SAVED_TYPE[data.input.kind])}`, [...at, 'saveAs'], catalog, report)
+      return
+    }
+    case 'condition': {
+      const { rules } = checked.data
+      checkHandleIds(rules.map((rule, i) => ({ id: rule.id, at: [...at, 'rules', i, 'id'] })), DEFAULT_HANDLE, 'the default exit', report)
+      rules.forEach((rule, i) => {
+        const ruleAt = [...at, 'rules', i]
+        if (!known.has(rule.variable)) report([...ruleAt, 'variable'], `unknown variable "${rule.variable}"`)
+        if (rule.operator === 'regex' && typeof rule.value === 'string') {
+          try {
+            RE2JS.compile(rule.value)
+          } catch (error) {
+            report([...ruleAt, 'value'], `not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`)
+          }
+        }
+        const numeric = rule.operator === 'gt' || rule.operator === 'gte' || rule.operator === 'lt' || rule.operator === 'lte'
+        const isNumber = typeof rule.value === 'number' || (typeof rule.value === 'string' && parseNumber(rule.value) !== undefined)
+        if (numeric && !isNumber) report([...ruleAt, 'value'], `${rule.operator} compares numbers; value must be a number`)
+      })
+      return
+    }
+    case 'setVariable': {
+      const { variable, value } = checked.data
+      const type = typeOfValue(value)
+      if (type) checkTarget(variable, type, `this value is ${article(type)}`, [...at, 'variable'], catalog, report)
+      return
+    }
+    case 'transfer': {
+      const { targetType, targetId } = checked.data
+      if (targetType === 'sector' && !catalog.sectorIds.has(targetId)) report([...at, 'targetId'], `no sector "${targetId}" in this workspace`)
+      return
+    }
+    case 'kanbanMove': {
+      const { pipelineId, stageId } = checked.data
+      const stages = catalog.pipelines.get(pipelineId)
+      if (!stages) report([...at, 'pipelineId'], `no pipeline "${pipelineId}" in this workspace`)
+      else if (!stages.has(stageId)) report([...at, 'stageId'], `pipeline "${pipelineId}" has no stage "${stageId}"`)
+      return
+    }
+    case 'start':
+    case 'message':
+    case 'end':
+      return
+    default: {
+      const exhaustive: never = checked
+      return exhaustive
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Variables
+
+const article = (type: VariableType) => (type === 'object' ? 'an object' : `a ${type}`)
+
+// The engine's placeholder syntax (src/engine/interpolate.ts): `{{name}}` or `{{name.path}}`;
+// the name before the first dot is the variable.
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)*\s*\}\}/g
+
+/** Names a template may read: workspace and system variables, and whatever this flow saves. */
+function knownVariables(nodes: readonly NodeInfo[], catalog: WorkspaceCatalog): ReadonlySet<string> {
+  const known = new Set<string>([...catalog.variables.keys(), ...SYSTEM_VARIABLES])
+  for (const node of nodes) {
+    // A target that is not a workspace variable is reported once, where it is saved, not at every read.
+    if (node.type === 'question' && typeof node.data?.saveAs === 'string') known.add(node.data.saveAs)
+    if (node.type === 'setVariable' && typeof node.data?.variable === 'string') known.add(node.data.variable)
+  }
+  return known
+}
+
+/** Saving into a variable: it must be a workspace variable (system ones are read-only) of the type saved. */
+function checkTarget(name: string, saved: VariableType, what: string, at: Segment[], catalog: WorkspaceCatalog, report: Report): void {
+  if (SYSTEM_VARIABLES.includes(name)) return report(at, `"${name}" is a system variable; it is read-only`)
+  const type = catalog.variables.get(name)
+  if (type === undefined) return report(at, `no variable "${name}" in this workspace`)
+  if (type !== saved) report(at, `variable "${name}" holds ${article(type)}, but ${what}`)
+}
+
+function checkVariableReferences(node: NodeInfo, known: ReadonlySet<string>, report: Report): void {
+  const visit = (value: unknown, at: Segment[]): void => {
+    if (typeof value === 'string') {
+      for (const [, name] of value.matchAll(PLACEHOLDER)) if (name && !known.has(name)) report(at, `unknown variable "${name}"`)
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => visit(item, [...at, i]))
+    } else if (isRecord(value)) {
+      for (const [key, item] of Object.entries(value)) visit(item, [...at, key])
+    }
+  }
+  for (const [key, value] of Object.entries(node.data ?? {})) {
+    // The engine copies an object value of setVariable as it is, without interpolation.
+    if (node.type === 'setVariable' && key === 'value' && typeof value !== 'string') continue
+    visit(value, ['nodes', node.index, 'data', key])
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph
+
+/** Reports a start count other than one and repeated node ids; answers each id's first node. */
+function checkNodeIds(nodes: readonly NodeInfo[], report: Report): ReadonlyMap<string, NodeInfo> {
+  const starts = nodes.filter((node) => node.type === 'start')
+  if (starts.length === 0) report(['nodes'], 'no start node; a flow has exactly one')
+  for (const extra of starts.slice(1)) report(['nodes', extra.index, 'type'], `a second start node (the first is nodes[${starts[0]!.index}]); a flow has exactly one`)
+  const byId = new Map<string, NodeInfo>()
+  for (const node of nodes) {
+    const first = byId.get(node.id)
+    if (first) report(['nodes', node.index, 'id'], `duplicate node id "${node.id}" (also nodes[${first.index}])`)
+    else byId.set(node.id, node)
+  }
+  return byId
+}
+
+function checkEdges(edges: readonly EdgeInfo[], nodes: ReadonlyMap<string, NodeInfo>, report: Report): void {
+  const ids = new Map<string, number>()
+  const exitsUsed = new Map<string, number>()
+  for (const edge of edges) {
+    const at: Segment[] = ['edges', edge.index]
+    if (typeof edge.id === 'string') {
+      const first = ids.get(edge.id)
+      if (first !== undefined) report([...at, 'id'], `duplicate edge id "${edge.id}" (also edges[${first}])`)
+      else ids.set(edge.id, edge.index)
+    }
+    if (typeof edge.target === 'string' && !nodes.has(edge.target)) report([...at, 'target'], `no node "${edge.target}"`)
+    if (typeof edge.source !== 'string') continue
+    const source = nodes.get(edge.source)
+    if (!source) {
+      report([...at, 'source'], `no node "${edge.source}"`)
+      continue
+    }
+    if (edge.sourceHandle !== undefined && edge.sourceHandle !== null && typeof edge.sourceHandle !== 'string') continue
+    const handle = edge.sourceHandle ?? null
+    const exit = `${edge.source}\u0000${handle ?? ''}`
+    const firstFromExit = exitsUsed.get(exit)
+    if (firstFromExit !== undefined) report(at, `a second edge from the same exit of node "${edge.source}" (the first is edges[${firstFromExit}])`)
+    else exitsUsed.set(exit, edge.index)
+    if (source.checked) checkHandle(edge, source, source.checked, handle, report)
+  }
+}
+
+function checkHandle(edge: EdgeInfo, source: NodeInfo, checked: Checked, handle: string | null, report: Report): void {
+  const node = `node "${source.id}" (${checked.type})`
+  const exits = exitsOf(checked)
+  switch (exits.kind) {
+    case 'none':
+      return report(['edges', edge.index, 'source'], `${node} has no exits`)
+    case 'unnamed':
+      if (handle !== null) report(['edges', edge.index, 'sourceHandle'], `${node} has one unnamed exit; leave sourceHandle out`)
+      return
+    case 'named':
+      if (handle === null) report(['edges', edge.index, 'sourceHandle'], `${node} needs a sourceHandle: one of ${quoteList(exits.handles)}`)
+      else if (!exits.handles.includes(handle)) report(['edges', edge.index, 'sourceHandle'], `${node} has no handle "${handle}"; its handles are ${quoteList(exits.handles)}`)
+      return
+    default: {
+      const exhaustive: never = exits
+      return exhaustive
+    }
+  }
+}
+
+/** Nodes no path from the start reaches are reported; without exactly one start it is not judged. */
+function checkReachability(nodes: readonly NodeInfo[], edges: readonly EdgeInfo[], byId: ReadonlyMap<string, NodeInfo>, report: Report): void {
+  const starts = nodes.filter((node) => node.type === 'start')
+  if (starts.length !== 1) return
+  const next = new Map<string, string[]>()
+  for (const edge of edges) {
+    if (typeof edge.source !== 'string' || typeof edge.target !== 'string') continue
+    next.set(edge.source, [...(next.get(edge.source) ?? []), edge.target])
+  }
+  const reached = new Set<string>([starts[0]!.id])
+  const queue = [starts[0]!.id]
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    for (const target of next.get(id) ?? []) {
+      if (!reached.has(target) && byId.has(target)) {
+        reached.add(target)
+        queue.push(target)
+      }
+    }
+  }
+  for (const node of byId.values()) if (!reached.has(node.id)) report(['nodes', node.index], 'unreachable from the start node')
+}

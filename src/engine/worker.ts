@@ -1,0 +1,162 @@
+import { sql, type Kysely } from 'kysely'
+import { v5 as uuidV5 } from 'uuid'
+import { session, sessionStream, type SessionEvent } from '../domain/session.js'
+import { START, WrongExpectedVersionError, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import type { Logger } from '../logger.js'
+import { toBigInt, type Database } from '../store/database.js'
+import type { FlowVersions } from './flow-versions.js'
+import type { RunnableFlow } from './interpreter.js'
+import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from './turn.js'
+
+export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput
+
+/** Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a crash). */
+export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string }, actions: KanbanAction[]) => Promise<void>
+
+const CHECKPOINT = 'engine'
+// Ids a turn makes are derived from the session and the trigger, so a replay makes the same ones.
+const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
+const MAX_ATTEMPTS = 10
+
+const lastMessageText = (trigger: Trigger): string => {
+  if (trigger.type !== 'message') return ''
+  const { message } = trigger
+  switch (message.type) {
+    case 'text':
+      return message.text.body
+    case 'interactive':
+      return message.interactive.type === 'button_reply' ? message.interactive.button_reply.title : message.interactive.list_reply.title
+    default:
+      return message.media.caption ?? message.media.url
+  }
+}
+
+/**
+ * Runs conversations: follows every session stream, and for each trigger (the start, then every
+ * inbound message, in order) runs the interpreter once and appends its output as `TurnCompleted`
+ * with the revision it read. Two workers racing for one trigger: the second append conflicts, the
+ * loser re-reads and finds the turn done.
+ */
+export class EngineWorker {
+  private controller?: AbortController
+  private loop?: Promise<void>
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly store: EventStore,
+    private readonly flows: FlowVersions,
+    private readonly interpret: Interpreter,
+    private readonly applyKanban: KanbanApplier,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.controller) return
+    this.controller = new AbortController()
+    this.loop = this.run(this.controller.signal)
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        let position = await this.readCheckpoint()
+        for await (const batch of this.store.subscribeAll({ from: position, streamPrefixes: ['session-'], signal, maxBatch: 200 })) {
+          await this.handleBatch(batch)
+          position = batch[batch.length - 1]!.position
+          await this.saveCheckpoint(position)
+        }
+      } catch (error) {
+        this.logger.error({ err: error }, 'engine failed; retrying')
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+    }
+  }
+
+  private async handleBatch(batch: RecordedEvent[]): Promise<void> {
+    const toDrive = new Set<string>()
+    for (const recorded of batch) {
+      const event = recorded as unknown as SessionEvent
+      if (event.type === 'SessionStarted' || event.type === 'MessageReceived') toDrive.add(event.data.sessionId)
+    }
+    await Promise.all([...toDrive].map((sessionId) => this.drive(sessionId)))
+    for (const recorded of batch) {
+      const event = recorded as unknown as SessionEvent
+      if (event.type !== 'TurnCompleted' || event.data.output.kanban.length === 0) continue
+      const scope = recorded.metadata as { workspaceId?: string; organizationId?: string }
+      await this.applyKanban(
+        { sessionId: event.data.sessionId, messageId: event.data.messageId, workspaceId: String(scope.workspaceId), organizationId: String(scope.organizationId) },
+        event.data.output.kanban,
+      )
+    }
+  }
+
+  /** Runs every pending turn of one session, oldest first. */
+  async drive(sessionId: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; ) {
+      const recorded = await this.store.readStream(sessionStream(sessionId))
+      const state = recorded.reduce((s, e) => session.evolve(s, e as unknown as SessionEvent), session.initialState)
+      if (state.status === 'none') return
+      const next = state.pending[0]
+      if (!next) return
+      const flow = await this.flows.get(state.flowId, state.flowVersion)
+      let counter = 0
+      const output: TurnOutput =
+        typeof flow !== 'string'
+        ? this.interpret(flow, state.conversation, next.trigger, {
+            nowMicros: Date.now() * 1000,
+            newId: () => uuidV5(`${sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
+            system: {
+              sessionId,
+              externalId: state.externalId ?? '',
+              flowId: state.flowId,
+              workspaceId: state.workspaceId,
+              lastMessage: lastMessageText(next.trigger),
+            },
+          })
+        : brokenFlowTurn(state.conversation, flow)
+      const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: new Date().toISOString() } }, state)
+      if (!event) return
+      try {
+        await this.store.append(
+          sessionStream(sessionId),
+          [{ id: uuidV5(`${sessionId}/${next.messageId}/turn`, TURN_ID_NAMESPACE), type: event.type, data: event.data, metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: next.messageId } }],
+          { expectedRevision: recorded[recorded.length - 1]!.revision },
+        )
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError)) throw error
+        attempt++
+      }
+    }
+    this.logger.warn({ sessionId }, 'engine gave up on a session after repeated conflicts; it is retried on its next event')
+  }
+
+  private async readCheckpoint(): Promise<Position> {
+    const row = await this.db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', CHECKPOINT).executeTakeFirst()
+    return row ? { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) } : START
+  }
+
+  private async saveCheckpoint(position: Position): Promise<void> {
+    // Several workers may share the checkpoint; it only ever moves forward.
+    await this.db
+      .insertInto('projection_checkpoints')
+      .values({ projection: CHECKPOINT, position_commit: String(position.commit), position_prepare: String(position.prepare) })
+      .onConflict((oc) =>
+        oc
+          .column('projection')
+          .doUpdateSet({ position_commit: String(position.commit), position_prepare: String(position.prepare), updated_at: sql`now()` })
+          .where(sql<boolean>`(projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (${String(position.commit)}::bigint, ${String(position.prepare)}::bigint)`),
+      )
+      .execute()
+  }
+
+  async stop(): Promise<void> {
+    this.controller?.abort()
+    await this.loop
+    this.controller = undefined
+  }
+}
+
+/** The turn of a session whose flow version cannot be found: it ends in error. */
+function brokenFlowTurn(state: ConversationState, warning: string): TurnOutput {
+  return { messages: [], functions: [], kanban: [], variables: {}, warnings: [warning], visited: [], status: 'error', state: { ...state, waitingAt: null } }
+}

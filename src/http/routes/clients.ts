@@ -1,0 +1,66 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { registerOAuthClient, revokeOAuthClient } from '../../commands/oauth-clients.js'
+import { listOAuthClients } from '../../projections/oauth-clients.js'
+import type { AppDeps } from '../app.js'
+import { commandContext } from '../context.js'
+import { EmptyBody, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+const ClientItem = Type.Object({ clientId: Uuid, name: Type.String(), createdAt: Timestamp })
+const CreatedClient = Type.Object({
+  clientId: Uuid,
+  clientSecret: Type.String({ description: 'Shown only in this response; keep it on your backend' }),
+  name: Type.String(),
+})
+
+export const clientRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/clients',
+      {
+        schema: {
+          tags: ['clients'],
+          summary: "List the OAuth clients (embedded editor) of the key's workspace",
+          querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
+          response: { 200: Page(ClientItem), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { content, totalElements } = await listOAuthClients(deps.db, { workspaceId: request.principal.workspaceId, page, size })
+        return toPage(content, totalElements, page, size)
+      },
+    )
+
+    app.post(
+      '/clients',
+      {
+        schema: {
+          tags: ['clients'],
+          summary: "Create an OAuth client for the embedded editor in the key's workspace",
+          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+          response: { 201: CreatedClient, ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const created = await registerOAuthClient(commandContext(deps, request), request.principal, { name: request.body.name })
+        return reply.status(201).send(created)
+      },
+    )
+
+    app.delete(
+      '/clients/:clientId',
+      {
+        schema: {
+          tags: ['clients'],
+          summary: 'Revoke an OAuth client; its secret stops working',
+          params: Type.Object({ clientId: Uuid }),
+          response: { 204: EmptyBody, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request, reply) => {
+        await revokeOAuthClient(commandContext(deps, request), request.principal, request.params.clientId)
+        return reply.status(204).send()
+      },
+    )
+  }

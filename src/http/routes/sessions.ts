@@ -1,0 +1,199 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { receiveMessage, startSession } from '../../commands/sessions.js'
+import { session, sessionStream, type SessionEvent } from '../../domain/session.js'
+import { VariableValue } from '../../engine/turn.js'
+import { NotFoundError } from '../../errors.js'
+import { findFlow } from '../../projections/flows.js'
+import { SESSION_LOG_ORDER_COLUMNS, listSessionLogs, type SessionLogOrder } from '../../projections/session-logs.js'
+import type { AppDeps } from '../app.js'
+import { commandContext } from '../context.js'
+import { SendMessageBody, toInboundMessage } from '../inbound-message.js'
+import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+const SessionCreated = Type.Object({ sessionId: Uuid, status: Type.Literal('active'), expiresAt: Timestamp })
+const MessageAccepted = Type.Object({ messageId: Uuid, status: Type.Literal('queued') })
+const LogStatus = OneOf(['running', 'completed', 'timeout', 'error'] as const)
+const LogEntry = Type.Object({
+  id: Uuid,
+  workspaceId: Uuid,
+  flowId: Uuid,
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  status: LogStatus,
+  warnings: Type.Integer(),
+  startedAt: Timestamp,
+  expiresAt: Timestamp,
+  finishedAt: Type.Union([Timestamp, Type.Null()]),
+})
+const SessionDetail = Type.Object({
+  id: Uuid,
+  workspaceId: Uuid,
+  flowId: Uuid,
+  flowVersion: Type.Integer(),
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  status: OneOf(['active', 'completed', 'timeout', 'error'] as const),
+  variables: Type.Record(Type.String(), VariableValue),
+  waitingAt: Type.Union([Type.String({ description: 'the question node awaiting a reply' }), Type.Null()]),
+  pendingMessages: Type.Integer({ description: 'inbound messages not yet processed' }),
+  warnings: Type.Integer(),
+  startedAt: Timestamp,
+  expiresAt: Timestamp,
+  finishedAt: Type.Union([Timestamp, Type.Null()]),
+})
+const StoredEvent = Type.Object({
+  id: Uuid,
+  type: Type.String(),
+  revision: Type.Integer(),
+  position: Type.String({ description: 'place in the global log' }),
+  createdAt: Timestamp,
+  data: Type.Unknown(),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+})
+
+const logOrderColumns = Object.keys(SESSION_LOG_ORDER_COLUMNS) as SessionLogOrder[]
+
+export const sessionRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    /** The session's events, when it belongs to the caller's workspace. */
+    const readSession = async (workspaceId: string, sessionId: string) => {
+      const recorded = await deps.store.readStream(sessionStream(sessionId))
+      const state = recorded.reduce((s, e) => session.evolve(s, e as unknown as SessionEvent), session.initialState)
+      if (state.status === 'none' || state.workspaceId !== workspaceId) throw new NotFoundError(`session ${sessionId} not found`)
+      return { recorded, state }
+    }
+
+    app.post(
+      '/sessions/flows/:flowId/create',
+      {
+        schema: {
+          tags: ['sessions'],
+          summary: 'Start a session of a flow; its first response goes to the callback URL',
+          params: Type.Object({ flowId: Uuid }),
+          body: Type.Object({
+            variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
+            externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'identifier of the external contact' })),
+          }, { description: 'optional: the request may have no body' }),
+          response: { 201: SessionCreated, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+        // The spec makes the body optional: no body means no variables.
+        preValidation: async (request) => {
+          request.body ??= {}
+        },
+      },
+      async (request, reply) => {
+        const flow = await findFlow(deps.db, { workspaceId: request.principal.workspaceId, id: request.params.flowId })
+        if (!flow) throw new NotFoundError(`flow ${request.params.flowId} not found`)
+        const { sessionId, expiresAt } = await startSession(commandContext(deps, request), request.principal, {
+          flow: { flowId: flow.id, publishedVersion: flow.publishedVersion },
+          variables: request.body.variables ?? {},
+          externalId: request.body.externalId ?? null,
+          ttlSeconds: deps.config.sessionTtlSeconds,
+        })
+        return reply.status(201).header('location', `/v1/sessions/${sessionId}`).send({ sessionId, status: 'active' as const, expiresAt })
+      },
+    )
+
+    app.post(
+      '/sessions/:sessionId/message',
+      {
+        schema: {
+          tags: ['sessions'],
+          summary: "Send the user's message into an active session; the flow answers by webhook",
+          params: Type.Object({ sessionId: Uuid }),
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
+          body: SendMessageBody,
+          response: { 202: MessageAccepted, ...errorResponses(400, 401, 404, 409, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const { messageId } = await receiveMessage(commandContext(deps, request), request.principal, {
+          sessionId: request.params.sessionId,
+          message: toInboundMessage(request.body),
+          idempotencyKey: request.headers['idempotency-key'] ?? null,
+        })
+        return reply.status(202).send({ messageId, status: 'queued' as const })
+      },
+    )
+
+    app.get(
+      '/sessions/logs',
+      {
+        schema: {
+          tags: ['sessions'],
+          summary: "Session logs of the key's organization",
+          querystring: Type.Object({
+            ...pageQuery({ default: 10, maximum: 100 }),
+            orderBy: Type.Optional(OneOf(logOrderColumns)),
+            direction: Direction,
+            workspaceId: Type.Optional(Uuid),
+            dateRange: Type.Optional(DateRangeParam),
+            sessionId: Type.Optional(Uuid),
+            status: Type.Optional(LogStatus),
+          }),
+          response: { 200: Page(LogEntry), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { content, totalElements } = await listSessionLogs(deps.db, { ...request.query, organizationId: request.principal.organizationId, now: deps.now() })
+        return toPage(content, totalElements, page, size)
+      },
+    )
+
+    app.get(
+      '/sessions/:sessionId',
+      {
+        schema: {
+          tags: ['sessions'],
+          summary: 'A session as it stands: status, variables, the question it waits at',
+          params: Type.Object({ sessionId: Uuid }),
+          response: { 200: SessionDetail, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { state } = await readSession(request.principal.workspaceId, request.params.sessionId)
+        return {
+          id: state.sessionId,
+          workspaceId: state.workspaceId,
+          flowId: state.flowId,
+          flowVersion: state.flowVersion,
+          externalId: state.externalId,
+          status: state.status,
+          variables: state.conversation.variables,
+          waitingAt: state.conversation.waitingAt?.nodeId ?? null,
+          pendingMessages: state.pending.length,
+          warnings: state.warnings,
+          startedAt: state.startedAt,
+          expiresAt: state.expiresAt,
+          finishedAt: state.finishedAt,
+        }
+      },
+    )
+
+    app.get(
+      '/sessions/:sessionId/events',
+      {
+        schema: {
+          tags: ['sessions'],
+          summary: "The session's full event history, oldest first",
+          params: Type.Object({ sessionId: Uuid }),
+          querystring: Type.Object(pageQuery({ default: 100, maximum: 500 })),
+          response: { 200: Page(StoredEvent), ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { recorded } = await readSession(request.principal.workspaceId, request.params.sessionId)
+        const content = recorded.slice(page * size, (page + 1) * size).map((e) => ({
+          id: e.id,
+          type: e.type,
+          revision: Number(e.revision),
+          position: `${e.position.commit}/${e.position.prepare}`,
+          createdAt: e.createdAt,
+          data: e.data,
+          metadata: e.metadata,
+        }))
+        return toPage(content, recorded.length, page, size)
+      },
+    )
+  }

@@ -1,0 +1,98 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { changeVariable, defineVariable, removeVariable } from '../../commands/variables.js'
+import { VARIABLE_TYPES, VariableName } from '../../domain/variables.js'
+import { VariableValue } from '../../engine/turn.js'
+import { listVariables } from '../../projections/variables.js'
+import type { AppDeps } from '../app.js'
+import { commandContext } from '../context.js'
+import { EmptyBody, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+const VariableType = OneOf(VARIABLE_TYPES)
+const Description = Type.String({ maxLength: 1000 })
+
+const Variable = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  type: VariableType,
+  description: Type.Union([Type.String(), Type.Null()]),
+  defaultValue: Type.Union([VariableValue, Type.Null()], { description: 'given to sessions that do not pass this variable; null when none' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+})
+
+export const variableRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/variables',
+      {
+        schema: {
+          tags: ['variables'],
+          summary: "List the variables of the key's workspace, oldest first",
+          querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
+          response: { 200: Page(Variable), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { content, totalElements } = await listVariables(deps.db, { workspaceId: request.principal.workspaceId, page, size })
+        return toPage(content, totalElements, page, size)
+      },
+    )
+
+    app.post(
+      '/variables',
+      {
+        schema: {
+          tags: ['variables'],
+          summary: "Define a variable in the key's workspace; flows use it by name, sessions pass its value",
+          body: Type.Object({
+            name: Type.String({ ...VariableName, description: 'unique in the workspace; letters, digits and _, not starting with a digit; not a system variable' }),
+            type: VariableType,
+            description: Type.Optional(Description),
+            defaultValue: Type.Optional(VariableValue),
+          }),
+          response: { 201: Variable, ...errorResponses(400, 401, 409, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const created = await defineVariable(commandContext(deps, request), request.principal, request.body)
+        return reply.status(201).header('location', `/v1/variables/${created.id}`).send(created)
+      },
+    )
+
+    app.patch(
+      '/variables/:id',
+      {
+        schema: {
+          tags: ['variables'],
+          summary: 'Change the description or default of a variable (null clears it); name and type never change',
+          params: Type.Object({ id: Uuid }),
+          body: Type.Object({
+            name: Type.Optional(Type.String({ description: 'accepted only unchanged' })),
+            type: Type.Optional(VariableType),
+            description: Type.Optional(Type.Union([Description, Type.Null()])),
+            defaultValue: Type.Optional(Type.Union([VariableValue, Type.Null()])),
+          }),
+          response: { 200: Variable, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
+      async (request) => changeVariable(commandContext(deps, request), request.principal, request.params.id, request.body),
+    )
+
+    app.delete(
+      '/variables/:id',
+      {
+        schema: {
+          tags: ['variables'],
+          summary: 'Remove a variable; flows that use it fail validation on their next save or publish',
+          params: Type.Object({ id: Uuid }),
+          response: { 204: EmptyBody, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request, reply) => {
+        await removeVariable(commandContext(deps, request), request.principal, request.params.id)
+        return reply.status(204).send()
+      },
+    )
+  }

@@ -1,0 +1,158 @@
+import { sql } from 'kysely'
+import type { CardEvent, CardValues } from '../domain/card.js'
+import type { PipelineEvent } from '../domain/pipeline.js'
+import type { DbOrTrx } from '../store/database.js'
+import type { Projection } from './projection.js'
+
+export const cardsProjection: Projection = {
+  name: 'kanban-cards',
+  // Pipeline events too: a field removed from a pipeline takes its values off every card.
+  streamPrefixes: ['card-', 'pipeline-'],
+  tables: ['kanban_cards'],
+  async apply(trx, recorded) {
+    const event = recorded as unknown as CardEvent | PipelineEvent
+    switch (event.type) {
+      case 'CardCreated': {
+        const d = event.data
+        await trx
+          .insertInto('kanban_cards')
+          .values({
+            id: d.cardId,
+            pipeline_id: d.pipelineId,
+            workspace_id: d.workspaceId,
+            stage_id: d.stageId,
+            session_id: d.sessionId,
+            tags: d.tags,
+            field_values: JSON.stringify(d.values),
+            created_at: d.createdAt,
+            moved_at: d.createdAt,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        break
+      }
+      case 'CardUpdated':
+        await trx
+          .updateTable('kanban_cards')
+          .set({ field_values: JSON.stringify(event.data.values), tags: event.data.tags })
+          .where('id', '=', event.data.cardId)
+          .execute()
+        break
+      case 'CardStageChanged':
+        await trx.updateTable('kanban_cards').set({ stage_id: event.data.stageId, moved_at: event.data.movedAt }).where('id', '=', event.data.cardId).execute()
+        break
+      case 'CardDeleted':
+        await trx.deleteFrom('kanban_cards').where('id', '=', event.data.cardId).execute()
+        break
+      case 'PipelineUpdated': {
+        const removed = event.data.removedFieldIds
+        if (removed.length === 0) break
+        await trx
+          .updateTable('kanban_cards')
+          .set({ field_values: sql`field_values - ${removed}::text[]` })
+          .where('pipeline_id', '=', event.data.pipelineId)
+          .where(sql<boolean>`field_values ?| ${removed}::text[]`)
+          .execute()
+        break
+      }
+    }
+  },
+}
+
+/** A card as the API shows it (spec §2, Kanban card). */
+export interface CardRecord {
+  id: string
+  pipelineId: string
+  stageId: string
+  sessionId: string | null
+  tags: string[]
+  values: CardValues
+  createdAt: string
+  movedAt: string
+}
+
+export const cardRecord = (card: {
+  id: string
+  pipelineId: string
+  stageId: string
+  sessionId: string | null
+  tags: string[]
+  values: CardValues
+  createdAt: string | Date
+  movedAt: string | Date
+}): CardRecord => ({
+  id: card.id,
+  pipelineId: card.pipelineId,
+  stageId: card.stageId,
+  sessionId: card.sessionId,
+  tags: card.tags,
+  values: card.values,
+  createdAt: new Date(card.createdAt).toISOString(),
+  movedAt: new Date(card.movedAt).toISOString(),
+})
+
+const columns = ['id', 'pipeline_id', 'stage_id', 'session_id', 'tags', 'field_values', 'created_at', 'moved_at'] as const
+
+const fromRow = (row: { id: string; pipeline_id: string; stage_id: string; session_id: string | null; tags: string[]; field_values: CardValues; created_at: Date; moved_at: Date }) =>
+  cardRecord({
+    id: row.id,
+    pipelineId: row.pipeline_id,
+    stageId: row.stage_id,
+    sessionId: row.session_id,
+    tags: row.tags,
+    values: row.field_values,
+    createdAt: row.created_at,
+    movedAt: row.moved_at,
+  })
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+export interface CardQuery {
+  pipelineId: string
+  /** Number and currency fields: each gets the sum of its values over every card that matches. */
+  sumFieldIds: readonly string[]
+  stageId?: string
+  /** Any part of any value, in any case. */
+  q?: string
+  /** Exclusive; an ISO 8601 instant. */
+  createdAfter?: string
+  /** A card matches when it has all of them. */
+  tags?: readonly string[]
+  page: number
+  size: number
+}
+
+/** Cards of one pipeline, oldest first, with the sums of numeric fields over all matching cards. */
+export async function listCards(db: DbOrTrx, query: CardQuery) {
+  let matching = db.selectFrom('kanban_cards').where('pipeline_id', '=', query.pipelineId)
+  if (query.stageId !== undefined) matching = matching.where('stage_id', '=', query.stageId)
+  if (query.createdAfter !== undefined) matching = matching.where(sql<boolean>`created_at > ${query.createdAfter}::timestamptz`)
+  if (query.tags !== undefined && query.tags.length > 0) matching = matching.where(sql<boolean>`tags @> ${query.tags}::text[]`)
+  if (query.q !== undefined && query.q !== '') matching = matching.where('search_text', 'ilike', `%${escapeLike(query.q)}%`)
+  const [rows, totals] = await Promise.all([
+    matching.select(columns).orderBy('created_at').orderBy('id').limit(query.size).offset(query.page * query.size).execute(),
+    matching
+      .select((eb) => [
+        eb.fn.countAll<string | number>().as('total'),
+        ...query.sumFieldIds.map((id, i) => sql<string | number | null>`sum((field_values ->> ${id})::numeric)`.as(`sum${i}`)),
+      ])
+      .executeTakeFirstOrThrow(),
+  ])
+  const sums: Record<string, unknown> = totals
+  const aggregations = Object.fromEntries(query.sumFieldIds.map((id, i) => [id, Number(sums[`sum${i}`] ?? 0)]))
+  return { content: rows.map(fromRow), totalElements: Number(totals.total), aggregations }
+}
+
+export async function findCard(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<CardRecord | undefined> {
+  const row = await db.selectFrom('kanban_cards').select(columns).where('id', '=', query.id).where('workspace_id', '=', query.workspaceId).executeTakeFirst()
+  return row && fromRow(row)
+}
+
+/** Which of `stageIds` (of one pipeline) hold at least one card. */
+export async function stagesHoldingCards(db: DbOrTrx, pipelineId: string, stageIds: readonly string[]): Promise<string[]> {
+  if (stageIds.length === 0) return []
+  const { rows } = await sql<{ id: string }>`
+    select s.id from unnest(${stageIds}::uuid[]) as s(id)
+    where exists (select 1 from kanban_cards c where c.pipeline_id = ${pipelineId} and c.stage_id = s.id)`.execute(db)
+  return rows.map((row) => row.id)
+}

@@ -1,0 +1,69 @@
+import type { OAuthClientEvent } from '../domain/oauth-client.js'
+import type { DbOrTrx } from '../store/database.js'
+import type { Projection } from './projection.js'
+
+export const oauthClientsProjection: Projection = {
+  name: 'oauth-clients',
+  streamPrefixes: ['client-'],
+  tables: ['oauth_clients'],
+  async apply(trx, recorded) {
+    const event = recorded as unknown as OAuthClientEvent
+    switch (event.type) {
+      case 'OAuthClientRegistered': {
+        const d = event.data
+        await trx
+          .insertInto('oauth_clients')
+          .values({
+            id: d.clientId,
+            organization_id: d.organizationId,
+            workspace_id: d.workspaceId,
+            name: d.name,
+            secret_hash: d.secretHash,
+            created_at: d.registeredAt,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        break
+      }
+      case 'OAuthClientRevoked':
+        await trx.updateTable('oauth_clients').set({ revoked_at: event.data.revokedAt }).where('id', '=', event.data.clientId).execute()
+        break
+    }
+  },
+}
+
+export interface OAuthClientItem {
+  clientId: string
+  name: string
+  createdAt: string
+}
+
+/** Live clients of one workspace, oldest first. */
+export async function listOAuthClients(
+  db: DbOrTrx,
+  query: { workspaceId: string; page: number; size: number },
+): Promise<{ content: OAuthClientItem[]; totalElements: number }> {
+  const base = db.selectFrom('oauth_clients').where('workspace_id', '=', query.workspaceId).where('revoked_at', 'is', null)
+  const [rows, count] = await Promise.all([
+    base.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id').limit(query.size).offset(query.page * query.size).execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    content: rows.map((row) => ({ clientId: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() })),
+    totalElements: Number(count.total),
+  }
+}
+
+/** What the embed token endpoint needs to check a live client's credentials (`clientId` must be a UUID); undefined for unknown or revoked ids. */
+export async function findOAuthClientCredentials(
+  db: DbOrTrx,
+  clientId: string,
+): Promise<{ clientId: string; organizationId: string; workspaceId: string; secretHash: string } | undefined> {
+  const row = await db
+    .selectFrom('oauth_clients')
+    .select(['id', 'organization_id', 'workspace_id', 'secret_hash'])
+    .where('id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  return row && { clientId: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id, secretHash: row.secret_hash }
+}

@@ -1,0 +1,148 @@
+import { sql } from 'kysely'
+import type { SessionEvent } from '../domain/session.js'
+import type { DbOrTrx } from '../store/database.js'
+import { dateRangeStart, type DateRange } from './date-range.js'
+import type { Projection } from './projection.js'
+
+/** The log's status words (spec §3) for the session's states. */
+export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
+
+export const sessionLogsProjection: Projection = {
+  name: 'session-logs',
+  streamPrefixes: ['session-'],
+  tables: ['session_logs'],
+  async apply(trx, recorded) {
+    const event = recorded as unknown as SessionEvent
+    switch (event.type) {
+      case 'SessionStarted': {
+        const d = event.data
+        await trx
+          .insertInto('session_logs')
+          .values({
+            id: d.sessionId,
+            workspace_id: d.workspaceId,
+            organization_id: d.organizationId,
+            flow_id: d.flowId,
+            flow_version: d.flowVersion,
+            external_id: d.externalId,
+            status: 'running',
+            warnings: 0,
+            started_at: d.startedAt,
+            expires_at: d.expiresAt,
+            finished_at: null,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute()
+        break
+      }
+      case 'MessageReceived':
+        await trx.updateTable('session_logs').set({ expires_at: event.data.expiresAt }).where('id', '=', event.data.sessionId).execute()
+        break
+      case 'TurnCompleted': {
+        const { output, completedAt, sessionId } = event.data
+        const finished = output.status !== 'active'
+        await trx
+          .updateTable('session_logs')
+          .set({
+            warnings: sql`warnings + ${output.warnings.length}`,
+            ...(finished ? { status: output.status, finished_at: completedAt } : {}),
+          })
+          .where('id', '=', sessionId)
+          .execute()
+        break
+      }
+      case 'SessionExpired':
+        await trx
+          .updateTable('session_logs')
+          .set({ status: 'timeout', finished_at: event.data.expiredAt })
+          .where('id', '=', event.data.sessionId)
+          .where('status', '=', 'running')
+          .execute()
+        break
+    }
+  },
+}
+
+export const SESSION_LOG_ORDER_COLUMNS = {
+  startedAt: 'started_at',
+  expiresAt: 'expires_at',
+  finishedAt: 'finished_at',
+  status: 'status',
+  warnings: 'warnings',
+  externalId: 'external_id',
+} as const
+export type SessionLogOrder = keyof typeof SESSION_LOG_ORDER_COLUMNS
+
+export interface SessionLogQuery {
+  organizationId: string
+  page: number
+  size: number
+  orderBy?: SessionLogOrder
+  direction: 'ASC' | 'DESC'
+  workspaceId?: string
+  sessionId?: string
+  status?: LogStatus
+  dateRange?: DateRange
+  now: Date
+}
+
+export interface SessionLogEntry {
+  id: string
+  workspaceId: string
+  flowId: string
+  externalId: string | null
+  status: LogStatus
+  warnings: number
+  startedAt: string
+  expiresAt: string
+  finishedAt: string | null
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString()
+
+/** Session logs of an organization; `dateRange` is on `startedAt`, in the filtered workspace's zone, else UTC. */
+export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
+  let startedSince: Date | undefined
+  if (query.dateRange) {
+    const zone = query.workspaceId
+      ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', query.workspaceId).executeTakeFirst())?.timezone
+      : undefined
+    startedSince = dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
+  }
+  let base = db.selectFrom('session_logs').where('organization_id', '=', query.organizationId)
+  if (query.workspaceId) base = base.where('workspace_id', '=', query.workspaceId)
+  if (query.sessionId) base = base.where('id', '=', query.sessionId)
+  if (query.status) base = base.where('status', '=', query.status)
+  if (startedSince) base = base.where('started_at', '>=', startedSince)
+  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy(SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt'], (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
+      .orderBy('id', direction)
+      .limit(query.size)
+      .offset(query.page * query.size)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    content: rows.map((row) => ({
+      id: row.id,
+      workspaceId: row.workspace_id,
+      flowId: row.flow_id,
+      externalId: row.external_id,
+      status: row.status as LogStatus,
+      warnings: row.warnings,
+      startedAt: iso(row.started_at),
+      expiresAt: iso(row.expires_at),
+      finishedAt: row.finished_at === null ? null : iso(row.finished_at),
+    })),
+    totalElements: Number(count.total),
+  }
+}
+
+/** Running sessions whose inactivity expiry has passed, for the sweeper. */
+export async function findExpiredSessions(db: DbOrTrx, now: Date, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('session_logs').select('id').where('status', '=', 'running').where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute()
+  return rows.map((row) => row.id)
+}
