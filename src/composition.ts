@@ -6,6 +6,7 @@ import type { EventStore } from './eventstore/port.js'
 import { PostgresEventStore } from './eventstore/postgres.js'
 import type { Logger } from './logger.js'
 import type { CommandContext } from './commands/context.js'
+import { ConversationRunner } from './engine/runner.js'
 import { allProjections } from './projections/index.js'
 import { ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
@@ -18,6 +19,8 @@ export interface Backend {
   storage: Storage
   store: EventStore
   readModels: ProjectionRuntime
+  /** Runs conversations; started by the server, not by CLI commands. */
+  conversations: ConversationRunner
   /** True on the embedded PGlite default. */
   embedded: boolean
   close(): Promise<void>
@@ -37,13 +40,16 @@ export async function openBackend(config: Config, logger: Logger): Promise<Backe
         ? new EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger)
+    const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger })
     return {
       config,
       storage,
       store,
       readModels,
+      conversations,
       embedded,
       async close() {
+        await conversations.stop()
         await readModels.stop()
         await store.close()
         await storage.close()

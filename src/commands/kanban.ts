@@ -1,6 +1,6 @@
 import { CARD_STREAM_PREFIX, card, cardStream, type Card, type ValuesPatch } from '../domain/card.js'
 import type { Decider, DomainEvent } from '../domain/decider.js'
-import { pipeline, pipelineStream, type FieldInput, type Pipeline, type StageInput } from '../domain/pipeline.js'
+import { pipeline, pipelineStream, reachablePipeline, type FieldInput, type Pipeline, type StageInput } from '../domain/pipeline.js'
 import type { EventStore } from '../eventstore/port.js'
 import { newId } from '../ids.js'
 import { cardRecord, stagesHoldingCards, type CardRecord } from '../projections/cards.js'
@@ -29,10 +29,9 @@ async function load<Command, State, Event extends DomainEvent>(store: EventStore
 
 async function toPipelineRecord(ctx: KanbanContext, state: Pipeline): Promise<PipelineRecord> {
   if (state.status !== 'active') throw new Error('the pipeline is not active after its command')
-  const current = state
-  const workspace = await findWorkspace(ctx.db, current.workspaceId)
-  if (!workspace) throw new Error(`workspace ${current.workspaceId} of pipeline ${current.id} is not in the read model`)
-  return pipelineRecord(current, workspace.name)
+  const workspace = await findWorkspace(ctx.db, state.workspaceId)
+  if (!workspace) throw new Error(`workspace ${state.workspaceId} of pipeline ${state.id} is not in the read model`)
+  return pipelineRecord(state, workspace.name)
 }
 
 export async function createPipeline(
@@ -62,13 +61,11 @@ export async function updatePipeline(
 ): Promise<PipelineRecord> {
   let occupied: string[] = []
   if (input.stages) {
-    const current = await load(ctx.store, pipeline, pipelineStream(pipelineId))
-    if (current.status === 'active') {
-      // Every card stream: wait until the cards read model holds each card written before this request.
-      const head = await ctx.store.headPosition({ streamPrefixes: [CARD_STREAM_PREFIX] })
-      await awaitReadModels(ctx, { stream: CARD_STREAM_PREFIX, position: head })
-      occupied = await stagesHoldingCards(ctx.db, pipelineId, current.stages.map((s) => s.id))
-    }
+    const current = reachablePipeline(await load(ctx.store, pipeline, pipelineStream(pipelineId)), pipelineId, scope.workspaceId)
+    // Every card stream: wait until the cards read model holds each card written before this request.
+    const head = await ctx.store.headPosition({ streamPrefixes: [CARD_STREAM_PREFIX] })
+    await awaitReadModels(ctx, { stream: CARD_STREAM_PREFIX, position: head })
+    occupied = await stagesHoldingCards(ctx.db, pipelineId, current.stages.map((s) => s.id))
   }
   const result = await handleCommand(ctx.store, pipeline, pipelineStream(pipelineId), {
     type: 'UpdatePipeline',
@@ -95,9 +92,9 @@ export async function createCard(
   ctx: CommandContext,
   scope: Scope,
   pipelineId: string,
-  input: { stageId: string; values?: ValuesPatch; tags?: string[]; sessionId?: string | null },
+  input: { stageId: string; values?: ValuesPatch; tags?: string[]; sessionId?: string | null; cardId?: string },
 ): Promise<CardRecord> {
-  const cardId = newId()
+  const cardId = input.cardId ?? newId()
   const result = await handleCommand(ctx.store, card, cardStream(cardId), {
     type: 'CreateCard',
     data: {

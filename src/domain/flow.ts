@@ -3,6 +3,7 @@ import { assertValidFlow, type WorkspaceCatalog } from '../engine/validate-flow.
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { FlowDefinition } from './flow-definition.js'
+import { sameJson } from './json.js'
 import { Timestamp, Uuid } from './schemas.js'
 
 export const flowStream = (flowId: string) => `flow-${flowId}`
@@ -64,8 +65,6 @@ const reachable = (state: Flow, flowId: string, workspaceId: string): ActiveFlow
   return state
 }
 
-const sameDefinition = (a: FlowDefinition, b: FlowDefinition) => JSON.stringify(a) === JSON.stringify(b)
-
 export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
   initialState: { status: 'none' },
   eventSchemas: { FlowCreated, FlowPublished, FlowDraftSaved, FlowRenamed },
@@ -86,7 +85,7 @@ export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
         const { flowId, workspaceId, definition, catalog, now } = command.data
         const current = reachable(state, flowId, workspaceId)
         assertValidFlow(definition, catalog)
-        if (sameDefinition(definition, current.draft)) return []
+        if (sameJson(definition, current.draft)) return []
         return [{ type: 'FlowDraftSaved', data: { flowId, definition, savedAt: now } }]
       }
       case 'RenameFlow': {
@@ -101,7 +100,7 @@ export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
         // The workspace may have lost a sector, pipeline or variable since the draft was saved.
         assertValidFlow(current.draft, catalog)
         // Publishing what is already the newest version adds nothing (and keeps retries harmless).
-        if (current.latest && sameDefinition(current.draft, current.latest.definition)) return []
+        if (current.latest && sameJson(current.draft, current.latest.definition)) return []
         return [{ type: 'FlowPublished', data: { flowId, version: current.publishedVersion + 1, definition: current.draft, publishedAt: now } }]
       }
       default: {

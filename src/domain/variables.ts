@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { VariableValue } from '../engine/turn.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
+import { sameJson } from './json.js'
 import { Timestamp, Uuid } from './schemas.js'
 
 /**
@@ -141,7 +142,7 @@ export const variables: Decider<VariableCommand, WorkspaceVariables, VariableEve
         const description = command.data.description === undefined ? current.description : command.data.description
         const defaultValue = command.data.defaultValue === undefined ? current.defaultValue : command.data.defaultValue
         checkDefault(current.type, defaultValue)
-        if (description === current.description && JSON.stringify(defaultValue) === JSON.stringify(current.defaultValue)) return []
+        if (description === current.description && sameJson(defaultValue, current.defaultValue)) return []
         return [{ type: 'VariableChanged', data: { workspaceId, variableId, description, defaultValue, changedAt: now } }]
       }
       case 'RemoveVariable': {

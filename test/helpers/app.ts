@@ -5,6 +5,7 @@ import type { CommandContext } from '../../src/commands/context.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
+import { ConversationRunner } from '../../src/engine/runner.js'
 import { createLogger } from '../../src/logger.js'
 import { allProjections } from '../../src/projections/index.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
@@ -22,10 +23,12 @@ export interface TestApp {
   ctx: CommandContext
   /** The first organization, with its admin key. */
   admin: Bootstrapped
+  /** Present when the test asked for the engine. */
+  conversations: ConversationRunner | undefined
 }
 
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
-export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config } = {}): Promise<TestApp> {
+export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config; engine?: boolean } = {}): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
   const storage = await backend.open(t)
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
@@ -40,12 +43,15 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
     now,
     apiKeyCacheMs: options.apiKeyCacheMs,
   })
+  const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
+  await conversations?.start()
   t.teardown(async () => {
     await app.close()
+    await conversations?.stop()
     await readModels.stop()
     await store.close()
   })
   const ctx: CommandContext = { store, readModels, logger: silentLogger, now, metadata: { actor: 'test' } }
   const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
-  return { app, storage, store, readModels, ctx, admin }
+  return { app, storage, store, readModels, ctx, admin, conversations }
 }

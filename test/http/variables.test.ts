@@ -133,6 +133,15 @@ for (const backend of reachableBackends) {
       t.match(cleared.json(), { description: null, defaultValue: null, updatedAt: '2026-04-02T10:00:00.000Z' })
     })
 
+    await t.test('PATCH with what the variable already holds changes nothing, whatever the key order', async (t) => {
+      const defined = (await define({ name: 'prefs', type: 'object', defaultValue: { a: 1, zone: 'UTC' } })).json()
+      clock = new Date('2026-04-02T11:00:00.000Z')
+      const same = await change(defined.id, { defaultValue: { zone: 'UTC', a: 1 }, description: null })
+      t.equal(same.statusCode, 200)
+      t.equal(same.json().updatedAt, defined.updatedAt)
+      t.equal((await remove(defined.id)).statusCode, 204)
+    })
+
     await t.test('PATCH never renames nor retypes, and checks the default against the type', async (t) => {
       const renamed = await change(customerId, { name: 'client' })
       t.equal(renamed.statusCode, 400)

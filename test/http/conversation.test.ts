@@ -1,0 +1,162 @@
+import t from 'tap'
+import { openTestApp } from '../helpers/app.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+for (const backend of reachableBackends) {
+  t.test(`a conversation end to end on ${backend.name}`, async (t) => {
+    const { app, admin } = await openTestApp(t, backend, { engine: true })
+    const headers = { 'x-api-key': admin.apiKey }
+    const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+      const response = await app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+      if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
+      return response.body ? response.json() : undefined
+    }
+    /** Waits until the engine has answered every message the session received. */
+    const settled = async (sessionId: string) => {
+      for (let i = 0; i < 200; i++) {
+        const detail = await call('GET', `/v1/sessions/${sessionId}`)
+        if (detail.pendingMessages === 0) return detail
+        await sleep(25)
+      }
+      throw new Error(`session ${sessionId} still has pending messages`)
+    }
+    const turns = async (sessionId: string) =>
+      (await call('GET', `/v1/sessions/${sessionId}/events?size=500`)).content.filter((e: { type: string }) => e.type === 'TurnCompleted')
+
+    await call('POST', '/v1/variables', { name: 'name', type: 'string' })
+    await call('POST', '/v1/variables', { name: 'plan', type: 'string' })
+    const pipeline = await call('POST', '/v1/kanban/pipelines', {
+      name: 'Leads',
+      stages: [{ name: 'New', color: '#2196F3' }, { name: 'Qualified', color: '#4CAF50' }],
+      fields: [{ name: 'Plan', type: 'text', required: false, isFeatured: true }],
+    })
+    const [newStage, qualified] = pipeline.stages
+    const planField = pipeline.fields[0].id
+    await call('POST', '/v1/sectors', { name: 'Sales' })
+    const sector = (await call('GET', '/v1/sectors')).content[0]
+
+    const definition = {
+      schemaVersion: 1,
+      nodes: [
+        { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+        { id: 'hello', type: 'message', position: { x: 200, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' }, tags: ['greeting'] }] } },
+        {
+          id: 'ask',
+          type: 'question',
+          position: { x: 400, y: 0 },
+          data: {
+            prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
+            input: { kind: 'choice' },
+            saveAs: 'plan',
+            maxRetries: 1,
+            retryMessage: { type: 'text', text: { body: 'Please tap one of the buttons.' } },
+          },
+        },
+        { id: 'check', type: 'condition', position: { x: 600, y: 0 }, data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
+        { id: 'lead', type: 'kanbanMove', position: { x: 800, y: 0 }, data: { pipelineId: pipeline.id, stageId: newStage.id, values: { [planField]: '{{plan}}' }, tags: ['lead'] } },
+        { id: 'qualify', type: 'kanbanMove', position: { x: 1000, y: 0 }, data: { pipelineId: pipeline.id, stageId: qualified.id } },
+        { id: 'human', type: 'transfer', position: { x: 1200, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
+        { id: 'bye', type: 'end', position: { x: 600, y: 200 }, data: {} },
+      ],
+      edges: [
+        { id: 'e1', source: 'start', target: 'hello' },
+        { id: 'e2', source: 'hello', target: 'ask' },
+        { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
+        { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
+        { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
+        { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
+        { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
+        { id: 'e8', source: 'lead', target: 'qualify' },
+        { id: 'e9', source: 'qualify', target: 'human' },
+      ],
+    }
+    const flow = await call('POST', '/v1/flows', { name: 'Plans', definition })
+
+    await t.test('question, condition, kanbanMove and transfer, answered by button id', async (t) => {
+      const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Ana' } })
+      await settled(sessionId)
+      t.equal((await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0].status, 'running')
+      const [first] = await turns(sessionId)
+      t.same(first.data.output.messages.map((m: { type: string; nodeId: string }) => [m.type, m.nodeId]), [['text', 'hello'], ['interactive', 'ask']])
+      t.same(first.data.output.messages[0], { type: 'text', text: { body: 'Hi Ana!' }, tags: ['greeting'], nodeId: 'hello' })
+
+      await call('POST', `/v1/sessions/${sessionId}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } })
+      const detail = await settled(sessionId)
+      t.equal(detail.status, 'completed')
+      t.same(detail.variables, { name: 'Ana', plan: 'pro' })
+
+      const second = (await turns(sessionId))[1].data.output
+      t.same(second.visited, ['ask', 'check', 'lead', 'qualify', 'human'], 'every step of the turn is recorded')
+      t.same(second.functions.map((f: { type: string }) => f.type), ['transfer'])
+      t.match(second.functions[0], { targetType: 'sector', targetId: sector.id })
+      t.same(second.kanban.map((k: { action: string; stageId: string }) => [k.action, k.stageId]), [['create', newStage.id], ['move', qualified.id]])
+      t.ok(second.kanban[0].timestamp < second.kanban[1].timestamp && second.kanban[1].timestamp < second.functions[0].timestamp, 'timestamps strictly increase')
+
+      const log = (await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0]
+      t.equal(log.status, 'completed')
+      t.match(log.finishedAt, /Z$/)
+
+      let cards: { content: { sessionId: string; stageId: string; values: Record<string, unknown>; tags: string[] }[] } = { content: [] }
+      for (let i = 0; i < 100 && cards.content[0]?.stageId !== qualified.id; i++) {
+        cards = await call('GET', `/v1/kanban/pipelines/${pipeline.id}/cards`)
+        await sleep(25)
+      }
+      t.equal(cards.content.length, 1)
+      t.match(cards.content[0], { sessionId, stageId: qualified.id, values: { [planField]: 'pro' }, tags: ['lead'] })
+
+      const late = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/message`, headers, payload: { type: 'text', text: { body: 'still there?' } } })
+      t.equal(late.statusCode, 409)
+      t.same(late.json(), { statusCode: 409, message: 'Session is not active', error: 'Conflict' })
+    })
+
+    await t.test('invalid replies retry, then follow the invalid handle', async (t) => {
+      const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Bo' } })
+      await call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'enterprise' } })
+      await call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'gold' } })
+      const detail = await settled(sessionId)
+      const outputs = (await turns(sessionId)).map((e: { data: { output: unknown } }) => e.data.output)
+      t.same(outputs[1].messages.map((m: { text?: { body: string } }) => m.text?.body), ['Please tap one of the buttons.'])
+      t.same(outputs[2].functions.map((f: { type: string }) => f.type), ['transfer'])
+      t.equal(detail.status, 'completed')
+      t.equal(detail.warnings, 2, 'each invalid reply counts as a warning')
+      t.equal((await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0].warnings, 2)
+    })
+
+    await t.test('50 concurrent sends into one session: one turn each, in arrival order', async (t) => {
+      const echo = await call('POST', '/v1/flows', {
+        name: 'Echo',
+        definition: {
+          schemaVersion: 1,
+          nodes: [
+            { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+            { id: 'ask', type: 'question', position: { x: 200, y: 0 }, data: { prompt: { type: 'text', text: { body: 'Say something' } }, input: { kind: 'text' }, saveAs: 'name' } },
+            { id: 'say', type: 'message', position: { x: 400, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'You said {{name}}' } }] } },
+          ],
+          edges: [
+            { id: 'a', source: 'start', target: 'ask' },
+            { id: 'b', source: 'ask', sourceHandle: 'default', target: 'say' },
+            { id: 'c', source: 'say', target: 'ask' },
+          ],
+        },
+      })
+      const { sessionId } = await call('POST', `/v1/sessions/flows/${echo.id}/create`)
+      const accepted = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: `m${i}` } })),
+      )
+      await settled(sessionId)
+      const events = (await call('GET', `/v1/sessions/${sessionId}/events?size=500`)).content as { type: string; data: { messageId: string; message?: { text: { body: string } }; output?: { messages: { text?: { body: string } }[] } } }[]
+      const received = events.filter((e) => e.type === 'MessageReceived')
+      const answered = events.filter((e) => e.type === 'TurnCompleted').slice(1)
+      t.equal(received.length, 50)
+      t.same(new Set(received.map((e) => e.data.messageId)), new Set(accepted.map((a: { messageId: string }) => a.messageId)), 'every 202 became a received message')
+      t.same(answered.map((e) => e.data.messageId), received.map((e) => e.data.messageId), 'one turn per message, in arrival order')
+      t.same(
+        answered.map((e) => e.data.output!.messages[0]!.text!.body),
+        received.map((e) => `You said ${e.data.message!.text.body}`),
+        'each turn answers its own message',
+      )
+    })
+  })
+}
