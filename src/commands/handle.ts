@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import { ConflictError } from '../errors.js'
+import { withStreamLock } from './stream-lock.js'
 import { newId } from '../ids.js'
 import { WrongExpectedVersionError, type EventMetadata, type EventStore, type Position } from '../eventstore/port.js'
 
@@ -15,7 +16,7 @@ export interface CommandResult<State, Event> {
   stream: string
 }
 
-const MAX_ATTEMPTS = 5
+const MAX_ATTEMPTS = 10
 const checks = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
 function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
@@ -43,6 +44,16 @@ export async function handleCommand<Command, State, Event extends DomainEvent>(
   command: Command,
   metadata: EventMetadata,
 ): Promise<CommandResult<State, Event>> {
+  return withStreamLock(stream, () => decideAndAppend(store, decider, stream, command, metadata))
+}
+
+async function decideAndAppend<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+  command: Command,
+  metadata: EventMetadata,
+): Promise<CommandResult<State, Event>> {
   for (let attempt = 1; ; attempt++) {
     const recorded = await store.readStream(stream)
     let state = recorded.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), decider.initialState)
@@ -61,6 +72,8 @@ export async function handleCommand<Command, State, Event extends DomainEvent>(
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error
       if (attempt >= MAX_ATTEMPTS) throw new ConflictError(`${stream} is being changed concurrently; try again`)
+      // Another process wrote the stream: back off a little, with jitter, before deciding again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
     }
   }
 }

@@ -4,6 +4,7 @@ import { session, sessionStream, type SessionEvent } from '../domain/session.js'
 import { START, WrongExpectedVersionError, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import { toBigInt, type Database } from '../store/database.js'
+import { withStreamLock } from '../commands/stream-lock.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from './turn.js'
@@ -92,17 +93,27 @@ export class EngineWorker {
 
   /** Runs every pending turn of one session, oldest first. */
   async drive(sessionId: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; ) {
-      const recorded = await this.store.readStream(sessionStream(sessionId))
-      const state = recorded.reduce((s, e) => session.evolve(s, e as unknown as SessionEvent), session.initialState)
-      if (state.status === 'none') return
-      const next = state.pending[0]
-      if (!next) return
-      const flow = await this.flows.get(state.flowId, state.flowVersion)
-      let counter = 0
-      const output: TurnOutput =
-        typeof flow !== 'string'
-        ? this.interpret(flow, state.conversation, next.trigger, {
+    for (let conflicts = 0; conflicts < MAX_ATTEMPTS; ) {
+      const outcome = await withStreamLock(sessionStream(sessionId), () => this.runNextTurn(sessionId))
+      if (outcome === 'idle') return
+      if (outcome === 'conflict') conflicts++
+    }
+    this.logger.warn({ sessionId }, 'engine gave up on a session after repeated conflicts; it is retried on its next event')
+  }
+
+  /** Runs the oldest pending turn: 'idle' when there is none, 'conflict' when another writer came first. */
+  private async runNextTurn(sessionId: string): Promise<'ran' | 'idle' | 'conflict'> {
+    const recorded = await this.store.readStream(sessionStream(sessionId))
+    const state = recorded.reduce((s, e) => session.evolve(s, e as unknown as SessionEvent), session.initialState)
+    if (state.status === 'none') return 'idle'
+    const next = state.pending[0]
+    if (!next) return 'idle'
+    const flow = await this.flows.get(state.flowId, state.flowVersion)
+    let counter = 0
+    const output: TurnOutput =
+      typeof flow === 'string'
+        ? brokenFlowTurn(state.conversation, flow)
+        : this.interpret(flow, state.conversation, next.trigger, {
             nowMicros: Date.now() * 1000,
             newId: () => uuidV5(`${sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
             system: {
@@ -113,21 +124,26 @@ export class EngineWorker {
               lastMessage: lastMessageText(next.trigger),
             },
           })
-        : brokenFlowTurn(state.conversation, flow)
-      const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: new Date().toISOString() } }, state)
-      if (!event) return
-      try {
-        await this.store.append(
-          sessionStream(sessionId),
-          [{ id: uuidV5(`${sessionId}/${next.messageId}/turn`, TURN_ID_NAMESPACE), type: event.type, data: event.data, metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: next.messageId } }],
-          { expectedRevision: recorded[recorded.length - 1]!.revision },
-        )
-      } catch (error) {
-        if (!(error instanceof WrongExpectedVersionError)) throw error
-        attempt++
-      }
+    const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: new Date().toISOString() } }, state)
+    if (!event) return 'idle'
+    try {
+      await this.store.append(
+        sessionStream(sessionId),
+        [
+          {
+            id: uuidV5(`${sessionId}/${next.messageId}/turn`, TURN_ID_NAMESPACE),
+            type: event.type,
+            data: event.data,
+            metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: next.messageId },
+          },
+        ],
+        { expectedRevision: recorded[recorded.length - 1]!.revision },
+      )
+      return 'ran'
+    } catch (error) {
+      if (error instanceof WrongExpectedVersionError) return 'conflict'
+      throw error
     }
-    this.logger.warn({ sessionId }, 'engine gave up on a session after repeated conflicts; it is retried on its next event')
   }
 
   private async readCheckpoint(): Promise<Position> {

@@ -22,6 +22,15 @@ for (const backend of reachableBackends) {
       }
       throw new Error(`session ${sessionId} still has pending messages`)
     }
+    /** The session's log entry once the log shows it finished. */
+    const finishedLog = async (sessionId: string) => {
+      for (let i = 0; i < 200; i++) {
+        const log = (await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0]
+        if (log.status !== 'running') return log
+        await sleep(25)
+      }
+      throw new Error(`the log of session ${sessionId} still shows it running`)
+    }
     const turns = async (sessionId: string) =>
       (await call('GET', `/v1/sessions/${sessionId}/events?size=500`)).content.filter((e: { type: string }) => e.type === 'TurnCompleted')
 
@@ -94,8 +103,8 @@ for (const backend of reachableBackends) {
       t.same(second.kanban.map((k: { action: string; stageId: string }) => [k.action, k.stageId]), [['create', newStage.id], ['move', qualified.id]])
       t.ok(second.kanban[0].timestamp < second.kanban[1].timestamp && second.kanban[1].timestamp < second.functions[0].timestamp, 'timestamps strictly increase')
 
-      const log = (await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0]
-      t.equal(log.status, 'completed')
+      const log = await finishedLog(sessionId)
+      t.equal(log.status, 'completed', 'the log follows the engine')
       t.match(log.finishedAt, /Z$/)
 
       let cards: { content: { sessionId: string; stageId: string; values: Record<string, unknown>; tags: string[] }[] } = { content: [] }
@@ -121,7 +130,7 @@ for (const backend of reachableBackends) {
       t.same(outputs[2].functions.map((f: { type: string }) => f.type), ['transfer'])
       t.equal(detail.status, 'completed')
       t.equal(detail.warnings, 2, 'each invalid reply counts as a warning')
-      t.equal((await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0].warnings, 2)
+      t.equal((await finishedLog(sessionId)).warnings, 2)
     })
 
     await t.test('50 concurrent sends into one session: one turn each, in arrival order', async (t) => {
