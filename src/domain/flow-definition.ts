@@ -19,8 +19,14 @@ export const FlowEdge = Type.Object({
   target: Type.String({ minLength: 1 }),
 })
 
+export const FlowSettings = Type.Object({
+  /** Inactivity timeout of this flow's sessions; default SESSION_TTL_SECONDS. */
+  sessionTtlSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600 })),
+})
+
 export const FlowDefinition = Type.Object({
   schemaVersion: Type.Literal(1),
+  settings: Type.Optional(FlowSettings),
   nodes: Type.Array(FlowNode),
   edges: Type.Array(FlowEdge),
 })

@@ -23,7 +23,7 @@ export class ConversationRunner {
       metadata: { actor },
     })
     const kanbanCtx = ctx('engine')
-    this.worker = new EngineWorker(deps.db, deps.store, new FlowVersions(deps.store), runTurn, (turn, actions) => applySessionKanban(kanbanCtx, turn, actions), deps.logger)
+    this.worker = new EngineWorker(deps.db, deps.store, new FlowVersions(deps.store), runTurn, (turn, actions) => applySessionKanban(kanbanCtx, turn, actions), deps.logger, kanbanCtx.now)
     this.sweeper = new ExpirySweeper(deps.db, ctx('expiry-sweeper'), deps.logger, deps.sweepIntervalMs)
   }
 

@@ -49,6 +49,7 @@ export class EngineWorker {
     private readonly interpret: Interpreter,
     private readonly applyKanban: KanbanApplier,
     private readonly logger: Logger,
+    private readonly now: () => Date = () => new Date(),
   ) {}
 
   async start(): Promise<void> {
@@ -110,11 +111,12 @@ export class EngineWorker {
     if (!next) return 'idle'
     const flow = await this.flows.get(state.flowId, state.flowVersion)
     let counter = 0
+    const now = this.now()
     const output: TurnOutput =
       typeof flow === 'string'
         ? brokenFlowTurn(state.conversation, flow)
         : this.interpret(flow, state.conversation, next.trigger, {
-            nowMicros: Date.now() * 1000,
+            nowMicros: now.getTime() * 1000,
             newId: () => uuidV5(`${sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
             system: {
               sessionId,
@@ -124,7 +126,7 @@ export class EngineWorker {
               lastMessage: lastMessageText(next.trigger),
             },
           })
-    const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: new Date().toISOString() } }, state)
+    const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, state)
     if (!event) return 'idle'
     try {
       await this.store.append(

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { rebuildProjection } from '../../src/projections/runtime.js'
+import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 
@@ -6,7 +8,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 for (const backend of reachableBackends) {
   t.test(`a conversation end to end on ${backend.name}`, async (t) => {
-    const { app, admin } = await openTestApp(t, backend, { engine: true })
+    let clock: Date | undefined
+    const { app, admin, conversations, storage, store } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })
     const headers = { 'x-api-key': admin.apiKey }
     const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
       const response = await app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
@@ -166,6 +169,27 @@ for (const backend of reachableBackends) {
         received.map((e) => `You said ${e.data.message!.text.body}`),
         'each turn answers its own message',
       )
+    })
+
+    await t.test('an idle session expires: the log shows timeout and messages are refused', async (t) => {
+      const { sessionId, expiresAt } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Cy' } })
+      await settled(sessionId)
+      clock = new Date(Date.parse(expiresAt) + 1000)
+      t.equal(await conversations!.sweeper.sweep(), 2, 'the sweeper expires the idle sessions: this one and the echo session still waiting')
+      const log = await finishedLog(sessionId)
+      t.equal(log.status, 'timeout')
+      t.equal(log.finishedAt, clock.toISOString())
+      const response = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/message`, headers, payload: { type: 'text', text: { body: 'hello?' } } })
+      t.equal(response.statusCode, 409)
+      t.equal((await call('GET', `/v1/sessions/${sessionId}`)).status, 'timeout')
+      clock = undefined
+    })
+
+    await t.test('replaying every event through a fresh session log gives the same rows', async (t) => {
+      const before = await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute()
+      t.ok(before.length >= 4)
+      await rebuildProjection(storage.db, store, sessionLogsProjection)
+      t.same(await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute(), before)
     })
   })
 }

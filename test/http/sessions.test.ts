@@ -35,6 +35,31 @@ for (const backend of reachableBackends) {
       t.equal(withBody.statusCode, 201)
     })
 
+    await t.test("a flow's own inactivity timeout sets expiresAt", async (t) => {
+      const quick = (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/flows',
+          headers: as(admin.apiKey),
+          payload: {
+            name: 'Quick',
+            definition: {
+              schemaVersion: 1,
+              settings: { sessionTtlSeconds: 600 },
+              nodes: [
+                { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+                { id: 'end', type: 'end', position: { x: 200, y: 0 }, data: {} },
+              ],
+              edges: [{ id: 'e', source: 'start', target: 'end' }],
+            },
+          },
+        })
+      ).json()
+      const response = await start(undefined, quick.id)
+      t.equal(response.statusCode, 201)
+      t.equal(response.json().expiresAt, '2026-05-01T12:10:00.000Z')
+    })
+
     await t.test('the session log shows a new session the moment create returns', async (t) => {
       const page = await logs(`?sessionId=${sessionId}`)
       t.equal(page.totalElements, 1)
@@ -139,8 +164,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('log filters', async (t) => {
-      t.equal((await logs()).totalElements, 2)
-      t.equal((await logs(`?workspaceId=${admin.workspaceId}&dateRange=today`)).totalElements, 2)
+      t.equal((await logs()).totalElements, 3)
+      t.equal((await logs(`?workspaceId=${admin.workspaceId}&dateRange=today`)).totalElements, 3)
       t.equal((await logs('?status=timeout')).totalElements, 0)
       t.match((await app.inject({ method: 'GET', url: '/v1/sessions/logs?status=done', headers: as(admin.apiKey) })).json().message, /running, completed, timeout, error/)
       t.match((await app.inject({ method: 'GET', url: '/v1/sessions/logs?orderBy=color', headers: as(admin.apiKey) })).json().message, /startedAt/)

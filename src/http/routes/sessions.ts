@@ -2,7 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { receiveMessage, startSession } from '../../commands/sessions.js'
 import { session, sessionStream, type SessionEvent } from '../../domain/session.js'
 import { VariableValue } from '../../engine/turn.js'
-import { NotFoundError } from '../../errors.js'
+import { ConflictError, NotFoundError } from '../../errors.js'
+import { FlowVersions } from '../../engine/flow-versions.js'
 import { findFlow } from '../../projections/flows.js'
 import { SESSION_LOG_ORDER_COLUMNS, listSessionLogs, type SessionLogOrder } from '../../projections/session-logs.js'
 import type { AppDeps } from '../app.js'
@@ -54,6 +55,8 @@ const logOrderColumns = Object.keys(SESSION_LOG_ORDER_COLUMNS) as SessionLogOrde
 export const sessionRoutes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const flowVersions = new FlowVersions(deps.store)
+
     /** The session's events, when it belongs to the caller's workspace. */
     const readSession = async (workspaceId: string, sessionId: string) => {
       const recorded = await deps.store.readStream(sessionStream(sessionId))
@@ -73,7 +76,7 @@ export const sessionRoutes =
             variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
             externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'identifier of the external contact' })),
           }, { description: 'optional: the request may have no body' }),
-          response: { 201: SessionCreated, ...errorResponses(400, 401, 404, 413, 415) },
+          response: { 201: SessionCreated, ...errorResponses(400, 401, 404, 409, 413, 415) },
         },
         // The spec makes the body optional: no body means no variables.
         preValidation: async (request) => {
@@ -83,11 +86,13 @@ export const sessionRoutes =
       async (request, reply) => {
         const flow = await findFlow(deps.db, { workspaceId: request.principal.workspaceId, id: request.params.flowId })
         if (!flow) throw new NotFoundError(`flow ${request.params.flowId} not found`)
+        const published = await flowVersions.get(flow.id, flow.publishedVersion)
+        if (typeof published === 'string') throw new ConflictError(`flow ${flow.id} cannot run: ${published}`)
         const { sessionId, expiresAt } = await startSession(commandContext(deps, request), request.principal, {
           flow: { flowId: flow.id, publishedVersion: flow.publishedVersion },
           variables: request.body.variables ?? {},
           externalId: request.body.externalId ?? null,
-          ttlSeconds: deps.config.sessionTtlSeconds,
+          ttlSeconds: published.settings?.sessionTtlSeconds ?? deps.config.sessionTtlSeconds,
         })
         return reply.status(201).header('location', `/v1/sessions/${sessionId}`).send({ sessionId, status: 'active' as const, expiresAt })
       },
