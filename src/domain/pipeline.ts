@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { Timestamp, Uuid } from './schemas.js'
+import { sameJson } from './json.js'
 
 export const pipelineStream = (pipelineId: string) => `pipeline-${pipelineId}`
 
@@ -154,7 +155,6 @@ function toFields(inputs: FieldInput[], existing: Field[]): Field[] {
   )
 }
 
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 export const pipeline: Decider<PipelineCommand, Pipeline, PipelineEvent> = {
   initialState: { status: 'none' },

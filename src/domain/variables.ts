@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { VariableValue } from '../engine/turn.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
+import { VariableName as FlowVariableName } from './flow-definition.js'
 import { sameJson } from './json.js'
 import { Timestamp, Uuid } from './schemas.js'
 
@@ -18,8 +19,8 @@ export const SYSTEM_VARIABLES: readonly string[] = ['sessionId', 'externalId', '
 export const VARIABLE_TYPES = ['string', 'number', 'boolean', 'object'] as const
 export type VariableType = (typeof VARIABLE_TYPES)[number]
 
-export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$'
-export const VariableName = Type.String({ pattern: VARIABLE_NAME_PATTERN, maxLength: 100 })
+/** A name as flows write it, bounded for storage. */
+export const VariableName = Type.String({ pattern: FlowVariableName.pattern, maxLength: 100 })
 const VariableTypeSchema = Type.Union(VARIABLE_TYPES.map((type) => Type.Literal(type)))
 const Description = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])
 const DefaultValue = Type.Union([VariableValue, Type.Null()])

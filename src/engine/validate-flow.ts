@@ -93,9 +93,10 @@ interface EdgeInfo {
 /** Where a node can be left: by one unnamed exit, by named handles, or not at all. */
 type Exits = { kind: 'unnamed' } | { kind: 'named'; handles: string[] } | { kind: 'none' }
 
+const isNodeType = (type: string): type is NodeType => Object.hasOwn(NodeData, type)
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const length = (text: string) => [...text].length
-const quoteList = (items: readonly string[]) => items.join(', ')
+const commaList = (items: readonly string[]) => items.join(', ')
 
 /**
  * Checks a flow definition against the document format and the workspace it belongs to, and
@@ -244,7 +245,7 @@ function reportSchemaErrors(errors: Iterable<ValueError>, base: readonly Segment
       // The variant's errors carry full paths from the root of the checked value.
       reportSchemaErrors(nested, base, report, missing)
     } else {
-      report([...at, 'type'], `must be one of ${quoteList(tags)}`)
+      report([...at, 'type'], `must be one of ${commaList(tags)}`)
     }
   }
 }
@@ -255,11 +256,11 @@ function reportSchemaErrors(errors: Iterable<ValueError>, base: readonly Segment
 function checkNodeData(node: NodeInfo, report: Report): void {
   const at = ['nodes', node.index]
   if (node.type === undefined || node.type === '' || !node.data) return
-  if (!(NODE_TYPES as readonly string[]).includes(node.type)) {
-    report([...at, 'type'], `unknown node type "${node.type}"; one of ${quoteList(NODE_TYPES)}`)
+  const type = node.type
+  if (!isNodeType(type)) {
+    report([...at, 'type'], `unknown node type "${type}"; one of ${commaList(NODE_TYPES)}`)
     return
   }
-  const type = node.type as NodeType
   const check = nodeDataChecks[type]
   if (check.Check(node.data)) {
     // Check() proved that data matches NodeData[type]; TypeScript cannot correlate the two.
@@ -543,8 +544,8 @@ function checkHandle(edge: EdgeInfo, source: NodeInfo, checked: Checked, handle:
       if (handle !== null) report(['edges', edge.index, 'sourceHandle'], `${node} has one unnamed exit; leave sourceHandle out`)
       return
     case 'named':
-      if (handle === null) report(['edges', edge.index, 'sourceHandle'], `${node} needs a sourceHandle: one of ${quoteList(exits.handles)}`)
-      else if (!exits.handles.includes(handle)) report(['edges', edge.index, 'sourceHandle'], `${node} has no handle "${handle}"; its handles are ${quoteList(exits.handles)}`)
+      if (handle === null) report(['edges', edge.index, 'sourceHandle'], `${node} needs a sourceHandle: one of ${commaList(exits.handles)}`)
+      else if (!exits.handles.includes(handle)) report(['edges', edge.index, 'sourceHandle'], `${node} has no handle "${handle}"; its handles are ${commaList(exits.handles)}`)
       return
     default: {
       const exhaustive: never = exits

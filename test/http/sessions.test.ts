@@ -22,6 +22,10 @@ for (const backend of reachableBackends) {
       return response.json()
     }
 
+    for (const variable of [{ name: 'name', type: 'string' }, { name: 'age', type: 'number' }, { name: 'vip', type: 'boolean', defaultValue: false }]) {
+      t.equal((await app.inject({ method: 'POST', url: '/v1/variables', headers: as(admin.apiKey), payload: variable })).statusCode, 201)
+    }
+
     let sessionId = ''
     await t.test('create answers 201 with sessionId, status active and expiresAt; the body is optional', async (t) => {
       const response = await start()
@@ -58,6 +62,16 @@ for (const backend of reachableBackends) {
       const response = await start(undefined, quick.id)
       t.equal(response.statusCode, 201)
       t.equal(response.json().expiresAt, '2026-05-01T12:10:00.000Z')
+    })
+
+    await t.test('variables must be workspace variables of the right type; defaults fill the rest', async (t) => {
+      const bad = await start({ variables: { name: 7, age: 'old', nickname: 'x' } })
+      t.equal(bad.statusCode, 400)
+      for (const key of ['name', 'age', 'nickname']) t.match(bad.json().message, `variables.${key}`)
+      const good = await start({ variables: { name: 'Ana', age: 31 } })
+      t.equal(good.statusCode, 201)
+      const detail = (await app.inject({ method: 'GET', url: `/v1/sessions/${good.json().sessionId}`, headers: as(admin.apiKey) })).json()
+      t.same(detail.variables, { name: 'Ana', age: 31, vip: false })
     })
 
     await t.test('the session log shows a new session the moment create returns', async (t) => {
@@ -164,8 +178,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('log filters', async (t) => {
-      t.equal((await logs()).totalElements, 3)
-      t.equal((await logs(`?workspaceId=${admin.workspaceId}&dateRange=today`)).totalElements, 3)
+      t.equal((await logs()).totalElements, 4)
+      t.equal((await logs(`?workspaceId=${admin.workspaceId}&dateRange=today`)).totalElements, 4)
       t.equal((await logs('?status=timeout')).totalElements, 0)
       t.match((await app.inject({ method: 'GET', url: '/v1/sessions/logs?status=done', headers: as(admin.apiKey) })).json().message, /running, completed, timeout, error/)
       t.match((await app.inject({ method: 'GET', url: '/v1/sessions/logs?orderBy=color', headers: as(admin.apiKey) })).json().message, /startedAt/)

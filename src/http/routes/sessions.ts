@@ -2,7 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { receiveMessage, startSession } from '../../commands/sessions.js'
 import { session, sessionStream, type SessionEvent } from '../../domain/session.js'
 import { VariableValue } from '../../engine/turn.js'
-import { ConflictError, NotFoundError } from '../../errors.js'
+import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js'
+import { checkSessionVariables } from '../../projections/variables.js'
 import { FlowVersions } from '../../engine/flow-versions.js'
 import { findFlow } from '../../projections/flows.js'
 import { SESSION_LOG_ORDER_COLUMNS, listSessionLogs, type SessionLogOrder } from '../../projections/session-logs.js'
@@ -86,11 +87,13 @@ export const sessionRoutes =
       async (request, reply) => {
         const flow = await findFlow(deps.db, { workspaceId: request.principal.workspaceId, id: request.params.flowId })
         if (!flow) throw new NotFoundError(`flow ${request.params.flowId} not found`)
+        const variables = await checkSessionVariables(deps.db, request.principal.workspaceId, request.body.variables ?? {})
+        if (variables.problems.length) throw new BadRequestError(variables.problems.join('; '))
         const published = await flowVersions.get(flow.id, flow.publishedVersion)
         if (typeof published === 'string') throw new ConflictError(`flow ${flow.id} cannot run: ${published}`)
         const { sessionId, expiresAt } = await startSession(commandContext(deps, request), request.principal, {
           flow: { flowId: flow.id, publishedVersion: flow.publishedVersion },
-          variables: request.body.variables ?? {},
+          variables: variables.values,
           externalId: request.body.externalId ?? null,
           ttlSeconds: published.settings?.sessionTtlSeconds ?? deps.config.sessionTtlSeconds,
         })
