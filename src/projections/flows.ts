@@ -2,7 +2,8 @@ import { sql } from 'kysely'
 import type { FlowDefinition } from '../domain/flow-definition.js'
 import type { FlowEvent } from '../domain/flow.js'
 import type { DbOrTrx } from '../store/database.js'
-import { dateRangeStart, type DateRange } from './date-range.js'
+import type { DateRange } from './date-range.js'
+import { dateRangeSince, toIso } from './list-filters.js'
 import type { Projection } from './projection.js'
 
 export const flowsProjection: Projection = {
@@ -89,18 +90,11 @@ export interface FlowDetail extends FlowListItem {
   definition: FlowDefinition
 }
 
-const iso = (value: Date | string) => new Date(value).toISOString()
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /** Flows of an organization with the list endpoint's filters; `dateRange` counts days in the filtered workspace's zone, else UTC. */
 export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ content: FlowListItem[]; totalElements: number }> {
-  let createdSince: Date | undefined
-  if (query.dateRange) {
-    const zone = query.workspaceId
-      ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', query.workspaceId).executeTakeFirst())?.timezone
-      : undefined
-    createdSince = dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
-  }
+  const createdSince = await dateRangeSince(db, query)
   let base = db
     .selectFrom('flows')
     .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
@@ -124,8 +118,8 @@ export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ co
     content: rows.map((row) => ({
       id: row.id,
       name: row.name,
-      createdAt: iso(row.created_at),
-      updatedAt: iso(row.updated_at),
+      createdAt: toIso(row.created_at),
+      updatedAt: toIso(row.updated_at),
       workspace: { id: row.workspace_id, name: row.workspace_name },
     })),
     totalElements: Number(count.total),
@@ -144,8 +138,8 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
   return {
     id: row.id,
     name: row.name,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
     workspace: { id: row.workspace_id, name: row.workspace_name },
     publishedVersion: row.published_version,
     definition: row.draft as FlowDefinition,
@@ -181,7 +175,7 @@ export async function listFlowVersions(db: DbOrTrx, query: { workspaceId: string
       .select((eb) => eb.fn.countAll<string | number>().as('total'))
       .executeTakeFirstOrThrow(),
   ])
-  const content: FlowVersionItem[] = rows.map((row) => ({ version: row.version, publishedAt: iso(row.published_at) }))
+  const content: FlowVersionItem[] = rows.map((row) => ({ version: row.version, publishedAt: toIso(row.published_at) }))
   return { content, totalElements: Number(count.total) }
 }
 
@@ -190,5 +184,5 @@ export async function findFlowVersion(db: DbOrTrx, query: { workspaceId: string;
     .select(['flow_versions.version', 'flow_versions.published_at', 'flow_versions.definition'])
     .where('flow_versions.version', '=', query.version)
     .executeTakeFirst()
-  return row && { version: row.version, publishedAt: iso(row.published_at), definition: row.definition as FlowDefinition }
+  return row && { version: row.version, publishedAt: toIso(row.published_at), definition: row.definition as FlowDefinition }
 }

@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { DbOrTrx } from '../store/database.js'
-import { dateRangeStart, type DateRange } from './date-range.js'
+import type { DateRange } from './date-range.js'
+import { dateRangeSince, toIso } from './list-filters.js'
 import type { Projection } from './projection.js'
 
 /** The log's status words (spec §3) for the session's states. */
@@ -98,17 +99,10 @@ export interface SessionLogEntry {
   finishedAt: string | null
 }
 
-const iso = (value: Date | string) => new Date(value).toISOString()
 
 /** Session logs of an organization; `dateRange` is on `startedAt`, in the filtered workspace's zone, else UTC. */
 export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
-  let startedSince: Date | undefined
-  if (query.dateRange) {
-    const zone = query.workspaceId
-      ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', query.workspaceId).executeTakeFirst())?.timezone
-      : undefined
-    startedSince = dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
-  }
+  const startedSince = await dateRangeSince(db, query)
   let base = db.selectFrom('session_logs').where('organization_id', '=', query.organizationId)
   if (query.workspaceId) base = base.where('workspace_id', '=', query.workspaceId)
   if (query.sessionId) base = base.where('id', '=', query.sessionId)
@@ -133,9 +127,9 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
       externalId: row.external_id,
       status: row.status as LogStatus,
       warnings: row.warnings,
-      startedAt: iso(row.started_at),
-      expiresAt: iso(row.expires_at),
-      finishedAt: row.finished_at === null ? null : iso(row.finished_at),
+      startedAt: toIso(row.started_at),
+      expiresAt: toIso(row.expires_at),
+      finishedAt: row.finished_at === null ? null : toIso(row.finished_at),
     })),
     totalElements: Number(count.total),
   }

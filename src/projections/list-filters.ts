@@ -1,0 +1,17 @@
+import type { DbOrTrx } from '../store/database.js'
+import { dateRangeStart, type DateRange } from './date-range.js'
+
+/** Timestamps leave the read models as ISO 8601 UTC with milliseconds. */
+export const toIso = (value: Date | string): string => new Date(value).toISOString()
+
+/**
+ * The first instant of a list's `dateRange`: days count in the zone of the one workspace the list
+ * is filtered to, else in UTC.
+ */
+export async function dateRangeSince(db: DbOrTrx, query: { dateRange?: DateRange; now: Date; workspaceId?: string }): Promise<Date | undefined> {
+  if (!query.dateRange) return undefined
+  const zone = query.workspaceId
+    ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', query.workspaceId).executeTakeFirst())?.timezone
+    : undefined
+  return dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
+}
