@@ -1,13 +1,12 @@
 import type { ApiKeyEvent, ApiKeyRecord, ApiKeyRole, KeyActor } from '../domain/api-key.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const apiKeysProjection: Projection = {
+export const apiKeysProjection = defineProjection<ApiKeyEvent>({
   name: 'api-keys',
   streamPrefixes: ['apikey-'],
   tables: ['api_keys'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as ApiKeyEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'ApiKeyIssued': {
         const d = event.data
@@ -41,7 +40,7 @@ export const apiKeysProjection: Projection = {
         break
     }
   },
-}
+})
 
 /** What a request authenticated by an API key may act as. */
 export interface ApiKeyPrincipal extends KeyActor {

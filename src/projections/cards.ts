@@ -2,15 +2,14 @@ import { sql } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const cardsProjection: Projection = {
+export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
   name: 'kanban-cards',
   // Pipeline events too: a field removed from a pipeline takes its values off every card.
   streamPrefixes: ['card-', 'pipeline-'],
   tables: ['kanban_cards'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as CardEvent | PipelineEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'CardCreated': {
         const d = event.data
@@ -57,7 +56,7 @@ export const cardsProjection: Projection = {
       }
     }
   },
-}
+})
 
 /** A card as the API shows it (spec §2, Kanban card). */
 export interface CardRecord {

@@ -4,14 +4,13 @@ import type { FlowEvent } from '../domain/flow.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
 import { dateRangeSince, toIso } from './list-filters.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const flowsProjection: Projection = {
+export const flowsProjection = defineProjection<FlowEvent>({
   name: 'flows',
   streamPrefixes: ['flow-'],
   tables: ['flows', 'flow_versions'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as FlowEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'FlowCreated':
         await trx
@@ -59,7 +58,7 @@ export const flowsProjection: Projection = {
         break
     }
   },
-}
+})
 
 export const FLOW_ORDER_COLUMNS = { name: 'flows.name', createdAt: 'flows.created_at', updatedAt: 'flows.updated_at' } as const
 export type FlowOrder = keyof typeof FLOW_ORDER_COLUMNS

@@ -1,13 +1,12 @@
 import type { OAuthClientEvent } from '../domain/oauth-client.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const oauthClientsProjection: Projection = {
+export const oauthClientsProjection = defineProjection<OAuthClientEvent>({
   name: 'oauth-clients',
   streamPrefixes: ['client-'],
   tables: ['oauth_clients'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as OAuthClientEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'OAuthClientRegistered': {
         const d = event.data
@@ -30,7 +29,7 @@ export const oauthClientsProjection: Projection = {
         break
     }
   },
-}
+})
 
 export interface OAuthClientItem {
   clientId: string

@@ -1,12 +1,11 @@
 import type { OrganizationEvent } from '../domain/organization.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const organizationsProjection: Projection = {
+export const organizationsProjection = defineProjection<OrganizationEvent>({
   name: 'organizations',
   streamPrefixes: ['organization-'],
   tables: ['organizations'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as OrganizationEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'OrganizationCreated':
         await trx
@@ -17,4 +16,4 @@ export const organizationsProjection: Projection = {
         break
     }
   },
-}
+})

@@ -1,13 +1,12 @@
 import type { Field, PipelineEvent, Stage } from '../domain/pipeline.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const pipelinesProjection: Projection = {
+export const pipelinesProjection = defineProjection<PipelineEvent>({
   name: 'kanban-pipelines',
   streamPrefixes: ['pipeline-'],
   tables: ['kanban_pipelines'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as PipelineEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'PipelineCreated': {
         const d = event.data
@@ -37,7 +36,7 @@ export const pipelinesProjection: Projection = {
       }
     }
   },
-}
+})
 
 /** A pipeline as the API shows it (spec §2, Kanban pipeline). */
 export interface PipelineRecord {

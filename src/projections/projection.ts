@@ -15,3 +15,16 @@ export interface Projection {
   readonly tables: readonly (keyof Database & string)[]
   apply(trx: Transaction<Database>, event: RecordedEvent): Promise<void>
 }
+
+/**
+ * A projection over the events of known types. The cast lives here, once: the streams a projection
+ * reads only ever hold its events, each checked against its schema when appended.
+ */
+export function defineProjection<Event extends { type: string; data: unknown }>(spec: {
+  name: string
+  streamPrefixes: readonly string[]
+  tables: readonly (keyof Database & string)[]
+  apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>
+}): Projection {
+  return { ...spec, apply: (trx, recorded) => spec.apply(trx, recorded as unknown as Event, recorded) }
+}

@@ -1,13 +1,12 @@
 import type { SectorEvent } from '../domain/sector.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const sectorsProjection: Projection = {
+export const sectorsProjection = defineProjection<SectorEvent>({
   name: 'sectors',
   streamPrefixes: ['sector-'],
   tables: ['sectors'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as SectorEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'SectorCreated':
         await trx
@@ -31,7 +30,7 @@ export const sectorsProjection: Projection = {
         break
     }
   },
-}
+})
 
 export interface SectorItem {
   id: string

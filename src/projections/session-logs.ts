@@ -3,17 +3,16 @@ import type { SessionEvent } from '../domain/session.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
 import { dateRangeSince, toIso } from './list-filters.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
 /** The log's status words (spec §3) for the session's states. */
 export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
 
-export const sessionLogsProjection: Projection = {
+export const sessionLogsProjection = defineProjection<SessionEvent>({
   name: 'session-logs',
   streamPrefixes: ['session-'],
   tables: ['session_logs'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as SessionEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'SessionStarted': {
         const d = event.data
@@ -62,7 +61,7 @@ export const sessionLogsProjection: Projection = {
         break
     }
   },
-}
+})
 
 export const SESSION_LOG_ORDER_COLUMNS = {
   startedAt: 'started_at',

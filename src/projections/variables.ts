@@ -1,16 +1,15 @@
 import { resolveSessionVariables, VARIABLE_TYPES, type SessionVariables, type VariableEvent, type VariableType, type WorkspaceVariable } from '../domain/variables.js'
 import type { VariableValue } from '../engine/turn.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
 const json = (value: VariableValue | null) => (value === null ? null : JSON.stringify(value))
 
-export const variablesProjection: Projection = {
+export const variablesProjection = defineProjection<VariableEvent>({
   name: 'variables',
   streamPrefixes: ['variables-'],
   tables: ['variables'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as VariableEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'VariableDefined': {
         const d = event.data
@@ -44,7 +43,7 @@ export const variablesProjection: Projection = {
         break
     }
   },
-}
+})
 
 const COLUMNS = ['id', 'name', 'type', 'description', 'default_value', 'created_at', 'updated_at'] as const
 

@@ -1,13 +1,12 @@
 import type { WorkspaceEvent } from '../domain/workspace.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { defineProjection } from './projection.js'
 
-export const workspacesProjection: Projection = {
+export const workspacesProjection = defineProjection<WorkspaceEvent>({
   name: 'workspaces',
   streamPrefixes: ['workspace-'],
   tables: ['workspaces'],
-  async apply(trx, recorded) {
-    const event = recorded as unknown as WorkspaceEvent
+  async apply(trx, event) {
     switch (event.type) {
       case 'WorkspaceCreated':
         await trx
@@ -24,7 +23,7 @@ export const workspacesProjection: Projection = {
         break
     }
   },
-}
+})
 
 export interface WorkspaceListItem {
   id: string
