@@ -23,7 +23,6 @@ import {
   end,
   flow,
   kanbanMove,
-  list,
   message,
   question,
   setVariable,

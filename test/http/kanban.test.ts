@@ -7,7 +7,6 @@ import { rebuildProjection } from '../../src/projections/runtime.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 
-const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const unknownId = '0190a0b0-0000-7000-8000-00000000dead'
 const PIPELINE_KEYS = ['columnAggregation', 'createdAt', 'defaultGroupBy', 'fields', 'id', 'name', 'stages', 'updatedAt', 'workspaceId', 'workspaceName']
