@@ -30,7 +30,8 @@ export function callbackUrlProblem(raw: string, allowed: readonly ParsedCidr[]):
   }
   if (url.protocol !== 'https:') return 'callbackUrl must use https'
   if (url.username || url.password) return 'callbackUrl must not carry a user name or password'
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+  // `localhost.` (a fully qualified name) is localhost too.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase()
   if (host === 'localhost' || host.endsWith('.localhost')) return 'callbackUrl must not point to localhost'
   if (ipaddr.isValid(host) && !isAllowedAddress(host, allowed)) {
     return `callbackUrl must not point to a loopback, private, link-local or otherwise non-public address (${host})`

@@ -15,6 +15,7 @@ t.test('refuses non-https, userinfo, localhost and every spelling of a non-publi
     ['https://user:pw@example.com/', /user name or password/],
     ['https://localhost/x', /localhost/],
     ['https://api.localhost/x', /localhost/],
+    ['https://localhost./x', /localhost/],
     ['https://127.0.0.1/x', /non-public/],
     ['https://2130706433/x', /non-public/],
     ['https://0x7f.1/x', /non-public/],

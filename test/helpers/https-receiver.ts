@@ -1,0 +1,86 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface ReceivedRequest {
+  method: string
+  path: string
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+export interface ReceiverResponse {
+  status: number
+  body?: string
+  headers?: Record<string, string>
+}
+
+export interface HttpsReceiver {
+  /** `https://127.0.0.1:<port>` (no trailing slash). */
+  url: string
+  port: number
+  /** PEM file of the self-signed certificate, to hand to the delivery agent as its CA. */
+  caFile: string
+  /** Host name (besides IP 127.0.0.1) the certificate is valid for; resolve it with a custom lookup. */
+  dnsName: string
+  requests: ReceivedRequest[]
+  /** Answers the next requests with these, in order; once used up, answers 200. */
+  respondWith(responses: (number | ReceiverResponse)[]): void
+  close(): Promise<void>
+}
+
+export const RECEIVER_DNS_NAME = 'receiver.webhooks.test'
+
+/**
+ * A real HTTPS server on 127.0.0.1 with a certificate generated now by the openssl CLI
+ * (SAN `IP:127.0.0.1` and `DNS:receiver.webhooks.test`). It records every request it gets.
+ */
+export async function startHttpsReceiver(): Promise<HttpsReceiver> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowd-receiver-'))
+  const keyFile = join(dir, 'key.pem')
+  const caFile = join(dir, 'cert.pem')
+  execFileSync(
+    'openssl',
+    [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', keyFile, '-out', caFile, '-days', '1', '-subj', '/CN=flowd test receiver',
+      '-addext', `subjectAltName=IP:127.0.0.1,DNS:${RECEIVER_DNS_NAME}`,
+    ],
+    { stdio: 'pipe' },
+  )
+  const requests: ReceivedRequest[] = []
+  let queue: ReceiverResponse[] = []
+  const server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: { ...req.headers }, body: Buffer.concat(chunks).toString('utf8') })
+      const next = queue.shift() ?? { status: 200, body: 'ok' }
+      res.writeHead(next.status, next.headers)
+      res.end(next.body ?? '')
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `https://127.0.0.1:${port}`,
+    port,
+    caFile,
+    dnsName: RECEIVER_DNS_NAME,
+    requests,
+    respondWith(responses) {
+      queue = responses.map((r) => (typeof r === 'number' ? { status: r } : r))
+    },
+    async close() {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
