@@ -1,5 +1,6 @@
 import type { ApiKeyEvent, ApiKeyRecord, ApiKeyRole, KeyActor } from '../domain/api-key.js'
 import type { DbOrTrx } from '../store/database.js'
+import { countRows, onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 export const apiKeysProjection = defineProjection<ApiKeyEvent>({
@@ -71,15 +72,14 @@ export async function listApiKeys(
   let base = db.selectFrom('api_keys').where('organization_id', '=', query.by.organizationId).where('revoked_at', 'is', null)
   if (query.by.role !== 'organization-admin') base = base.where('workspace_id', '=', query.by.workspaceId).where('role', '=', 'workspace')
   if (query.workspaceId !== undefined) base = base.where('workspace_id', '=', query.workspaceId)
-  const [rows, count] = await Promise.all([
+  const [rows, totalElements] = await Promise.all([
     base
       .select(['id', 'name', 'workspace_id', 'role', 'callback_url', 'key_prefix', 'created_at'])
       .orderBy('created_at')
       .orderBy('id')
-      .limit(query.size)
-      .offset(query.page * query.size)
+      .$call(onePage(query))
       .execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+    countRows(base),
   ])
   return {
     content: rows.map((row) => ({
@@ -91,6 +91,6 @@ export async function listApiKeys(
       keyPrefix: row.key_prefix,
       createdAt: new Date(row.created_at).toISOString(),
     })),
-    totalElements: Number(count.total),
+    totalElements,
   }
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
 import type { DbOrTrx } from '../store/database.js'
+import { onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
@@ -129,7 +130,7 @@ export async function listCards(db: DbOrTrx, query: CardQuery) {
   if (query.tags !== undefined && query.tags.length > 0) matching = matching.where(sql<boolean>`tags @> ${query.tags}::text[]`)
   if (query.q !== undefined && query.q !== '') matching = matching.where('search_text', 'ilike', `%${escapeLike(query.q)}%`)
   const [rows, totals] = await Promise.all([
-    matching.select(columns).orderBy('created_at').orderBy('id').limit(query.size).offset(query.page * query.size).execute(),
+    matching.select(columns).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
     matching
       .select((eb) => [
         eb.fn.countAll<string | number>().as('total'),

@@ -3,7 +3,7 @@ import type { FlowDefinition } from '../domain/flow-definition.js'
 import type { FlowEvent } from '../domain/flow.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
-import { dateRangeSince, toIso } from './list-filters.js'
+import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 export const flowsProjection = defineProjection<FlowEvent>({
@@ -103,15 +103,14 @@ export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ co
   if (createdSince) base = base.where('flows.created_at', '>=', createdSince)
 
   const direction = query.direction === 'DESC' ? 'desc' : 'asc'
-  const [rows, count] = await Promise.all([
+  const [rows, totalElements] = await Promise.all([
     base
       .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'workspaces.id as workspace_id', 'workspaces.name as workspace_name'])
       .orderBy(FLOW_ORDER_COLUMNS[query.orderBy ?? 'createdAt'], direction)
       .orderBy('flows.id', direction)
-      .limit(query.size)
-      .offset(query.page * query.size)
+      .$call(onePage(query))
       .execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+    countRows(base),
   ])
   return {
     content: rows.map((row) => ({
@@ -121,7 +120,7 @@ export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ co
       updatedAt: toIso(row.updated_at),
       workspace: { id: row.workspace_id, name: row.workspace_name },
     })),
-    totalElements: Number(count.total),
+    totalElements,
   }
 }
 
@@ -163,19 +162,16 @@ const versionsOf = (db: DbOrTrx, query: { workspaceId: string; flowId: string })
 
 /** Published versions of a flow of the workspace, newest first. */
 export async function listFlowVersions(db: DbOrTrx, query: { workspaceId: string; flowId: string; page: number; size: number }) {
-  const [rows, count] = await Promise.all([
+  const [rows, totalElements] = await Promise.all([
     versionsOf(db, query)
       .select(['flow_versions.version', 'flow_versions.published_at'])
       .orderBy('flow_versions.version', 'desc')
-      .limit(query.size)
-      .offset(query.page * query.size)
+      .$call(onePage(query))
       .execute(),
-    versionsOf(db, query)
-      .select((eb) => eb.fn.countAll<string | number>().as('total'))
-      .executeTakeFirstOrThrow(),
+    countRows(versionsOf(db, query)),
   ])
   const content: FlowVersionItem[] = rows.map((row) => ({ version: row.version, publishedAt: toIso(row.published_at) }))
-  return { content, totalElements: Number(count.total) }
+  return { content, totalElements }
 }
 
 export async function findFlowVersion(db: DbOrTrx, query: { workspaceId: string; flowId: string; version: number }): Promise<FlowVersionDetail | undefined> {

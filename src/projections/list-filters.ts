@@ -1,3 +1,4 @@
+import type { SelectQueryBuilder } from 'kysely'
 import type { DbOrTrx } from '../store/database.js'
 import { dateRangeStart, type DateRange } from './date-range.js'
 
@@ -15,3 +16,18 @@ export async function dateRangeSince(db: DbOrTrx, query: { dateRange?: DateRange
     : undefined
   return dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
 }
+
+/** How many rows a list's filtered query matches, for the page envelope's `totalElements`. */
+export async function countRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): Promise<number> {
+  const row = await query
+    .clearSelect()
+    .select((eb) => eb.fn.countAll<string | number>().as('total'))
+    .executeTakeFirstOrThrow()
+  return Number((row as { total: string | number }).total)
+}
+
+/** Limits a list query to one zero-based page; use with `$call`. */
+export const onePage =
+  ({ page, size }: { page: number; size: number }) =>
+  <Q extends { limit(n: number): Q; offset(n: number): Q }>(query: Q): Q =>
+    query.limit(size).offset(page * size)

@@ -1,5 +1,6 @@
 import type { OAuthClientEvent } from '../domain/oauth-client.js'
 import type { DbOrTrx } from '../store/database.js'
+import { countRows, onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 export const oauthClientsProjection = defineProjection<OAuthClientEvent>({
@@ -43,13 +44,13 @@ export async function listOAuthClients(
   query: { workspaceId: string; page: number; size: number },
 ): Promise<{ content: OAuthClientItem[]; totalElements: number }> {
   const base = db.selectFrom('oauth_clients').where('workspace_id', '=', query.workspaceId).where('revoked_at', 'is', null)
-  const [rows, count] = await Promise.all([
-    base.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id').limit(query.size).offset(query.page * query.size).execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  const [rows, totalElements] = await Promise.all([
+    base.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
+    countRows(base),
   ])
   return {
     content: rows.map((row) => ({ clientId: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() })),
-    totalElements: Number(count.total),
+    totalElements,
   }
 }
 

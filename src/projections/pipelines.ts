@@ -1,5 +1,6 @@
 import type { Field, PipelineEvent, Stage } from '../domain/pipeline.js'
 import type { DbOrTrx } from '../store/database.js'
+import { countRows, onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 export const pipelinesProjection = defineProjection<PipelineEvent>({
@@ -82,15 +83,11 @@ const fromRow = (row: PipelineRow): PipelineRecord =>
 
 /** Pipelines of one workspace, oldest first. */
 export async function listPipelines(db: DbOrTrx, query: { workspaceId: string; page: number; size: number }) {
-  const [rows, count] = await Promise.all([
-    selectPipelines(db, query.workspaceId).orderBy('p.created_at').orderBy('p.id').limit(query.size).offset(query.page * query.size).execute(),
-    db
-      .selectFrom('kanban_pipelines')
-      .where('workspace_id', '=', query.workspaceId)
-      .select((eb) => eb.fn.countAll<string | number>().as('total'))
-      .executeTakeFirstOrThrow(),
+  const [rows, totalElements] = await Promise.all([
+    selectPipelines(db, query.workspaceId).orderBy('p.created_at').orderBy('p.id').$call(onePage(query)).execute(),
+    countRows(db.selectFrom('kanban_pipelines').where('workspace_id', '=', query.workspaceId)),
   ])
-  return { content: rows.map(fromRow), totalElements: Number(count.total) }
+  return { content: rows.map(fromRow), totalElements }
 }
 
 export async function findPipeline(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<PipelineRecord | undefined> {

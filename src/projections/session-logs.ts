@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
-import { dateRangeSince, toIso } from './list-filters.js'
+import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 /** The log's status words (spec §3) for the session's states. */
@@ -108,15 +108,14 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
   if (query.status) base = base.where('status', '=', query.status)
   if (startedSince) base = base.where('started_at', '>=', startedSince)
   const direction = query.direction === 'DESC' ? 'desc' : 'asc'
-  const [rows, count] = await Promise.all([
+  const [rows, totalElements] = await Promise.all([
     base
       .selectAll()
       .orderBy(SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt'], (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
       .orderBy('id', direction)
-      .limit(query.size)
-      .offset(query.page * query.size)
+      .$call(onePage(query))
       .execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+    countRows(base),
   ])
   return {
     content: rows.map((row) => ({
@@ -130,7 +129,7 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
       expiresAt: toIso(row.expires_at),
       finishedAt: row.finished_at === null ? null : toIso(row.finished_at),
     })),
-    totalElements: Number(count.total),
+    totalElements,
   }
 }
 

@@ -1,6 +1,7 @@
 import { resolveSessionVariables, VARIABLE_TYPES, type SessionVariables, type VariableEvent, type VariableType, type WorkspaceVariable } from '../domain/variables.js'
 import type { VariableValue } from '../engine/turn.js'
 import type { DbOrTrx } from '../store/database.js'
+import { countRows, onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 const json = (value: VariableValue | null) => (value === null ? null : JSON.stringify(value))
@@ -66,11 +67,11 @@ const toVariable = (row: { id: string; name: string; type: string; description: 
 /** Variables of one workspace, oldest first. */
 export async function listVariables(db: DbOrTrx, query: { workspaceId: string; page: number; size: number }) {
   const base = db.selectFrom('variables').where('workspace_id', '=', query.workspaceId)
-  const [rows, count] = await Promise.all([
-    base.select(COLUMNS).orderBy('created_at').orderBy('id').limit(query.size).offset(query.page * query.size).execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+  const [rows, totalElements] = await Promise.all([
+    base.select(COLUMNS).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
+    countRows(base),
   ])
-  return { content: rows.map(toVariable), totalElements: Number(count.total) }
+  return { content: rows.map(toVariable), totalElements }
 }
 
 /** Every variable of one workspace. */

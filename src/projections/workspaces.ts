@@ -1,5 +1,6 @@
 import type { WorkspaceEvent } from '../domain/workspace.js'
 import type { DbOrTrx } from '../store/database.js'
+import { countRows, onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 export const workspacesProjection = defineProjection<WorkspaceEvent>({
@@ -37,19 +38,18 @@ export async function listWorkspaces(
   query: { organizationId: string; page: number; size: number },
 ): Promise<{ content: WorkspaceListItem[]; totalElements: number }> {
   const base = db.selectFrom('workspaces').where('organization_id', '=', query.organizationId)
-  const [rows, count] = await Promise.all([
+  const [rows, totalElements] = await Promise.all([
     base
       .select(['id', 'name', 'created_at'])
       .orderBy('created_at')
       .orderBy('id')
-      .limit(query.size)
-      .offset(query.page * query.size)
+      .$call(onePage(query))
       .execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('total')).executeTakeFirstOrThrow(),
+    countRows(base),
   ])
   return {
     content: rows.map((row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() })),
-    totalElements: Number(count.total),
+    totalElements,
   }
 }
 
