@@ -7,6 +7,7 @@ import { PostgresEventStore } from './eventstore/postgres.js'
 import type { Logger } from './logger.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
+import { WebhookDelivery } from './webhooks/delivery.js'
 import { allProjections } from './projections/index.js'
 import { ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
@@ -21,6 +22,8 @@ export interface Backend {
   readModels: ProjectionRuntime
   /** Runs conversations; started by the server, not by CLI commands. */
   conversations: ConversationRunner
+  /** Sends the webhook outbox; started by the server, not by CLI commands. */
+  webhooks: WebhookDelivery
   /** True on the embedded PGlite default. */
   embedded: boolean
   close(): Promise<void>
@@ -41,14 +44,22 @@ export async function openBackend(config: Config, logger: Logger): Promise<Backe
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger)
     const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger })
+    const webhooks = new WebhookDelivery(
+      storage.db,
+      readModels,
+      { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule },
+      logger,
+    )
     return {
       config,
       storage,
       store,
       readModels,
       conversations,
+      webhooks,
       embedded,
       async close() {
+        await webhooks.close()
         await conversations.stop()
         await readModels.stop()
         await store.close()

@@ -22,6 +22,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   try {
     await backend.readModels.start()
     await backend.conversations.start()
+    backend.webhooks.start()
     const bootstrapped =
       backend.embedded && (await backend.store.count({ streamPrefixes: ['organization-'] })) === 0
         ? await bootstrap(systemContext(backend, logger), { organization: 'Default organization', workspace: 'Default workspace', callbackUrl: null })

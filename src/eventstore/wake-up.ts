@@ -52,30 +52,38 @@ export class WakeUp {
 
   private async connectListener(): Promise<void> {
     const client = await this.pool!.connect()
-    const drop = () => {
+    let released = false
+    // Once: an error may arrive after close() gave the client back (the database going away).
+    const release = (destroy: boolean) => {
+      if (released) return
+      released = true
+      client.off('error', onError)
       client.removeAllListeners('notification')
-      client.release(true)
+      client.release(destroy)
       if (this.listener === client) this.listener = undefined
       this.listening = undefined
     }
-    client.on('error', drop)
+    const onError = () => release(true)
+    client.on('error', onError)
     client.on('notification', () => this.wake())
     await client.query(`listen ${this.channel}`)
     if (this.closed) {
-      drop()
+      release(true)
       return
     }
     this.listener = client
+    this.releaseListener = release
   }
+
+  private releaseListener?: (destroy: boolean) => void
 
   async close(): Promise<void> {
     this.closed = true
     const client = this.listener
-    this.listener = undefined
     if (client) {
       client.removeAllListeners('notification')
       await client.query(`unlisten ${this.channel}`).catch(() => {})
-      client.release()
+      this.releaseListener?.(false)
     }
     this.wake()
   }

@@ -15,6 +15,7 @@ import { clientRoutes } from './routes/clients.js'
 import { healthRoutes } from './routes/health.js'
 import { flowRoutes } from './routes/flows.js'
 import { kanbanRoutes } from './routes/kanban.js'
+import { webhookRoutes } from './routes/webhooks.js'
 import { sectorRoutes } from './routes/sectors.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { variableRoutes } from './routes/variables.js'
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(variableRoutes(deps))
       await v1.register(sessionRoutes(deps))
       await v1.register(kanbanRoutes(deps))
+      await v1.register(webhookRoutes(deps))
     },
     { prefix: '/v1' },
   )

@@ -9,8 +9,9 @@ import { sectorsProjection } from './sectors.js'
 import { sessionLogsProjection } from './session-logs.js'
 import { variablesProjection } from './variables.js'
 import { workspacesProjection } from './workspaces.js'
+import { webhookOutboxProjection } from '../webhooks/outbox.js'
 
-/** Every read model the service keeps. */
+/** Every read model the service keeps, and the webhook outbox. */
 export const allProjections: readonly Projection[] = [
   organizationsProjection,
   workspacesProjection,
@@ -22,4 +23,5 @@ export const allProjections: readonly Projection[] = [
   sessionLogsProjection,
   pipelinesProjection,
   cardsProjection,
+  webhookOutboxProjection,
 ]

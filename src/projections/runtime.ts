@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
@@ -78,6 +79,7 @@ async function applyBatch(db: Kysely<Database>, projection: Projection, from: Po
 export class ProjectionRuntime {
   private readonly running = new Map<string, Running>()
   private waiters: Waiter[] = []
+  private readonly appliedListeners = new Set<(projection: string) => void>()
   private controller?: AbortController
   private loops: Promise<void>[] = []
 
@@ -91,6 +93,8 @@ export class ProjectionRuntime {
   async start(): Promise<void> {
     if (this.controller) return
     this.controller = new AbortController()
+    // Every projection's subscription listens to this one signal.
+    setMaxListeners(this.projections.length + 10, this.controller.signal)
     for (const projection of this.projections) {
       const position = await readCheckpoint(this.db, projection.name)
       const state: Running = { projection, position, lastError: undefined }
@@ -108,6 +112,7 @@ export class ProjectionRuntime {
           state.position = outcome.position
           state.lastError = undefined
           this.settleWaiters()
+          if (outcome.applied) for (const listener of this.appliedListeners) listener(projection.name)
           // Another reader moved the checkpoint: resubscribe from where it left it.
           if (!outcome.applied) break
         }
@@ -118,6 +123,12 @@ export class ProjectionRuntime {
         state.position = await readCheckpoint(this.db, projection.name).catch(() => state.position)
       }
     }
+  }
+
+  /** Calls `listener` with a projection's name after each batch it applies; returns the unsubscribe. */
+  onApplied(listener: (projection: string) => void): () => void {
+    this.appliedListeners.add(listener)
+    return () => this.appliedListeners.delete(listener)
   }
 
   /**

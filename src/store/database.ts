@@ -145,6 +145,56 @@ export interface KanbanCardsTable {
   moved_at: Timestamp
 }
 
+export interface WebhookSessionsTable {
+  session_id: string
+  organization_id: string
+  workspace_id: string
+  api_key_id: string
+  callback_url: string | null
+  active: boolean
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead' | 'skipped'
+
+export interface WebhookDeliveriesTable {
+  /** The `webhook-id`: derived from the source event, the same on every attempt. */
+  id: string
+  organization_id: string
+  workspace_id: string
+  session_id: string
+  message_id: string
+  api_key_id: string
+  callback_url: string | null
+  /** The exact JSON that is signed and sent. */
+  body: string
+  event_ids: ColumnType<string[], string, string>
+  /** Global position of the source event: the order of a session's deliveries. */
+  source_commit: Int8
+  source_prepare: Int8
+  status: DeliveryStatus
+  attempt_count: Generated<number>
+  /** Attempts since the delivery was (re)queued: the place in the retry schedule. */
+  round_attempts: Generated<number>
+  /** Null on a fresh row: due the first delay of the schedule after `created_at`. */
+  next_attempt_at: Timestamp | null
+  lease_token: string | null
+  lease_until: Timestamp | null
+  last_error: string | null
+  delivered_at: Timestamp | null
+  created_at: Timestamp
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string
+  attempt: number
+  attempted_at: Timestamp
+  status_code: number | null
+  error: string | null
+  duration_ms: number
+  response_body: string | null
+  response_truncated: boolean
+}
+
 export interface Database {
   events: EventsTable
   streams: StreamsTable
@@ -160,6 +210,9 @@ export interface Database {
   kanban_pipelines: KanbanPipelinesTable
   kanban_cards: KanbanCardsTable
   session_logs: SessionLogsTable
+  webhook_sessions: WebhookSessionsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 export type Db = Kysely<Database>

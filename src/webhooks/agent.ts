@@ -104,6 +104,8 @@ export interface WebhookResponse {
   body: string
   /** Whether the body was longer than what was read. */
   truncated: boolean
+  /** The receiver's `Retry-After`, if it sent one. */
+  retryAfter: string | undefined
   durationMs: number
 }
 
@@ -149,6 +151,7 @@ export async function postWebhook(
     status: response.statusCode,
     body: new TextDecoder('utf-8').decode(Buffer.concat(chunks)),
     truncated,
+    retryAfter: [response.headers['retry-after']].flat()[0],
     durationMs: Math.round(performance.now() - started),
   }
 }

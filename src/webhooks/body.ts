@@ -1,3 +1,4 @@
+import type { CardEvent } from '../domain/card.js'
 import type { OutgoingMessage } from '../domain/flow-definition.js'
 import type { KanbanAction, TurnFunction, TurnOutput } from '../engine/turn.js'
 
@@ -44,3 +45,37 @@ export function turnWebhookBody(sessionId: string, messageId: string, output: Tu
   if (events.length) changes.push({ field: 'event', value: { events } })
   return changes.length ? { sessionId, messageId, changes } : undefined
 }
+
+const micros = (iso: string): number => Date.parse(iso) * 1000
+
+/** The domain event a card operation reports (spec §6.5; the payloads of the two the spec leaves open are ours). */
+export function cardDomainEvent(event: CardEvent): KanbanDomainEvent {
+  switch (event.type) {
+    case 'CardCreated': {
+      const { cardId, pipelineId, stageId, createdAt } = event.data
+      return { domain: 'kanban', type: 'card.created', payload: { cardId, pipelineId, stageId }, timestamp: micros(createdAt) }
+    }
+    case 'CardUpdated': {
+      const { cardId, pipelineId, changedFieldIds, tags, updatedAt } = event.data
+      return { domain: 'kanban', type: 'card.updated', payload: { cardId, pipelineId, changedFields: changedFieldIds, tags }, timestamp: micros(updatedAt) }
+    }
+    case 'CardStageChanged': {
+      const { cardId, pipelineId, stageId, previousStageId, movedAt } = event.data
+      return { domain: 'kanban', type: 'card.stage.changed', payload: { cardId, pipelineId, stageId, previousStageId }, timestamp: micros(movedAt) }
+    }
+    case 'CardDeleted': {
+      const { cardId, pipelineId, deletedAt } = event.data
+      return { domain: 'kanban', type: 'card.deleted', payload: { cardId, pipelineId }, timestamp: micros(deletedAt) }
+    }
+  }
+}
+
+/**
+ * The webhook of a card operation made through the API on a session's card. No inbound message
+ * triggered it, so `messageId` is the id of the card event itself.
+ */
+export const cardWebhookBody = (sessionId: string, eventId: string, event: CardEvent): WebhookBody => ({
+  sessionId,
+  messageId: eventId,
+  changes: [{ field: 'event', value: { events: [cardDomainEvent(event)] } }],
+})

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
+import { WebhookDelivery, type WebhookDeliverySettings } from '../../src/webhooks/delivery.js'
 import { createLogger } from '../../src/logger.js'
 import { allProjections } from '../../src/projections/index.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
@@ -25,10 +26,15 @@ export interface TestApp {
   admin: Bootstrapped
   /** Present when the test asked for the engine. */
   conversations: ConversationRunner | undefined
+  /** Present when the test asked for webhook delivery. */
+  webhooks: WebhookDelivery | undefined
 }
 
+/** Delivery settings for a test; the schedule defaults to three quick attempts. */
+export type TestWebhookSettings = Partial<WebhookDeliverySettings> & Pick<WebhookDeliverySettings, 'allowedPrivateCidrs'>
+
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
-export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config; engine?: boolean } = {}): Promise<TestApp> {
+export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config; engine?: boolean; webhooks?: TestWebhookSettings } = {}): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
   const storage = await backend.open(t)
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
@@ -45,13 +51,18 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
   })
   const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
   await conversations?.start()
+  const webhooks = options.webhooks
+    ? new WebhookDelivery(storage.db, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
+    : undefined
+  webhooks?.start()
   t.teardown(async () => {
     await app.close()
+    await webhooks?.close()
     await conversations?.stop()
     await readModels.stop()
     await store.close()
   })
   const ctx: CommandContext = { store, readModels, logger: silentLogger, now, metadata: { actor: 'test' } }
   const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
-  return { app, storage, store, readModels, ctx, admin, conversations }
+  return { app, storage, store, readModels, ctx, admin, conversations, webhooks }
 }

@@ -29,6 +29,9 @@ export interface HttpsReceiver {
   requests: ReceivedRequest[]
   /** Answers the next requests with these, in order; once used up, answers 200. */
   respondWith(responses: (number | ReceiverResponse)[]): void
+  /** Stops listening (connections are refused) until `up`; same port, same certificate. */
+  down(): Promise<void>
+  up(): Promise<void>
   close(): Promise<void>
 }
 
@@ -63,10 +66,20 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       res.end(next.body ?? '')
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
-  })
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+  const stop = async () => {
+    if (!server.listening) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+  await listen(0)
   const { port } = server.address() as AddressInfo
   return {
     url: `https://127.0.0.1:${port}`,
@@ -77,9 +90,10 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     respondWith(responses) {
       queue = responses.map((r) => (typeof r === 'number' ? { status: r } : r))
     },
+    down: stop,
+    up: () => listen(port),
     async close() {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await stop()
       rmSync(dir, { recursive: true, force: true })
     },
   }

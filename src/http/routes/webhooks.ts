@@ -1,0 +1,104 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ConflictError, NotFoundError } from '../../errors.js'
+import { findDelivery, listDeliveries, requeueDelivery } from '../../webhooks/deliveries.js'
+import type { AppDeps } from '../app.js'
+import { Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'dead', 'skipped'] as const
+const statusDescription =
+  'pending: waiting for its first attempt (or queued again); failed: an attempt failed and another is scheduled; delivered: a 2xx came back; dead: every attempt of the schedule failed; skipped: the key had no callback URL'
+
+const Attempt = Type.Object({
+  attempt: Type.Integer({ description: 'counts every attempt of this delivery, across manual retries' }),
+  attemptedAt: Timestamp,
+  statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'null when no response came (refused, blocked, timed out)' }),
+  error: Type.Union([Type.String(), Type.Null()]),
+  durationMs: Type.Integer(),
+  responseTruncated: Type.Boolean({ description: 'the response body was longer than the 64 KiB kept' }),
+  responseBody: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'only in the detail of one delivery' })),
+})
+
+const Delivery = Type.Object({
+  id: Uuid,
+  sessionId: Uuid,
+  messageId: Uuid,
+  status: OneOf(DELIVERY_STATUSES, { description: statusDescription }),
+  callbackUrl: Type.Union([Type.String(), Type.Null()]),
+  eventIds: Type.Array(Uuid, { description: 'the events this webhook was built from' }),
+  body: Type.Unknown({ description: 'the JSON body, exactly as sent' }),
+  attemptCount: Type.Integer(),
+  nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  deliveredAt: Type.Union([Timestamp, Type.Null()]),
+  createdAt: Timestamp,
+  attempts: Type.Array(Attempt),
+})
+
+export const webhookRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/webhooks/deliveries',
+      {
+        schema: {
+          tags: ['webhooks'],
+          summary: "Webhook deliveries of the key's workspace, in the order their events happened, with their attempts",
+          querystring: Type.Object({
+            ...pageQuery({ default: 10, maximum: 100 }),
+            direction: Direction,
+            sessionId: Type.Optional(Uuid),
+            status: Type.Optional(OneOf(DELIVERY_STATUSES)),
+          }),
+          response: { 200: Page(Delivery), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { content, totalElements } = await listDeliveries(deps.db, { ...request.query, workspaceId: request.principal.workspaceId })
+        return toPage(content, totalElements, page, size)
+      },
+    )
+
+    app.get(
+      '/webhooks/deliveries/:deliveryId',
+      {
+        schema: {
+          tags: ['webhooks'],
+          summary: 'One delivery with every attempt and the response bodies received',
+          params: Type.Object({ deliveryId: Uuid }),
+          response: { 200: Delivery, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const delivery = await findDelivery(deps.db, request.principal.workspaceId, request.params.deliveryId)
+        if (!delivery) throw new NotFoundError(`delivery ${request.params.deliveryId} not found`)
+        return delivery
+      },
+    )
+
+    app.post(
+      '/webhooks/deliveries/:deliveryId/retry',
+      {
+        schema: {
+          tags: ['webhooks'],
+          summary: 'Send a dead or delivered webhook again, at once, with the same webhook-id and a fresh retry schedule',
+          params: Type.Object({ deliveryId: Uuid }),
+          response: { 202: Delivery, ...errorResponses(400, 401, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        const { deliveryId } = request.params
+        const { workspaceId } = request.principal
+        const result = await requeueDelivery(deps.db, workspaceId, deliveryId, deps.now())
+        if (!result) throw new NotFoundError(`delivery ${deliveryId} not found`)
+        if (!result.requeued) {
+          throw new ConflictError(
+            result.status === 'skipped'
+              ? `delivery ${deliveryId} has no callback URL to send to`
+              : `delivery ${deliveryId} is ${result.status}: it is still queued and will be attempted on its schedule`,
+          )
+        }
+        return reply.status(202).send((await findDelivery(deps.db, workspaceId, deliveryId))!)
+      },
+    )
+  }

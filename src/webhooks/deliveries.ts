@@ -1,0 +1,223 @@
+import { sql, type Kysely } from 'kysely'
+import { v4 as uuidV4 } from 'uuid'
+import { countRows, onePage, toIso } from '../projections/list-filters.js'
+import type { Database, DbOrTrx, DeliveryStatus } from '../store/database.js'
+
+/** A delivery the dispatcher holds the lease of, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string
+  sessionId: string
+  callbackUrl: string
+  body: string
+  signingSecret: string
+  /** Attempts made in this round, before the one about to start. */
+  roundAttempts: number
+  leaseToken: string
+}
+
+/**
+ * Takes the lease of up to `limit` deliveries that are due and are each the oldest open delivery
+ * of their session, so a session's webhooks go out one at a time and in order while different
+ * sessions proceed side by side. `skip locked` lets several dispatchers share the work; the lease
+ * (not a held transaction) covers the HTTP call, and a crashed dispatcher's lease simply runs out.
+ */
+export async function claimDueDeliveries(
+  db: DbOrTrx,
+  options: { now: Date; limit: number; leaseMs: number; firstDelaySeconds: number },
+): Promise<ClaimedDelivery[]> {
+  const token = uuidV4()
+  const leaseUntil = new Date(options.now.getTime() + options.leaseMs)
+  const { rows } = await sql<{ id: string; session_id: string; callback_url: string; body: string; round_attempts: number; signing_secret: string | null }>`
+    with due as (
+      select d.id from webhook_deliveries d
+      where d.status in ('pending', 'failed')
+        and coalesce(d.next_attempt_at, d.created_at + make_interval(secs => ${options.firstDelaySeconds}::double precision)) <= ${options.now}::timestamptz
+        and (d.lease_until is null or d.lease_until <= ${options.now}::timestamptz)
+        and not exists (
+          select 1 from webhook_deliveries e
+          where e.session_id = d.session_id and e.status in ('pending', 'failed')
+            and (e.source_commit, e.source_prepare) < (d.source_commit, d.source_prepare))
+      order by d.source_commit, d.source_prepare
+      limit ${options.limit}
+      for update of d skip locked
+    )
+    update webhook_deliveries w set lease_token = ${token}, lease_until = ${leaseUntil}::timestamptz
+    from due
+    where w.id = due.id
+    returning w.id, w.session_id, w.callback_url, w.body, w.round_attempts,
+      (select k.signing_secret from api_keys k where k.id = w.api_key_id) as signing_secret`.execute(db)
+  return rows.map((row) => ({
+    id: row.id,
+    sessionId: row.session_id,
+    callbackUrl: row.callback_url,
+    body: row.body,
+    // A key always has a secret; an empty one makes the attempt fail visibly rather than unsigned.
+    signingSecret: row.signing_secret ?? '',
+    roundAttempts: Number(row.round_attempts),
+    leaseToken: token,
+  }))
+}
+
+export interface AttemptRecord {
+  attemptedAt: Date
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+  responseBody: string | null
+  responseTruncated: boolean
+}
+
+export type AttemptOutcome = { status: 'delivered' } | { status: 'failed'; nextAttemptAt: Date } | { status: 'dead' }
+
+/**
+ * Stores an attempt and where it leaves the delivery. The state only changes if this dispatcher
+ * still holds the lease; the attempt itself is recorded either way, because it happened.
+ */
+export async function recordAttempt(db: Kysely<Database>, delivery: ClaimedDelivery, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`
+      insert into webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms, response_body, response_truncated)
+      select ${delivery.id}, coalesce(max(attempt), 0) + 1, ${attempt.attemptedAt}::timestamptz, ${attempt.statusCode}, ${attempt.error},
+        ${attempt.durationMs}, ${attempt.responseBody}, ${attempt.responseTruncated}
+      from webhook_attempts where delivery_id = ${delivery.id}`.execute(trx)
+    await trx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        status: outcome.status,
+        attempt_count: eb('attempt_count', '+', 1),
+        round_attempts: eb('round_attempts', '+', 1),
+        next_attempt_at: outcome.status === 'failed' ? outcome.nextAttemptAt : null,
+        delivered_at: outcome.status === 'delivered' ? attempt.attemptedAt : null,
+        last_error: attempt.error ?? (outcome.status === 'delivered' ? null : `HTTP ${attempt.statusCode}`),
+        lease_token: null,
+        lease_until: null,
+      }))
+      .where('id', '=', delivery.id)
+      .where('lease_token', '=', delivery.leaseToken)
+      .execute()
+  })
+}
+
+export interface DeliveryAttemptView {
+  attempt: number
+  attemptedAt: string
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+  responseTruncated: boolean
+  /** Only in the detail of one delivery. */
+  responseBody?: string | null
+}
+
+export interface DeliveryView {
+  id: string
+  sessionId: string
+  messageId: string
+  status: DeliveryStatus
+  callbackUrl: string | null
+  eventIds: string[]
+  body: unknown
+  attemptCount: number
+  nextAttemptAt: string | null
+  lastError: string | null
+  deliveredAt: string | null
+  createdAt: string
+  attempts: DeliveryAttemptView[]
+}
+
+export interface DeliveryQuery {
+  workspaceId: string
+  sessionId?: string
+  status?: DeliveryStatus
+  direction: 'ASC' | 'DESC'
+  page: number
+  size: number
+}
+
+const deliveryColumns = [
+  'id', 'session_id', 'message_id', 'status', 'callback_url', 'event_ids', 'body', 'attempt_count',
+  'next_attempt_at', 'last_error', 'delivered_at', 'created_at',
+] as const
+
+async function withAttempts(db: DbOrTrx, rows: DeliveryRow[], withBodies: boolean): Promise<DeliveryView[]> {
+  const ids = rows.map((row) => row.id)
+  const attempts = ids.length
+    ? await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('delivery_id').orderBy('attempt').execute()
+    : []
+  return rows.map((row) => ({
+    id: row.id,
+    sessionId: row.session_id,
+    messageId: row.message_id,
+    status: row.status,
+    callbackUrl: row.callback_url,
+    eventIds: row.event_ids,
+    body: JSON.parse(row.body) as unknown,
+    attemptCount: row.attempt_count,
+    nextAttemptAt: row.next_attempt_at === null ? null : toIso(row.next_attempt_at),
+    lastError: row.last_error,
+    deliveredAt: row.delivered_at === null ? null : toIso(row.delivered_at),
+    createdAt: toIso(row.created_at),
+    attempts: attempts
+      .filter((a) => a.delivery_id === row.id)
+      .map((a) => ({
+        attempt: a.attempt,
+        attemptedAt: toIso(a.attempted_at),
+        statusCode: a.status_code,
+        error: a.error,
+        durationMs: a.duration_ms,
+        responseTruncated: a.response_truncated,
+        ...(withBodies ? { responseBody: a.response_body } : {}),
+      })),
+  }))
+}
+
+type DeliveryRow = {
+  id: string
+  session_id: string
+  message_id: string
+  status: DeliveryStatus
+  callback_url: string | null
+  event_ids: string[]
+  body: string
+  attempt_count: number
+  next_attempt_at: Date | null
+  last_error: string | null
+  delivered_at: Date | null
+  created_at: Date
+}
+
+/** A workspace's deliveries in the order their turns happened; response bodies are left out. */
+export async function listDeliveries(db: DbOrTrx, query: DeliveryQuery): Promise<{ content: DeliveryView[]; totalElements: number }> {
+  let base = db.selectFrom('webhook_deliveries').where('workspace_id', '=', query.workspaceId)
+  if (query.sessionId) base = base.where('session_id', '=', query.sessionId)
+  if (query.status) base = base.where('status', '=', query.status)
+  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
+  const [rows, totalElements] = await Promise.all([
+    base.select(deliveryColumns).orderBy('source_commit', direction).orderBy('source_prepare', direction).$call(onePage(query)).execute(),
+    countRows(base),
+  ])
+  return { content: await withAttempts(db, rows, false), totalElements }
+}
+
+export async function findDelivery(db: DbOrTrx, workspaceId: string, id: string): Promise<DeliveryView | undefined> {
+  const row = await db.selectFrom('webhook_deliveries').select(deliveryColumns).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+  return row ? (await withAttempts(db, [row], true))[0] : undefined
+}
+
+/**
+ * Queues a dead or delivered delivery again, due at once, with a fresh retry schedule and the same
+ * `webhook-id`. Returns the delivery's status before, or undefined when there is none.
+ */
+export async function requeueDelivery(db: DbOrTrx, workspaceId: string, id: string, now: Date): Promise<{ requeued: boolean; status: DeliveryStatus } | undefined> {
+  const updated = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', round_attempts: 0, next_attempt_at: now, lease_token: null, lease_until: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', 'in', ['dead', 'delivered'])
+    .returning('id')
+    .executeTakeFirst()
+  if (updated) return { requeued: true, status: 'pending' }
+  const row = await db.selectFrom('webhook_deliveries').select('status').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+  return row ? { requeued: false, status: row.status } : undefined
+}

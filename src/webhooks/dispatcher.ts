@@ -1,0 +1,163 @@
+import type { Kysely } from 'kysely'
+import type { Agent } from 'undici'
+import type { Logger } from '../logger.js'
+import type { Database } from '../store/database.js'
+import { BlockedAddressError, postWebhook } from './agent.js'
+import { callbackUrlProblem, parseCidrs, type ParsedCidr } from './callback-url.js'
+import { claimDueDeliveries, recordAttempt, type AttemptOutcome, type AttemptRecord, type ClaimedDelivery } from './deliveries.js'
+import { honoursRetryAfter, nextRetryDelay, parseRetryAfter } from './retry.js'
+import { webhookHeaders } from './signature.js'
+
+export interface DispatcherOptions {
+  /** Delay before each attempt of a round, in seconds (WEBHOOK_RETRY_SCHEDULE). */
+  retrySchedule: readonly number[]
+  /** The same private ranges the agent was built with: the URL is checked before the agent is asked. */
+  allowedPrivateCidrs: readonly string[]
+  /** Deliveries in flight at once, across sessions. */
+  concurrency?: number
+  /** How often to look for due deliveries when nothing woke the dispatcher. */
+  pollIntervalMs?: number
+  /** How long a claimed delivery stays ours: longer than an attempt can take (10 s). */
+  leaseMs?: number
+  now?: () => Date
+}
+
+/** Why an attempt failed, in words an integrator can act on; never a stack. */
+function describeFailure(error: unknown): string {
+  if (error instanceof BlockedAddressError) return `blocked: ${error.message}`
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError' || error.name === 'AbortError') return 'timeout: no complete response within 10 s'
+    const code = (error as NodeJS.ErrnoException).code
+    return code ? `${code}: ${error.message}` : error.message
+  }
+  return String(error)
+}
+
+/**
+ * Sends the outbox: claims due deliveries (each the oldest open one of its session), POSTs them
+ * through the SSRF-checking agent with Standard Webhooks signatures, and records every attempt.
+ * A 2xx is delivered; anything else is retried along the schedule, then dead.
+ */
+export class WebhookDispatcher {
+  private readonly concurrency: number
+  private readonly pollIntervalMs: number
+  private readonly leaseMs: number
+  private readonly now: () => Date
+  private readonly allowed: ParsedCidr[]
+  private readonly inFlight = new Set<Promise<void>>()
+  private controller?: AbortController
+  private loop?: Promise<void>
+  private woken = false
+  private wakeSleeper: (() => void) | undefined
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly agent: Agent,
+    private readonly options: DispatcherOptions,
+    private readonly logger: Logger,
+  ) {
+    this.concurrency = options.concurrency ?? 32
+    this.pollIntervalMs = options.pollIntervalMs ?? 500
+    this.leaseMs = options.leaseMs ?? 15_000
+    this.now = options.now ?? (() => new Date())
+    this.allowed = parseCidrs(options.allowedPrivateCidrs)
+  }
+
+  start(): void {
+    if (this.controller) return
+    this.controller = new AbortController()
+    this.loop = this.run(this.controller.signal)
+  }
+
+  /** New deliveries may be due: look now instead of at the next poll. */
+  wake(): void {
+    this.woken = true
+    this.wakeSleeper?.()
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const room = this.concurrency - this.inFlight.size
+      let claimed: ClaimedDelivery[] = []
+      if (room > 0) {
+        try {
+          claimed = await claimDueDeliveries(this.db, { now: this.now(), limit: room, leaseMs: this.leaseMs, firstDelaySeconds: this.options.retrySchedule[0] ?? 0 })
+        } catch (error) {
+          this.logger.error({ err: error }, 'claiming webhook deliveries failed; retrying')
+        }
+      }
+      for (const delivery of claimed) {
+        const attempt: Promise<void> = this.attempt(delivery).finally(() => {
+          this.inFlight.delete(attempt)
+          this.wake()
+        })
+        this.inFlight.add(attempt)
+      }
+      // A full claim may have left more due; otherwise wait for news or the next poll.
+      if (room > 0 && claimed.length === room) continue
+      await this.sleep(signal)
+    }
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  private sleep(signal: AbortSignal): Promise<void> {
+    if (this.woken) {
+      this.woken = false
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        this.wakeSleeper = undefined
+        this.woken = false
+        resolve()
+      }
+      const timer = setTimeout(done, this.pollIntervalMs)
+      signal.addEventListener('abort', done, { once: true })
+      this.wakeSleeper = done
+    })
+  }
+
+  /** One attempt of one delivery, recorded whatever happens. */
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const attemptedAt = this.now()
+    const started = performance.now()
+    let record: AttemptRecord
+    let retryAfter: number | undefined
+    try {
+      const problem = callbackUrlProblem(delivery.callbackUrl, this.allowed)
+      if (problem) throw new Error(`blocked: ${problem}`)
+      const timestamp = Math.floor(attemptedAt.getTime() / 1000)
+      const response = await postWebhook(this.agent, delivery.callbackUrl, delivery.body, webhookHeaders(delivery.signingSecret, delivery.id, timestamp, delivery.body))
+      record = { attemptedAt, statusCode: response.status, error: null, durationMs: response.durationMs, responseBody: response.body, responseTruncated: response.truncated }
+      if (honoursRetryAfter(response.status)) retryAfter = parseRetryAfter(response.retryAfter, attemptedAt)
+    } catch (error) {
+      record = { attemptedAt, statusCode: null, error: describeFailure(error), durationMs: Math.round(performance.now() - started), responseBody: null, responseTruncated: false }
+    }
+    const outcome = this.outcomeOf(delivery, record, retryAfter)
+    try {
+      await recordAttempt(this.db, delivery, record, outcome)
+    } catch (error) {
+      // The lease runs out and the delivery is attempted again, with the same webhook-id.
+      this.logger.error({ err: error, deliveryId: delivery.id }, 'recording a webhook attempt failed')
+    }
+    if (outcome.status !== 'delivered') {
+      this.logger.warn({ deliveryId: delivery.id, sessionId: delivery.sessionId, statusCode: record.statusCode, error: record.error, outcome: outcome.status }, 'webhook attempt failed')
+    }
+  }
+
+  private outcomeOf(delivery: ClaimedDelivery, record: AttemptRecord, retryAfter: number | undefined): AttemptOutcome {
+    if (record.statusCode !== null && record.statusCode >= 200 && record.statusCode < 300) return { status: 'delivered' }
+    const delay = nextRetryDelay(this.options.retrySchedule, delivery.roundAttempts + 1, retryAfter)
+    if (delay === undefined) return { status: 'dead' }
+    return { status: 'failed', nextAttemptAt: new Date(record.attemptedAt.getTime() + delay * 1000) }
+  }
+
+  async stop(): Promise<void> {
+    this.controller?.abort()
+    this.wakeSleeper?.()
+    await this.loop
+    this.controller = undefined
+  }
+}

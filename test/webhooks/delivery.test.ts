@@ -1,0 +1,332 @@
+import t, { type Test } from 'tap'
+import { Webhook } from 'standardwebhooks'
+import { loadConfig } from '../../src/config.js'
+import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
+import { rebuildProjection } from '../../src/projections/runtime.js'
+import { openTestApp, type TestApp, type TestWebhookSettings } from '../helpers/app.js'
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+// Acceptance of webhook delivery, against a real HTTPS receiver on 127.0.0.1 with a certificate
+// made at setup. Keys are created with the receiver allowed (WEBHOOK_ALLOWED_PRIVATE_CIDRS); the
+// dispatcher gets the same setting and the receiver's certificate as its only extra CA.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const LOOPBACK = ['127.0.0.1/32']
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+interface Harness extends TestApp {
+  receiver: HttpsReceiver
+  apiKey: string
+  signingSecret: string
+  call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object): Promise<any>
+  /** Waits until the receiver has `count` requests, then returns them. */
+  received(count: number): Promise<ReceivedRequest[]>
+}
+
+/** An app with engine and dispatcher, a receiver, and a key whose callback is the receiver. */
+async function harness(t: Test, backend: (typeof reachableBackends)[number], webhooks: Partial<TestWebhookSettings> = {}): Promise<Harness> {
+  const receiver = await startHttpsReceiver()
+  t.teardown(() => receiver.close())
+  const config = loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: LOOPBACK.join(',') })
+  const app = await openTestApp(t, backend, { config, engine: true, webhooks: { allowedPrivateCidrs: LOOPBACK, caFile: receiver.caFile, ...webhooks } })
+  const created = await app.app.inject({
+    method: 'POST',
+    url: '/v1/api-keys',
+    headers: { 'x-api-key': app.admin.apiKey },
+    payload: { name: 'bot', callbackUrl: `${receiver.url}/hooks` },
+  })
+  if (created.statusCode !== 201) throw new Error(`creating the key: ${created.statusCode} ${created.body}`)
+  const { apiKey, signingSecret } = created.json() as { apiKey: string; signingSecret: string }
+  const call = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) => {
+    const response = await app.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload ? { payload } : {}) })
+    if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
+    return response.body ? response.json() : undefined
+  }
+  const received = (count: number) =>
+    eventually(`${count} webhooks at the receiver (got ${receiver.requests.length})`, () => (receiver.requests.length >= count ? receiver.requests.slice(0, count) : undefined))
+  return { ...app, receiver, apiKey, signingSecret, call, received }
+}
+
+const headersOf = (request: ReceivedRequest) => Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]))
+
+/** An echo flow: asks, repeats the answer, asks again; `bye` ends it. */
+const echoFlow = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'ask', type: 'question', position: { x: 200, y: 0 }, data: { prompt: { type: 'text', text: { body: 'Say something' } }, input: { kind: 'text' }, saveAs: 'said' } },
+    { id: 'check', type: 'condition', position: { x: 400, y: 0 }, data: { rules: [{ id: 'bye', variable: 'said', operator: 'equals', value: 'bye' }] } },
+    { id: 'say', type: 'message', position: { x: 600, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'You said {{said}}' } }] } },
+    { id: 'end', type: 'end', position: { x: 600, y: 200 }, data: {} },
+  ],
+  edges: [
+    { id: 'a', source: 'start', target: 'ask' },
+    { id: 'b', source: 'ask', sourceHandle: 'default', target: 'check' },
+    { id: 'c', source: 'check', sourceHandle: 'bye', target: 'end' },
+    { id: 'd', source: 'check', sourceHandle: 'default', target: 'say' },
+    { id: 'e', source: 'say', target: 'ask' },
+  ],
+}
+
+/** Creates the echo flow (and the variable it saves to) in the harness's workspace. */
+async function echo(h: Harness): Promise<{ id: string }> {
+  await h.call('POST', '/v1/variables', { name: 'said', type: 'string' })
+  return h.call('POST', '/v1/flows', { name: 'Echo', definition: echoFlow })
+}
+
+for (const backend of reachableBackends) {
+  t.test(`webhooks on ${backend.name}`, async (t) => {
+    await t.test('a session from create to finish: every webhook deep-equal to its expected body and signed', async (t) => {
+      const h = await harness(t, backend)
+      await h.call('POST', '/v1/variables', { name: 'name', type: 'string' })
+      await h.call('POST', '/v1/variables', { name: 'plan', type: 'string' })
+      await h.call('POST', '/v1/variables', { name: 'more', type: 'string' })
+      await h.call('POST', '/v1/sectors', { name: 'Sales' })
+      const sector = (await h.call('GET', '/v1/sectors')).content[0]
+      const pipeline = await h.call('POST', '/v1/kanban/pipelines', {
+        name: 'Leads',
+        stages: [{ name: 'New', color: '#2196F3' }, { name: 'Won', color: '#4CAF50' }],
+        fields: [{ name: 'Plan', type: 'text', required: false, isFeatured: true }],
+      })
+      const [stageNew, stageWon] = pipeline.stages
+      const planField = pipeline.fields[0].id
+      const buttons = { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } }
+      const flow = await h.call('POST', '/v1/flows', {
+        name: 'Plans',
+        definition: {
+          schemaVersion: 1,
+          nodes: [
+            { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+            { id: 'hello', type: 'message', position: { x: 200, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' }, tags: ['greeting'] }] } },
+            { id: 'plan', type: 'question', position: { x: 400, y: 0 }, data: { prompt: { ...buttons, tags: ['ask-plan'] }, input: { kind: 'choice' }, saveAs: 'plan' } },
+            { id: 'lead', type: 'kanbanMove', position: { x: 600, y: 0 }, data: { pipelineId: pipeline.id, stageId: stageNew.id, values: { [planField]: '{{plan}}' }, tags: ['lead'] } },
+            { id: 'more', type: 'question', position: { x: 800, y: 0 }, data: { prompt: { type: 'text', text: { body: 'Anything else, {{name}}?' } }, input: { kind: 'text' }, saveAs: 'more' } },
+            { id: 'human', type: 'transfer', position: { x: 1000, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
+            { id: 'bye', type: 'end', position: { x: 1200, y: 0 }, data: {} },
+          ],
+          edges: [
+            { id: 'e1', source: 'start', target: 'hello' },
+            { id: 'e2', source: 'hello', target: 'plan' },
+            { id: 'e3', source: 'plan', sourceHandle: 'pro', target: 'lead' },
+            { id: 'e4', source: 'plan', sourceHandle: 'basic', target: 'bye' },
+            { id: 'e5', source: 'lead', target: 'more' },
+            { id: 'e6', source: 'more', sourceHandle: 'default', target: 'human' },
+          ],
+        },
+      })
+
+      const { sessionId } = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Ana' } })
+      const [first] = await h.received(1)
+      const events = async () => (await h.call('GET', `/v1/sessions/${sessionId}/events?size=500`)).content as { id: string; type: string; data: any }[]
+      const started = (await events()).find((e) => e.type === 'SessionStarted')!
+      t.same(JSON.parse(first!.body), {
+        sessionId,
+        messageId: started.data.messageId,
+        changes: [{ field: 'messages', value: { messages: [{ type: 'text', text: { body: 'Hi Ana!' }, tags: ['greeting'] }, { ...buttons, tags: ['ask-plan'] }] } }],
+      }, 'session creation sends the initial flow response')
+
+      const { messageId: proMessage } = await h.call('POST', `/v1/sessions/${sessionId}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } })
+      const [, second] = await h.received(2)
+      const proTurn = (await events()).filter((e) => e.type === 'TurnCompleted')[1]!.data.output
+      const cardId = proTurn.kanban[0].cardId
+      t.same(JSON.parse(second!.body), {
+        sessionId,
+        messageId: proMessage,
+        changes: [
+          { field: 'messages', value: { messages: [{ type: 'text', text: { body: 'Anything else, Ana?' } }] } },
+          { field: 'event', value: { events: [{ domain: 'kanban', type: 'card.created', payload: { cardId, pipelineId: pipeline.id, stageId: stageNew.id }, timestamp: proTurn.kanban[0].timestamp }] } },
+        ],
+      }, 'the kanbanMove is reported in its turn, not again for the card stream')
+
+      // An operator works the session's card through the API while the session is active.
+      await eventually('the card in the read model', async () => (await h.call('GET', `/v1/kanban/pipelines/${pipeline.id}/cards`)).content[0])
+      await h.call('PATCH', `/v1/kanban/cards/${cardId}`, { values: { [planField]: 'enterprise' }, tags: ['lead', 'vip'], stageId: stageWon.id })
+      const [, , updated, moved] = await h.received(4)
+      const cardEvents = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}&size=100`)).content.slice(2)
+      const [updatedEventId, movedEventId] = cardEvents.map((d: { eventIds: string[] }) => d.eventIds[0])
+      const updatedBody = JSON.parse(updated!.body)
+      t.same(updatedBody, {
+        sessionId,
+        messageId: updatedEventId,
+        changes: [{ field: 'event', value: { events: [{ domain: 'kanban', type: 'card.updated', payload: { cardId, pipelineId: pipeline.id, changedFields: [planField], tags: ['lead', 'vip'] }, timestamp: updatedBody.changes[0].value.events[0].timestamp }] } }],
+      })
+      const movedBody = JSON.parse(moved!.body)
+      t.same(movedBody, {
+        sessionId,
+        messageId: movedEventId,
+        changes: [{ field: 'event', value: { events: [{ domain: 'kanban', type: 'card.stage.changed', payload: { cardId, pipelineId: pipeline.id, stageId: stageWon.id, previousStageId: stageNew.id }, timestamp: movedBody.changes[0].value.events[0].timestamp }] } }],
+      })
+      t.ok(Number.isInteger(movedBody.changes[0].value.events[0].timestamp) && movedBody.changes[0].value.events[0].timestamp > proTurn.kanban[0].timestamp, 'card timestamps are microseconds, after the turn')
+
+      const { messageId: lastMessage } = await h.call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'no, thanks' } })
+      const fifth = (await h.received(5))[4]!
+      const lastTurn = (await events()).filter((e) => e.type === 'TurnCompleted')[2]!.data.output
+      t.same(JSON.parse(fifth.body), {
+        sessionId,
+        messageId: lastMessage,
+        changes: [{ field: 'function', value: { functions: [{ type: 'transfer', targetType: 'sector', targetId: sector.id, timestamp: lastTurn.functions[0].timestamp }] } }],
+      }, 'a transfer ends the session')
+
+      // The session has ended: card operations no longer reach its callback.
+      await h.call('DELETE', `/v1/kanban/cards/${cardId}`)
+      await sleep(500)
+      t.equal(h.receiver.requests.length, 5, 'nothing for a card of a finished session')
+
+      for (const request of h.receiver.requests) {
+        t.equal(request.method, 'POST')
+        t.equal(request.path, '/hooks')
+        t.equal(request.headers['content-type'], 'application/json')
+        t.match(request.headers['user-agent'], /^flowd-webhooks\//)
+        t.same(new Webhook(h.signingSecret).verify(request.body, headersOf(request)), JSON.parse(request.body), 'standardwebhooks verifies the signature')
+      }
+      const deliveries = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}`)).content
+      t.same(deliveries.map((d: { id: string }) => d.id), h.receiver.requests.map((r) => r.headers['webhook-id']), 'the deliveries API lists them in order, by webhook-id')
+      t.same(deliveries.map((d: { status: string }) => d.status), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered'])
+      t.same(deliveries.map((d: { body: unknown }) => d.body), h.receiver.requests.map((r) => JSON.parse(r.body)), 'each delivery shows the body as sent')
+      t.same(deliveries[0].eventIds, [(await events()).find((e) => e.type === 'TurnCompleted')!.id], 'a turn webhook names the event it came from')
+      t.same(deliveries[0].attempts.map((a: { statusCode: number }) => a.statusCode), [200])
+
+      await t.test('a rebuild of the outbox sends nothing again', async (t) => {
+        const before = await h.storage.db.selectFrom('webhook_deliveries').select(['id', 'status', 'body']).orderBy('id').execute()
+        await rebuildProjection(h.storage.db, h.store, webhookOutboxProjection)
+        await sleep(500)
+        t.same(await h.storage.db.selectFrom('webhook_deliveries').select(['id', 'status', 'body']).orderBy('id').execute(), before)
+        t.equal(h.receiver.requests.length, 5)
+      })
+    })
+
+    await t.test('500, 500, then 200: delivered on the third attempt with the same webhook-id', async (t) => {
+      const h = await harness(t, backend)
+      const flow = await echo(h)
+      h.receiver.respondWith([500, { status: 500, body: 'try later' }, 200])
+      await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const requests = await h.received(3)
+      t.equal(new Set(requests.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id across retries')
+      t.equal(requests[0]!.body, requests[2]!.body, 'the same body each time')
+      const delivery = await eventually('the delivered status', async () => {
+        const [d] = (await h.call('GET', '/v1/webhooks/deliveries?status=delivered')).content
+        return d
+      })
+      t.equal(delivery.id, requests[0]!.headers['webhook-id'])
+      t.equal(delivery.attemptCount, 3)
+      t.same(delivery.attempts.map((a: { statusCode: number }) => a.statusCode), [500, 500, 200])
+      t.same(delivery.attempts.map((a: { attempt: number }) => a.attempt), [1, 2, 3])
+      const detail = await h.call('GET', `/v1/webhooks/deliveries/${delivery.id}`)
+      t.equal(detail.attempts[1].responseBody, 'try later', 'the detail keeps response bodies')
+      t.notOk('responseBody' in delivery.attempts[0], 'the list leaves them out')
+    })
+
+    await t.test('receiver down for the whole schedule: dead; a manual retry delivers it', async (t) => {
+      const h = await harness(t, backend)
+      const flow = await echo(h)
+      await h.receiver.down()
+      await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const dead = await eventually('a dead delivery', async () => (await h.call('GET', '/v1/webhooks/deliveries?status=dead')).content[0])
+      t.equal(dead.attempts.length, 3, 'every attempt of the schedule was made')
+      t.ok(dead.attempts.every((a: { statusCode: null; error: string }) => a.statusCode === null && /ECONNREFUSED/.test(a.error)), 'each failed to connect')
+      t.equal(h.receiver.requests.length, 0)
+
+      await h.receiver.up()
+      const retried = await h.app.inject({ method: 'POST', url: `/v1/webhooks/deliveries/${dead.id}/retry`, headers: { 'x-api-key': h.apiKey } })
+      t.equal(retried.statusCode, 202)
+      t.equal(retried.json().status, 'pending')
+      const [request] = await h.received(1)
+      t.equal(request!.headers['webhook-id'], dead.id, 'the retry keeps the webhook-id')
+      const delivered = await eventually('delivered', async () => {
+        const d = await h.call('GET', `/v1/webhooks/deliveries/${dead.id}`)
+        return d.status === 'delivered' ? d : undefined
+      })
+      t.equal(delivered.attemptCount, 4)
+
+      const again = await h.app.inject({ method: 'POST', url: `/v1/webhooks/deliveries/${dead.id}/retry`, headers: { 'x-api-key': h.apiKey } })
+      t.equal(again.statusCode, 202, 'a delivered webhook can be sent again too')
+      await h.received(2)
+      t.equal(h.receiver.requests[1]!.headers['webhook-id'], dead.id)
+    })
+
+    await t.test('two messages back to back while the first delivery fails: they arrive in order', async (t) => {
+      const h = await harness(t, backend)
+      const flow = await echo(h)
+      const { sessionId } = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      await h.received(1)
+      h.receiver.respondWith([503, 500])
+      const one = await h.call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'one' } })
+      const two = await h.call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'two' } })
+      const requests = (await h.received(5)).slice(1)
+      t.same(requests.map((r) => JSON.parse(r.body).messageId), [one.messageId, one.messageId, one.messageId, two.messageId], 'the second waits for the first')
+      t.same(requests.map((r) => JSON.parse(r.body).changes[0].value.messages[0].text.body), ['You said one', 'You said one', 'You said one', 'You said two'])
+    })
+
+    await t.test('different sessions do not wait for each other', async (t) => {
+      const h = await harness(t, backend, { retrySchedule: [0, 30] })
+      const flow = await echo(h)
+      h.receiver.respondWith([500])
+      const stuck = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      await h.received(1)
+      const free = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const [, second] = await h.received(2)
+      t.equal(JSON.parse(second!.body).sessionId, free.sessionId, 'the other session is delivered while the first waits 30 s for its retry')
+      const [waiting] = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${stuck.sessionId}`)).content
+      t.equal(waiting.status, 'failed')
+      t.ok(Date.parse(waiting.nextAttemptAt) - Date.parse(waiting.attempts[0].attemptedAt) >= 27_000, 'the next attempt follows the schedule, with jitter')
+    })
+
+    await t.test('Retry-After on 429 is honoured when it asks for longer than the schedule', async (t) => {
+      const h = await harness(t, backend, { retrySchedule: [0, 0.2, 0.2] })
+      const flow = await echo(h)
+      h.receiver.respondWith([{ status: 429, headers: { 'retry-after': '120' } }])
+      await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      await h.received(1)
+      const waiting = await eventually('the failed delivery', async () => (await h.call('GET', '/v1/webhooks/deliveries?status=failed')).content[0])
+      const wait = Date.parse(waiting.nextAttemptAt) - Date.parse(waiting.attempts[0].attemptedAt)
+      t.ok(wait >= 119_000 && wait <= 121_000, `waits what the receiver asked (${wait} ms)`)
+    })
+
+    await t.test('a 3xx is a failure and is not followed', async (t) => {
+      const h = await harness(t, backend, { retrySchedule: [0] })
+      const flow = await echo(h)
+      h.receiver.respondWith([{ status: 307, headers: { location: `${h.receiver.url}/elsewhere` } }])
+      await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const dead = await eventually('the dead delivery', async () => (await h.call('GET', '/v1/webhooks/deliveries?status=dead')).content[0])
+      t.same(dead.attempts.map((a: { statusCode: number }) => a.statusCode), [307])
+      t.same(h.receiver.requests.map((r) => r.path), ['/hooks'], 'the redirect was not followed')
+    })
+
+    await t.test('without WEBHOOK_ALLOWED_PRIVATE_CIDRS the receiver gets zero requests', async (t) => {
+      const h = await harness(t, backend, { allowedPrivateCidrs: [] })
+      const flow = await echo(h)
+      await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const dead = await eventually('the dead delivery', async () => (await h.call('GET', '/v1/webhooks/deliveries?status=dead')).content[0])
+      t.ok(dead.attempts.length === 3 && dead.attempts.every((a: { error: string }) => /^blocked: /.test(a.error)), 'every attempt failed as blocked')
+      t.match(dead.lastError, /127\.0\.0\.1/)
+      t.equal(h.receiver.requests.length, 0, 'zero requests reached the receiver')
+    })
+
+    await t.test('a key without a callback: the delivery is kept as skipped', async (t) => {
+      const h = await harness(t, backend)
+      const flow = await echo(h)
+      const response = await h.app.inject({ method: 'POST', url: `/v1/sessions/flows/${flow.id}/create`, headers: { 'x-api-key': h.admin.apiKey } })
+      const { sessionId } = response.json()
+      const skipped = await eventually('the skipped delivery', async () => {
+        const list = await h.app.inject({ method: 'GET', url: `/v1/webhooks/deliveries?sessionId=${sessionId}`, headers: { 'x-api-key': h.admin.apiKey } })
+        return list.json().content[0]
+      })
+      t.match(skipped, { status: 'skipped', callbackUrl: null, attempts: [] })
+      const retry = await h.app.inject({ method: 'POST', url: `/v1/webhooks/deliveries/${skipped.id}/retry`, headers: { 'x-api-key': h.admin.apiKey } })
+      t.equal(retry.statusCode, 409)
+      t.match(retry.json(), { statusCode: 409, error: 'Conflict', message: /no callback URL/ })
+      await sleep(300)
+      t.equal(h.receiver.requests.length, 0)
+    })
+  })
+}
