@@ -90,8 +90,9 @@ export function loadConfig(env: Env = process.env): Config {
   let webhookRetrySchedule = DEFAULT_RETRY_SCHEDULE
   const schedule = value('WEBHOOK_RETRY_SCHEDULE')
   if (schedule !== undefined) {
-    const delays = schedule.split(',').map((s) => Number(s.trim()))
-    if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
+    const entries = schedule.split(',').map((s) => s.trim())
+    const delays = entries.map(Number)
+    if (entries.some((e) => e === '') || delays.some((d) => !Number.isFinite(d) || d < 0)) {
       problems.push(`WEBHOOK_RETRY_SCHEDULE=${schedule}: expected comma-separated seconds such as 0,5,300`)
     } else {
       webhookRetrySchedule = delays

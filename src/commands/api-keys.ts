@@ -3,7 +3,7 @@ import { apiKey, apiKeyStream, authorizeIssue, type ApiKey, type ApiKeyRecord, t
 import { workspace, workspaceStream, type WorkspaceEvent } from '../domain/workspace.js'
 import { BadRequestError } from '../errors.js'
 import { newId } from '../ids.js'
-import { callbackUrlProblem, parseCidrs } from '../webhooks/callback-url.js'
+import { callbackUrlProblem, parseCidrs, resolvedCallbackProblem, type Resolver } from '../webhooks/callback-url.js'
 import { awaitReadModels, type CommandContext } from './context.js'
 import { handleCommand } from './handle.js'
 
@@ -11,14 +11,21 @@ export const API_KEY_PREFIX = 'wh_'
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex')
 
-/** Private ranges an operator opened for webhooks (`WEBHOOK_ALLOWED_PRIVATE_CIDRS`); none by default. */
 export interface CallbackPolicy {
+  /** Private ranges an operator opened for webhooks (`WEBHOOK_ALLOWED_PRIVATE_CIDRS`); none by default. */
   allowedPrivateCidrs?: readonly string[]
+  /** Resolves callback host names; the system resolver by default (tests inject a fake DNS). */
+  resolve?: Resolver
 }
 
-/** The one check of a callback URL before it is stored: 400 with the reason when refused. */
-export function checkCallbackUrl(url: string, policy: CallbackPolicy): void {
-  const problem = callbackUrlProblem(url, parseCidrs(policy.allowedPrivateCidrs ?? []))
+/**
+ * The one check of a callback URL before it is stored: 400 with the reason when refused. A host
+ * name is refused when any address it resolves to is not allowed; one that does not resolve
+ * within 2 s is accepted, since every delivery resolves and checks it again.
+ */
+export async function checkCallbackUrl(url: string, policy: CallbackPolicy): Promise<void> {
+  const allowed = parseCidrs(policy.allowedPrivateCidrs ?? [])
+  const problem = callbackUrlProblem(url, allowed) ?? (await resolvedCallbackProblem(url, allowed, policy.resolve))
   if (problem) throw new BadRequestError(problem)
 }
 
@@ -42,7 +49,7 @@ async function issue(
   policy: CallbackPolicy,
 ): Promise<IssuedApiKey & { record: ApiKeyRecord }> {
   const { organizationId, workspaceId, name, role, callbackUrl } = input
-  if (callbackUrl !== null) checkCallbackUrl(callbackUrl, policy)
+  if (callbackUrl !== null) await checkCallbackUrl(callbackUrl, policy)
   const apiKeyId = newId()
   const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`
   const signingSecret = `whsec_${randomBytes(32).toString('base64')}`
@@ -93,7 +100,7 @@ export async function changeApiKey(
   changes: { name?: string; callbackUrl?: string },
   options: CallbackPolicy & { by?: KeyActor },
 ): Promise<ApiKeyRecord> {
-  if (changes.callbackUrl !== undefined) checkCallbackUrl(changes.callbackUrl, options)
+  if (changes.callbackUrl !== undefined) await checkCallbackUrl(changes.callbackUrl, options)
   const result = await handleCommand(ctx.store, apiKey, apiKeyStream(apiKeyId), {
     type: 'ChangeApiKey',
     data: { apiKeyId, ...changes, by: options.by, now: ctx.now().toISOString() },

@@ -33,6 +33,12 @@ function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema
   if (!Value.Equal(cleaned, event.data)) throw new Error(`event ${event.type} carries properties its schema does not name`)
 }
 
+/** A stream's current state: its events folded by the decider. */
+export async function loadState<Command, State, Event extends DomainEvent>(store: EventStore, decider: Decider<Command, State, Event>, stream: string): Promise<State> {
+  const recorded = await store.readStream(stream)
+  return recorded.reduce((state, e) => decider.evolve(state, { type: e.type, data: e.data } as Event), decider.initialState)
+}
+
 /**
  * Load → fold → decide → append with the expected revision. On a concurrent write to the same
  * stream it decides again on the fresh state, a bounded number of times.

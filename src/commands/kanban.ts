@@ -1,14 +1,12 @@
 import { CARD_STREAM_PREFIX, card, cardStream, type Card, type ValuesPatch } from '../domain/card.js'
-import type { Decider, DomainEvent } from '../domain/decider.js'
 import { pipeline, pipelineStream, reachablePipeline, type FieldInput, type Pipeline, type StageInput } from '../domain/pipeline.js'
-import type { EventStore } from '../eventstore/port.js'
 import { newId } from '../ids.js'
 import { cardRecord, stagesHoldingCards, type CardRecord } from '../projections/cards.js'
 import { pipelineRecord, type PipelineRecord } from '../projections/pipelines.js'
 import { findWorkspace } from '../projections/workspaces.js'
 import type { DbOrTrx } from '../store/database.js'
 import { awaitReadModels, type CommandContext } from './context.js'
-import { handleCommand } from './handle.js'
+import { handleCommand, loadState } from './handle.js'
 import type { Scope } from './sectors.js'
 
 /** Kanban commands also read the read models: the workspace's name and which stages hold cards. */
@@ -21,11 +19,6 @@ export type StageRequest = Omit<StageInput, 'id' | 'isNew'> & { id?: string }
 export type FieldRequest = Omit<FieldInput, 'id' | 'isNew'> & { id?: string }
 
 const withIds = <T extends { id?: string }>(items: T[]) => items.map((item) => ({ ...item, id: item.id ?? newId(), isNew: item.id === undefined }))
-
-async function load<Command, State, Event extends DomainEvent>(store: EventStore, decider: Decider<Command, State, Event>, stream: string): Promise<State> {
-  const recorded = await store.readStream(stream)
-  return recorded.reduce((state, e) => decider.evolve(state, { type: e.type, data: e.data } as Event), decider.initialState)
-}
 
 async function toPipelineRecord(ctx: KanbanContext, state: Pipeline): Promise<PipelineRecord> {
   if (state.status !== 'active') throw new Error('the pipeline is not active after its command')
@@ -61,7 +54,7 @@ export async function updatePipeline(
 ): Promise<PipelineRecord> {
   let occupied: string[] = []
   if (input.stages) {
-    const current = reachablePipeline(await load(ctx.store, pipeline, pipelineStream(pipelineId)), pipelineId, scope.workspaceId)
+    const current = reachablePipeline(await loadState(ctx.store, pipeline, pipelineStream(pipelineId)), pipelineId, scope.workspaceId)
     // Every card stream: wait until the cards read model holds each card written before this request.
     const head = await ctx.store.headPosition({ streamPrefixes: [CARD_STREAM_PREFIX] })
     await awaitReadModels(ctx, { stream: CARD_STREAM_PREFIX, position: head })
@@ -101,7 +94,7 @@ export async function createCard(
       cardId,
       workspaceId: scope.workspaceId,
       pipelineId,
-      pipeline: await load(ctx.store, pipeline, pipelineStream(pipelineId)),
+      pipeline: await loadState(ctx.store, pipeline, pipelineStream(pipelineId)),
       stageId: input.stageId,
       sessionId: input.sessionId ?? null,
       values: input.values ?? {},
@@ -120,13 +113,13 @@ export async function updateCard(
   cardId: string,
   input: { stageId?: string; values?: ValuesPatch; tags?: string[] },
 ): Promise<CardRecord> {
-  const current = await load(ctx.store, card, cardStream(cardId))
+  const current = await loadState(ctx.store, card, cardStream(cardId))
   const result = await handleCommand(ctx.store, card, cardStream(cardId), {
     type: 'UpdateCard',
     data: {
       cardId,
       workspaceId: scope.workspaceId,
-      pipeline: current.status === 'active' ? await load(ctx.store, pipeline, pipelineStream(current.pipelineId)) : pipeline.initialState,
+      pipeline: current.status === 'active' ? await loadState(ctx.store, pipeline, pipelineStream(current.pipelineId)) : pipeline.initialState,
       ...input,
       now: ctx.now().toISOString(),
     },

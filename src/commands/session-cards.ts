@@ -2,6 +2,7 @@ import { card, cardStream } from '../domain/card.js'
 import type { KanbanAction } from '../engine/turn.js'
 import { AppError } from '../errors.js'
 import type { CommandContext } from './context.js'
+import { loadState } from './handle.js'
 import { createCard, updateCard } from './kanban.js'
 
 export interface SessionTurn {
@@ -22,10 +23,7 @@ export async function applySessionKanban(ctx: CommandContext, turn: SessionTurn,
   const turnCtx: CommandContext = { ...ctx, metadata: { ...ctx.metadata, workspaceId: turn.workspaceId, causationId: turn.messageId } }
   for (const action of actions) {
     try {
-      const existing = (await ctx.store.readStream(cardStream(action.cardId))).reduce(
-        (state, e) => card.evolve(state, { type: e.type, data: e.data } as Parameters<typeof card.evolve>[1]),
-        card.initialState,
-      )
+      const existing = await loadState(ctx.store, card, cardStream(action.cardId))
       if (action.action === 'create' && existing.status === 'none') {
         await createCard(turnCtx, scope, action.pipelineId, { cardId: action.cardId, stageId: action.stageId, values: action.values, tags: action.tags, sessionId: turn.sessionId })
       } else if (existing.status === 'active') {

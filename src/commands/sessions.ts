@@ -1,10 +1,11 @@
+import { apiKey, apiKeyStream } from '../domain/api-key.js'
 import { session, sessionStream } from '../domain/session.js'
 import type { InboundMessage, VariableValue } from '../engine/turn.js'
 import { NotFoundError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { ApiKeyPrincipal } from '../projections/api-keys.js'
 import { awaitReadModels, type CommandContext } from './context.js'
-import { handleCommand } from './handle.js'
+import { handleCommand, loadState } from './handle.js'
 
 export interface StartableFlow {
   flowId: string
@@ -17,6 +18,8 @@ export async function startSession(
   input: { flow: StartableFlow; variables: Record<string, VariableValue>; externalId: string | null; ttlSeconds: number },
 ): Promise<{ sessionId: string; expiresAt: string }> {
   const sessionId = newId()
+  // The principal may come from the authenticator's cache: the key's stream has its callback now.
+  const key = await loadState(ctx.store, apiKey, apiKeyStream(caller.apiKeyId))
   const result = await handleCommand(ctx.store, session, sessionStream(sessionId), {
     type: 'StartSession',
     data: {
@@ -28,7 +31,7 @@ export async function startSession(
       variables: input.variables,
       externalId: input.externalId,
       apiKeyId: caller.apiKeyId,
-      callbackUrl: caller.callbackUrl,
+      callbackUrl: key.status === 'none' ? caller.callbackUrl : key.callbackUrl,
       ttlSeconds: input.ttlSeconds,
       messageId: newId(),
       now: ctx.now().toISOString(),

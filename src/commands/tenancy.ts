@@ -43,7 +43,7 @@ export async function bootstrap(
   policy: CallbackPolicy = {},
 ): Promise<Bootstrapped> {
   // Refused before anything is created, so a bad URL leaves no organization behind.
-  if (input.callbackUrl !== null) checkCallbackUrl(input.callbackUrl, policy)
+  if (input.callbackUrl !== null) await checkCallbackUrl(input.callbackUrl, policy)
   const { organizationId } = await createOrganization(ctx, { name: input.organization })
   const { workspaceId } = await createWorkspace(ctx, { organizationId, name: input.workspace })
   const key = await issueApiKey(ctx, {

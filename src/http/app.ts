@@ -7,6 +7,7 @@ import type { EventStore } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRuntime } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
+import type { Resolver } from '../webhooks/callback-url.js'
 import { ApiKeyAuthenticator, requireApiKey } from './auth.js'
 import { registerErrorHandling } from './errors.js'
 import { validatorCompiler } from './validation.js'
@@ -30,6 +31,8 @@ export interface AppDeps {
   now(): Date
   /** How long a found API key is trusted before it is looked up again (revocation delay). */
   apiKeyCacheMs?: number
+  /** Resolves callback host names at key create/update; the system resolver by default (tests inject a fake DNS). */
+  resolveHost?: Resolver
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024

@@ -1,13 +1,11 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { readFileSync } from 'node:fs'
 import { isIP, type LookupFunction } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { rootCertificates } from 'node:tls'
 import { Agent, buildConnector, request } from 'undici'
-import { isAllowedAddress, parseCidrs, type ParsedCidr } from './callback-url.js'
+import { isAllowedAddress, parseCidrs, systemResolver, type ParsedCidr, type Resolver } from './callback-url.js'
 
-/** Resolves a host name to every address it has (both families). Injected by tests. */
-export type Resolver = (hostname: string) => Promise<LookupAddress[]>
+export type { Resolver } from './callback-url.js'
 
 export interface DeliveryAgentOptions {
   /** CIDRs delivery may reach although they are not public unicast (WEBHOOK_ALLOWED_PRIVATE_CIDRS). */
@@ -33,11 +31,6 @@ export class BlockedAddressError extends Error {
     )
   }
 }
-
-const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)))
-  })
 
 /**
  * A `net`/`tls` lookup that resolves every address of the host, refuses the connection if any of

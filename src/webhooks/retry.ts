@@ -11,7 +11,8 @@ export function parseRetryAfter(header: string | string[] | undefined, now: Date
   const value = Array.isArray(header) ? header[0] : header
   if (value === undefined || value.trim() === '') return undefined
   const trimmed = value.trim()
-  const seconds = /^\d+$/.test(trimmed) ? Number(trimmed) : (Date.parse(trimmed) - now.getTime()) / 1000
+  // An HTTP date always ends in GMT; anything else that is not whole seconds is unreadable.
+  const seconds = /^\d+$/.test(trimmed) ? Number(trimmed) : / GMT$/.test(trimmed) ? (Date.parse(trimmed) - now.getTime()) / 1000 : NaN
   if (!Number.isFinite(seconds)) return undefined
   return Math.min(Math.max(seconds, 0), MAX_RETRY_AFTER_SECONDS)
 }

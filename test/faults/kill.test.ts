@@ -1,101 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
-import { childEnv, cliPath as CLI, freePort, tempDir } from '../helpers/cli.js'
-import { createTestDatabase, postgresUrl } from '../helpers/storage.js'
+import { cliPath as CLI } from '../helpers/cli.js'
+import { EXIT_TIMEOUT_MS, adminKey, answers, startService, stopGracefully, storageKinds, until, within, type Service, type Setup } from '../helpers/service-process.js'
 
 // Acceptance: killing the process with SIGKILL during appends and starting it again loses no
 // acknowledged event and projects every event exactly once.
 
 const LOOPS = 8
 const ACKS_BEFORE_KILL = 40
-// A first start on an empty data directory runs PGlite's initdb, several seconds on a slow machine.
-const START_TIMEOUT_MS = 30_000
 const LOAD_TIMEOUT_MS = 10_000
 const READY_TIMEOUT_MS = 10_000
-const EXIT_TIMEOUT_MS = 10_000
 const REQUEST_TIMEOUT_MS = 5_000
-
-type Exit = { code: number | null; signal: NodeJS.Signals | null }
-
-interface Proc {
-  child: ChildProcess
-  /** stdout and stderr interleaved, for diagnostics. */
-  output(): string
-  stdout(): string
-  exited: Promise<Exit>
-}
-
-interface Service extends Proc {
-  base: string
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Rejects with `message` when `ms` pass first. */
-function within<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${message()}`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
-/** Spawns the compiled CLI; the child is SIGKILLed at teardown if it is still running then. */
-function spawnCli(t: Test, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  let stdout = ''
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk
-    stdout += chunk
-  })
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await within(exited, EXIT_TIMEOUT_MS, () => `child ${child.pid} did not exit after SIGKILL`).catch(() => {})
-    }
-  })
-  return { child, output: () => output, stdout: () => stdout, exited }
-}
-
-const running = (proc: Proc) => proc.child.exitCode === null && proc.child.signalCode === null
-
-/** Polls `check` until it holds; fails early when the process dies. */
-async function until(proc: Proc, what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (!running(proc)) throw new Error(`the service exited (${proc.child.exitCode ?? proc.child.signalCode}) while waiting for ${what}; output:\n${proc.output()}`)
-    if (await check().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; output:\n${proc.output()}`)
-    await sleep(100)
-  }
-}
-
-const answers = async (url: string, status: number) => {
-  const response = await fetch(url, { signal: AbortSignal.timeout(2_000) })
-  await response.arrayBuffer()
-  return response.status === status
-}
-
-/** `flowd start` on a free port, answering /healthz. */
-async function startService(t: Test, env: NodeJS.ProcessEnv): Promise<Service> {
-  const port = await freePort()
-  const proc = spawnCli(t, ['start'], { ...env, PORT: String(port) })
-  const base = `http://127.0.0.1:${port}`
-  await until(proc, 'GET /healthz to answer 200', START_TIMEOUT_MS, () => answers(`${base}/healthz`, 200))
-  return { ...proc, base }
-}
-
-async function stopGracefully(service: Service): Promise<Exit> {
-  service.child.kill('SIGTERM')
-  return within(service.exited, EXIT_TIMEOUT_MS, () => `no exit after SIGTERM; output:\n${service.output()}`)
-}
 
 interface Load {
   acknowledged: string[]
@@ -218,20 +135,9 @@ async function readStore(target: DatabaseTarget): Promise<Stored> {
 const duplicates = (ids: string[]) => ids.filter((id, index) => ids.indexOf(id) !== index)
 const sorted = (ids: Iterable<string>) => [...ids].sort()
 
-interface Setup {
-  env: NodeJS.ProcessEnv
-  target: DatabaseTarget
-  /** The admin key: from the bootstrap command, or undefined to read it from the first start's banner. */
-  apiKey: string | undefined
-}
-
 async function killDuringAppends(t: Test, setup: Setup) {
   const first = await startService(t, setup.env)
-  let apiKey = setup.apiKey
-  if (!apiKey) {
-    await until(first, 'the admin key in the start banner', START_TIMEOUT_MS, async () => /X-Api-Key\s+wh_\S+/.test(first.stdout()))
-    apiKey = /X-Api-Key\s+(wh_\S+)/.exec(first.stdout())![1]!
-  }
+  const apiKey = await adminKey(setup, first)
 
   const load = await createUntilKilled(first, apiKey)
   t.same(load.unexpected, [], 'every request before the kill was acknowledged with 201 and a Location')
@@ -274,29 +180,8 @@ t.before(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`)
 })
 
-t.test('SIGKILL during appends on embedded PGlite: no acknowledged event lost, each projected once', async (t) => {
-  const dataDir = tempDir(t)
-  await killDuringAppends(t, {
-    env: childEnv({ DATA_DIR: dataDir }),
-    target: { kind: 'pglite', dataDir: join(dataDir, 'pglite') },
-    apiKey: undefined,
-  })
-})
-
-if (postgresUrl) {
-  t.test('SIGKILL during appends on Postgres: no acknowledged event lost, each projected once', async (t) => {
-    const dataDir = tempDir(t)
-    const database = await createTestDatabase()
-    // Registered first, so it runs after the children's teardowns (tap runs them last-registered first).
-    t.teardown(() => database.drop())
-    const env = childEnv({ DATA_DIR: dataDir, DATABASE_URL: database.url })
-    const bootstrap = spawnCli(t, ['bootstrap', '--organization', 'O', '--workspace', 'W', '--json'], env)
-    const exit = await within(bootstrap.exited, START_TIMEOUT_MS, () => `bootstrap did not finish; output:\n${bootstrap.output()}`)
-    t.same(exit, { code: 0, signal: null }, 'bootstrap succeeds', { output: bootstrap.output() })
-    const line = bootstrap.stdout().split('\n').find((l) => l.startsWith('{'))
-    const { apiKey } = JSON.parse(line ?? '{}') as { apiKey?: string }
-    t.match(apiKey, /^wh_/, 'bootstrap prints the admin key')
-    if (!apiKey) return
-    await killDuringAppends(t, { env, target: { kind: 'postgres', url: database.url }, apiKey })
+for (const storage of storageKinds) {
+  t.test(`SIGKILL during appends on ${storage.name}: no acknowledged event lost, each projected once`, async (t) => {
+    await killDuringAppends(t, await storage.prepare(t))
   })
 }

@@ -6,12 +6,14 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
+import type { Resolver } from '../../src/webhooks/callback-url.js'
 import { WebhookDelivery, type WebhookDeliverySettings } from '../../src/webhooks/delivery.js'
 import { createLogger } from '../../src/logger.js'
 import { allProjections } from '../../src/projections/index.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import type { Storage } from '../../src/store/connect.js'
 import type { Backend } from './storage.js'
+import { fakeDns } from './blocked-callbacks.js'
 
 export const silentLogger = createLogger('silent')
 
@@ -34,7 +36,7 @@ export interface TestApp {
 export type TestWebhookSettings = Partial<WebhookDeliverySettings> & Pick<WebhookDeliverySettings, 'allowedPrivateCidrs'>
 
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
-export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config; engine?: boolean; webhooks?: TestWebhookSettings } = {}): Promise<TestApp> {
+export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config; engine?: boolean; webhooks?: TestWebhookSettings; resolveHost?: Resolver } = {}): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
   const storage = await backend.open(t)
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
@@ -48,6 +50,8 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
     logger: silentLogger,
     now,
     apiKeyCacheMs: options.apiKeyCacheMs,
+    // Tests never ask real DNS: a callback host name is unknown (and so accepted) unless a test says otherwise.
+    resolveHost: options.resolveHost ?? fakeDns({}),
   })
   const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
   await conversations?.start()

@@ -29,6 +29,8 @@ export interface HttpsReceiver {
   requests: ReceivedRequest[]
   /** Answers the next requests with these, in order; once used up, answers 200. */
   respondWith(responses: (number | ReceiverResponse)[]): void
+  /** Answers each following request `ms` after it arrived (0, the default: at once). It is recorded on arrival. */
+  delay(ms: number): void
   /** Stops listening (connections are refused) until `up`; same port, same certificate. */
   down(): Promise<void>
   up(): Promise<void>
@@ -56,14 +58,21 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   )
   const requests: ReceivedRequest[] = []
   let queue: ReceiverResponse[] = []
+  let delayMs = 0
   const server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: { ...req.headers }, body: Buffer.concat(chunks).toString('utf8') })
       const next = queue.shift() ?? { status: 200, body: 'ok' }
-      res.writeHead(next.status, next.headers)
-      res.end(next.body ?? '')
+      const respond = () => {
+        // The sender may have gone (killed) while the answer waited.
+        if (res.destroyed) return
+        res.writeHead(next.status, next.headers)
+        res.end(next.body ?? '')
+      }
+      if (delayMs > 0) setTimeout(respond, delayMs)
+      else respond()
     })
   })
   const listen = (port: number) =>
@@ -89,6 +98,9 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     requests,
     respondWith(responses) {
       queue = responses.map((r) => (typeof r === 'number' ? { status: r } : r))
+    },
+    delay(ms) {
+      delayMs = ms
     },
     down: stop,
     up: () => listen(port),

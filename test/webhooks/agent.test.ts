@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import type { LookupAddress } from 'node:dns'
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { BlockedAddressError, checkedLookup, createDeliveryAgent, postWebhook, WEBHOOK_RESPONSE_LIMIT, type Resolver } from '../../src/webhooks/agent.js'
 import { callbackUrlProblem, parseCidrs } from '../../src/webhooks/callback-url.js'
 import { signWebhook, webhookHeaders } from '../../src/webhooks/signature.js'
+import { BLOCKED_NAMES, blockedCallbacks, fakeDns } from '../helpers/blocked-callbacks.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
 
 const receiver = await startHttpsReceiver()
@@ -16,13 +16,6 @@ t.beforeEach(() => {
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`
 const LOOPBACK_ONLY = ['127.0.0.1/32']
-
-/** A resolver answering from a fixed table; any other name fails like an unknown host. */
-const fakeDns = (table: Record<string, string[]>): Resolver => async (hostname) => {
-  const addresses = table[hostname]
-  if (addresses === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
-  return addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }))
-}
 
 const agentFor = (t: { teardown(fn: () => unknown): void }, options: Parameters<typeof createDeliveryAgent>[0]) => {
   const agent = createDeliveryAgent(options)
@@ -68,15 +61,13 @@ t.test('without the allowed CIDR the receiver gets zero requests', async (t) => 
   t.equal(receiver.requests.length, 0)
 })
 
-t.test('a name resolving to a mix of public and private addresses is blocked', async (t) => {
-  const lookup = fakeDns({
-    // The public address comes first, so checking only the first answer would let it through.
-    'mixed.webhooks.test': ['93.184.215.14', '10.0.0.7'],
-    'mixed-private.webhooks.test': ['127.0.0.1', '10.0.0.7'],
-    'mixed-v6.webhooks.test': ['2606:4700:4700::1111', '::1'],
-  })
+t.test('a name resolving to a mix of allowed and refused addresses is blocked', async (t) => {
+  // Public answers come last, so a check that missed the refused ones would reach the receiver,
+  // not the internet; each name answers an allowed loopback address before a refused one, so
+  // checking only the first answer would let it through.
+  const lookup = fakeDns(BLOCKED_NAMES, { publicLast: true })
   const agent = agentFor(t, { allowedPrivateCidrs: LOOPBACK_ONLY, caFile: receiver.caFile, lookup })
-  for (const name of ['mixed.webhooks.test', 'mixed-private.webhooks.test', 'mixed-v6.webhooks.test']) {
+  for (const name of ['private.webhooks.test', 'mixed-private.webhooks.test', 'mixed-v6.webhooks.test']) {
     const err = await postWebhook(agent, `https://${name}:${receiver.port}/hook`, '{}', {}).then(
       () => undefined,
       (e: unknown) => e,
@@ -85,7 +76,7 @@ t.test('a name resolving to a mix of public and private addresses is blocked', a
     t.equal((err as BlockedAddressError).hostname, name)
   }
   t.match(
-    await postWebhook(agent, `https://mixed.webhooks.test:${receiver.port}/hook`, '{}', {}).catch((e: Error) => e.message),
+    await postWebhook(agent, `https://private.webhooks.test:${receiver.port}/hook`, '{}', {}).catch((e: Error) => e.message),
     /\(10\.0\.0\.7\)$/,
     'the error names the refused address only',
   )
@@ -137,57 +128,16 @@ t.test('a response body over 64 KiB is truncated', async (t) => {
   t.equal(receiver.requests.length, 2, 'the agent still works after a truncated response')
 })
 
-t.test('every spelling of a non-public address is refused', async (t) => {
-  // [url, refused by callbackUrlProblem as well as by the agent]
-  const table: [string, boolean][] = [
-    ['https://127.0.0.1/x', true],
-    ['https://127.1/x', true],
-    ['https://2130706433/x', true],
-    ['https://0x7f.1/x', true],
-    ['https://017700000001/x', true],
-    ['https://127.0.0.1./x', true],
-    ['https://0/x', true],
-    ['https://0.0.0.0/x', true],
-    ['https://[::1]/x', true],
-    ['https://[::]/x', true],
-    ['https://[::ffff:127.0.0.1]/x', true],
-    ['https://[::ffff:7f00:1]/x', true],
-    ['https://[::ffff:10.0.0.1]/x', true],
-    ['https://[0:0:0:0:0:ffff:a9fe:a9fe]/x', true],
-    ['https://169.254.169.254/latest/meta-data', true],
-    ['https://100.64.0.1/x', true],
-    ['https://10.0.0.1/x', true],
-    ['https://10.255.255.254/x', true],
-    ['https://172.16.0.1/x', true],
-    ['https://172.31.255.1/x', true],
-    ['https://192.168.1.1/x', true],
-    ['https://224.0.0.1/x', true],
-    ['https://255.255.255.255/x', true],
-    ['https://240.0.0.1/x', true],
-    ['https://198.18.0.1/x', true],
-    ['https://192.0.2.1/x', true],
-    ['https://203.0.113.9/x', true],
-    ['https://[fd00::1]/x', true],
-    ['https://[fe80::1]/x', true],
-    ['https://[ff02::1]/x', true],
-    ['https://[2001:db8::1]/x', true],
-    ['https://[64:ff9b::7f00:1]/x', true],
-    ['https://[2002:7f00:1::]/x', true],
-    ['https://localhost/x', true],
-  ]
+t.test('every form of a non-public callback is refused', async (t) => {
+  const table = blockedCallbacks(receiver.port)
   t.ok(table.length >= 25)
-  const agent = agentFor(t, { allowedPrivateCidrs: [], caFile: receiver.caFile })
-  for (const [url, byUrlCheck] of table) {
-    if (byUrlCheck) t.not(callbackUrlProblem(url, []), undefined, `callbackUrlProblem refuses ${url}`)
-    await t.rejects(postWebhook(agent, url, '{}', {}), BlockedAddressError, `the agent refuses ${url}`)
+  const agent = agentFor(t, { allowedPrivateCidrs: [], caFile: receiver.caFile, lookup: fakeDns(BLOCKED_NAMES, { publicLast: true }) })
+  for (const { url, reason, withoutDns, byAgent } of table) {
+    if (withoutDns) t.match(callbackUrlProblem(url, []), reason, `callbackUrlProblem refuses ${url}`)
+    else t.equal(callbackUrlProblem(url, []), undefined, `only DNS tells what ${url} reaches`)
+    const refusal = withoutDns ? BlockedAddressError : { name: 'BlockedAddressError', message: reason }
+    if (byAgent) await t.rejects(postWebhook(agent, url, '{}', {}), refusal, `the agent refuses ${url}`)
   }
-  for (const url of ['http://hooks.example.com/x', 'https://user:pw@hooks.example.com/x', 'https://user@hooks.example.com/x', 'https://:pw@hooks.example.com/x']) {
-    t.not(callbackUrlProblem(url, []), undefined, `callbackUrlProblem refuses ${url}`)
-  }
-  // callbackUrlProblem lets the fully qualified `localhost.` through (it only compares names);
-  // the agent still refuses it once a resolver answers with loopback addresses.
-  const fqdn = agentFor(t, { allowedPrivateCidrs: [], caFile: receiver.caFile, lookup: fakeDns({ 'localhost.': ['127.0.0.1', '::1'] }) })
-  await t.rejects(postWebhook(fqdn, `https://localhost.:${receiver.port}/x`, '{}', {}), BlockedAddressError, 'the agent refuses localhost.')
   t.equal(receiver.requests.length, 0)
 })
 

@@ -5,28 +5,20 @@ import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { rebuildProjection } from '../../src/projections/runtime.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
+import { echoFlow } from '../helpers/flows.js'
 import { reachableBackends } from '../helpers/storage.js'
+import { eventually, sleep } from '../helpers/wait.js'
 
 // Acceptance of webhook delivery, against a real HTTPS receiver on 127.0.0.1 with a certificate
 // made at setup. Keys are created with the receiver allowed (WEBHOOK_ALLOWED_PRIVATE_CIDRS); the
 // dispatcher gets the same setting and the receiver's certificate as its only extra CA.
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const LOOPBACK = ['127.0.0.1/32']
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
 
 interface Harness extends TestApp {
   receiver: HttpsReceiver
   apiKey: string
+  apiKeyId: string
   signingSecret: string
   call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object): Promise<any>
   /** Waits until the receiver has `count` requests, then returns them. */
@@ -46,7 +38,7 @@ async function harness(t: Test, backend: (typeof reachableBackends)[number], web
     payload: { name: 'bot', callbackUrl: `${receiver.url}/hooks` },
   })
   if (created.statusCode !== 201) throw new Error(`creating the key: ${created.statusCode} ${created.body}`)
-  const { apiKey, signingSecret } = created.json() as { apiKey: string; signingSecret: string }
+  const { id: apiKeyId, apiKey, signingSecret } = created.json() as { id: string; apiKey: string; signingSecret: string }
   const call = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) => {
     const response = await app.app.inject({ method, url, headers: { 'x-api-key': apiKey }, ...(payload ? { payload } : {}) })
     if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
@@ -54,29 +46,10 @@ async function harness(t: Test, backend: (typeof reachableBackends)[number], web
   }
   const received = (count: number) =>
     eventually(`${count} webhooks at the receiver (got ${receiver.requests.length})`, () => (receiver.requests.length >= count ? receiver.requests.slice(0, count) : undefined))
-  return { ...app, receiver, apiKey, signingSecret, call, received }
+  return { ...app, receiver, apiKey, apiKeyId, signingSecret, call, received }
 }
 
 const headersOf = (request: ReceivedRequest) => Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]))
-
-/** An echo flow: asks, repeats the answer, asks again; `bye` ends it. */
-const echoFlow = {
-  schemaVersion: 1,
-  nodes: [
-    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
-    { id: 'ask', type: 'question', position: { x: 200, y: 0 }, data: { prompt: { type: 'text', text: { body: 'Say something' } }, input: { kind: 'text' }, saveAs: 'said' } },
-    { id: 'check', type: 'condition', position: { x: 400, y: 0 }, data: { rules: [{ id: 'bye', variable: 'said', operator: 'equals', value: 'bye' }] } },
-    { id: 'say', type: 'message', position: { x: 600, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'You said {{said}}' } }] } },
-    { id: 'end', type: 'end', position: { x: 600, y: 200 }, data: {} },
-  ],
-  edges: [
-    { id: 'a', source: 'start', target: 'ask' },
-    { id: 'b', source: 'ask', sourceHandle: 'default', target: 'check' },
-    { id: 'c', source: 'check', sourceHandle: 'bye', target: 'end' },
-    { id: 'd', source: 'check', sourceHandle: 'default', target: 'say' },
-    { id: 'e', source: 'say', target: 'ask' },
-  ],
-}
 
 /** Creates the echo flow (and the variable it saves to) in the harness's workspace. */
 async function echo(h: Harness): Promise<{ id: string }> {
@@ -265,6 +238,23 @@ for (const backend of reachableBackends) {
       const requests = (await h.received(5)).slice(1)
       t.same(requests.map((r) => JSON.parse(r.body).messageId), [one.messageId, one.messageId, one.messageId, two.messageId], 'the second waits for the first')
       t.same(requests.map((r) => JSON.parse(r.body).changes[0].value.messages[0].text.body), ['You said one', 'You said one', 'You said one', 'You said two'])
+    })
+
+    await t.test("the callback is the key's as it was when the session started", async (t) => {
+      const h = await harness(t, backend)
+      const flow = await echo(h)
+      const { sessionId } = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      await h.received(1)
+      // A name nothing resolves: a delivery there fails, and nothing leaves this machine.
+      const changed = `https://${h.receiver.dnsName}:${h.receiver.port}/changed`
+      const patched = await h.app.inject({ method: 'PATCH', url: `/v1/api-keys/${h.apiKeyId}`, headers: { 'x-api-key': h.admin.apiKey }, payload: { callbackUrl: changed } })
+      t.equal(patched.statusCode, 200)
+      await h.call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'still here' } })
+      const [, second] = await h.received(2)
+      t.equal(second!.path, '/hooks', 'the running session keeps the callback it started with')
+      const later = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const delivery = await eventually('the new session\'s delivery', async () => (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${later.sessionId}`)).content[0])
+      t.equal(delivery.callbackUrl, changed, 'a new session takes the changed callback')
     })
 
     await t.test('different sessions do not wait for each other', async (t) => {

@@ -33,7 +33,7 @@ const CreatedApiKey = Type.Object({
 export const apiKeyRoutes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const policy = { allowedPrivateCidrs: deps.config.webhookAllowedPrivateCidrs }
+    const policy = { allowedPrivateCidrs: deps.config.webhookAllowedPrivateCidrs, resolve: deps.resolveHost }
 
     app.get(
       '/api-keys',
