@@ -4,7 +4,8 @@ import t, { type Test } from 'tap'
 import { cliPath as CLI } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
-import { EXIT_TIMEOUT_MS, adminKey, running, sleep, startService, stopGracefully, storageKinds, within, type Service, type StorageKind } from '../helpers/service-process.js'
+import { EXIT_TIMEOUT_MS, adminKey, running, startService, stopGracefully, storageKinds, within, type Service, type StorageKind } from '../helpers/service-process.js'
+import { sleep } from '../helpers/wait.js'
 
 // Acceptance: killing the service during a burst of webhook deliveries and starting it again,
 // every turn is delivered at least once, none is lost; duplicates carry the same webhook-id.

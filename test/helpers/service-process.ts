@@ -4,6 +4,7 @@ import type { Test } from 'tap'
 import type { DatabaseTarget } from '../../src/store/connect.js'
 import { childEnv, cliPath, freePort, tempDir } from './cli.js'
 import { createTestDatabase, postgresUrl } from './storage.js'
+import { sleep } from './wait.js'
 
 // The compiled CLI as a child process, for fault tests that kill it: every wait is bounded, and a
 // child still running at teardown is SIGKILLed.
@@ -26,7 +27,7 @@ export interface Service extends Proc {
   base: string
 }
 
-export { sleep } from './wait.js'
+
 
 /** Rejects with `message` when `ms` pass first. */
 export function within<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
