@@ -23,6 +23,8 @@ export interface Config {
   sessionTtlSeconds: number
   /** Where the embedded editor is served; undefined: the service's own address plus /editor. */
   editorUrl: string | undefined
+  /** Signs the editor's access tokens (at least 32 bytes); undefined: a secret generated once in `dataDir`. */
+  editorTokenSecret: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -105,6 +107,12 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:'])
   if (eventStore === 'esdb' && !databaseUrl) problems.push('DATABASE_URL: required when EVENT_STORE=esdb (the read models live in Postgres)')
 
+  const editorTokenSecret = value('EDITOR_TOKEN_SECRET')
+  if (editorTokenSecret !== undefined && Buffer.byteLength(editorTokenSecret, 'utf8') < 32) {
+    // The secret itself is never echoed.
+    problems.push(`EDITOR_TOKEN_SECRET: must be at least 32 bytes, got ${Buffer.byteLength(editorTokenSecret, 'utf8')} (e.g. openssl rand -base64 48)`)
+  }
+
   const config: Config = {
     port: integer('PORT', 3000, 0, 65535),
     host: value('HOST') ?? '127.0.0.1',
@@ -118,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule,
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
     editorUrl: url('EDITOR_URL', ['http:', 'https:']),
+    editorTokenSecret,
   }
   if (problems.length) throw new ConfigError(problems)
   return config

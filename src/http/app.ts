@@ -8,10 +8,14 @@ import type { Logger } from '../logger.js'
 import type { ProjectionRuntime } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
 import type { Resolver } from '../webhooks/callback-url.js'
-import { ApiKeyAuthenticator, requireApiKey } from './auth.js'
+import { EditorAuth } from '../auth/editor-auth.js'
+import { loadEditorSigningKey } from '../auth/signing-key.js'
+import { ApiKeyAuthenticator, authenticate } from './auth.js'
 import { registerErrorHandling } from './errors.js'
+import { ErrorResponse } from './schemas.js'
 import { validatorCompiler } from './validation.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
+import { authRoutes } from './routes/auth.js'
 import { clientRoutes } from './routes/clients.js'
 import { healthRoutes } from './routes/health.js'
 import { flowRoutes } from './routes/flows.js'
@@ -29,8 +33,13 @@ export interface AppDeps {
   readModels: Pick<ProjectionRuntime, 'waitFor' | 'status'>
   logger: Logger
   now(): Date
-  /** How long a found API key is trusted before it is looked up again (revocation delay). */
+  /**
+   * How long a found API key, or the live OAuth client behind an editor access token, is trusted
+   * before it is looked up again (revocation delay).
+   */
   apiKeyCacheMs?: number
+  /** Signs editor access tokens; by default `EDITOR_TOKEN_SECRET` or the secret kept in `DATA_DIR`. */
+  editorTokenKey?: Uint8Array
   /** Resolves callback host names at key create/update; the system resolver by default (tests inject a fake DNS). */
   resolveHost?: Resolver
 }
@@ -66,10 +75,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(deps))
 
+  const editorAuth = new EditorAuth({
+    db: deps.db,
+    signingKey: deps.editorTokenKey ?? (await loadEditorSigningKey(deps.config)),
+    now: deps.now,
+    clientCacheMs: deps.apiKeyCacheMs,
+  })
+  await app.register(authRoutes(editorAuth))
+
   const authenticator = new ApiKeyAuthenticator(deps.db, deps.apiKeyCacheMs)
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', requireApiKey(authenticator))
+      v1.addHook('onRequest', authenticate(authenticator, editorAuth))
+      // Any /v1 route may answer 401 or 403 from that hook (403: the editor's token on a route not meant for it).
+      v1.addHook('onRoute', (route) => {
+        const schema = (route.schema ??= {}) as { response?: Record<string, unknown> }
+        schema.response = { 401: ErrorResponse, 403: ErrorResponse, ...schema.response }
+      })
       await v1.register(workspaceRoutes(deps))
       await v1.register(clientRoutes(deps))
       await v1.register(apiKeyRoutes(deps))

@@ -1,13 +1,37 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { EditorAuth } from '../auth/editor-auth.js'
 import { hashApiKey, API_KEY_PREFIX } from '../commands/api-keys.js'
-import { UnauthorizedError } from '../errors.js'
+import { ForbiddenError, UnauthorizedError } from '../errors.js'
 import { findActiveApiKeyByHash, type ApiKeyPrincipal } from '../projections/api-keys.js'
 import type { DbOrTrx } from '../store/database.js'
 
+/** A request authenticated by an API key (`X-Api-Key`). */
+export interface ApiKeyCaller extends ApiKeyPrincipal {
+  kind: 'api-key'
+  /** Recorded in the metadata of the events it causes. */
+  actor: string
+}
+
+/** The embedded editor, by the bearer access token of an OAuth client: one workspace, editor routes only. */
+export interface EditorCaller {
+  kind: 'editor'
+  clientId: string
+  organizationId: string
+  workspaceId: string
+  role: 'workspace'
+  actor: string
+}
+
+export type Principal = ApiKeyCaller | EditorCaller
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The API key's identity; set on every `/v1` route. */
-    principal: ApiKeyPrincipal
+    /** Who is calling; set on every `/v1` route. */
+    principal: Principal
+  }
+  interface FastifyContextConfig {
+    /** The embedded editor's bearer token may call this route; on every other `/v1` route it gets 403. */
+    editor?: boolean
   }
 }
 
@@ -39,12 +63,36 @@ export class ApiKeyAuthenticator {
   }
 }
 
-export const requireApiKey =
-  (authenticator: ApiKeyAuthenticator) =>
+const BEARER = /^bearer +(\S+) *$/i
+
+/**
+ * The one authentication hook of `/v1`. An `X-Api-Key` header is checked as before, whatever else
+ * the request carries. Otherwise a bearer token is the editor's: a bad one is 401, and a good one
+ * reaches only routes whose config says `editor: true` (403 elsewhere).
+ */
+export const authenticate =
+  (apiKeys: ApiKeyAuthenticator, editors: EditorAuth) =>
   async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const key = request.headers['x-api-key']
+    const bearer = key === undefined ? BEARER.exec(request.headers.authorization ?? '')?.[1] : undefined
+    if (bearer !== undefined) {
+      const grant = await editors.authenticate(bearer)
+      if (!grant) throw new UnauthorizedError('Invalid or expired access token')
+      if (request.routeOptions.config.editor !== true) throw new ForbiddenError('The editor access token does not reach this endpoint')
+      request.principal = { kind: 'editor', ...grant, role: 'workspace', actor: `oauth-client:${grant.clientId}` }
+      return
+    }
     if (typeof key !== 'string' || key === '') throw new UnauthorizedError('Missing X-Api-Key header')
-    const principal = await authenticator.authenticate(key)
+    const principal = await apiKeys.authenticate(key)
     if (!principal) throw new UnauthorizedError('Invalid API key')
-    request.principal = principal
+    request.principal = { kind: 'api-key', ...principal, actor: `apikey:${principal.apiKeyId}` }
   }
+
+/**
+ * The caller's API key, for routes that act as a key (its id, its callback). The editor never
+ * reaches them (no `editor` config); this keeps the types honest.
+ */
+export function apiKeyOf(request: FastifyRequest): ApiKeyCaller {
+  if (request.principal.kind !== 'api-key') throw new ForbiddenError('The editor access token does not reach this endpoint')
+  return request.principal
+}

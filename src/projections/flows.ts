@@ -70,6 +70,8 @@ export interface FlowListQuery {
   orderBy?: FlowOrder
   direction: 'ASC' | 'DESC'
   workspaceId?: string
+  /** The caller reaches this workspace only (the editor's token); `workspaceId` then narrows nothing further or matches nothing. */
+  withinWorkspaceId?: string
   /** Case-insensitive part of the workspace's name. */
   workspaceName?: string
   dateRange?: DateRange
@@ -99,6 +101,7 @@ export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ co
     .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
     .where('flows.organization_id', '=', query.organizationId)
   if (query.workspaceId) base = base.where('flows.workspace_id', '=', query.workspaceId)
+  if (query.withinWorkspaceId) base = base.where('flows.workspace_id', '=', query.withinWorkspaceId)
   if (query.workspaceName) base = base.where((eb) => eb(eb.fn('lower', ['workspaces.name']), 'like', `%${escapeLike(query.workspaceName!.toLowerCase())}%`))
   if (createdSince) base = base.where('flows.created_at', '>=', createdSince)
 

@@ -195,6 +195,35 @@ export interface WebhookAttemptsTable {
   response_truncated: boolean
 }
 
+/** Embedded-editor credentials (migration 0011); tokens only as SHA-256 hex. */
+export interface EditorOneTimeTokensTable {
+  token_hash: string
+  client_id: string
+  organization_id: string
+  workspace_id: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
+export interface EditorTokenFamiliesTable {
+  id: string
+  client_id: string
+  organization_id: string
+  workspace_id: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
+export interface EditorRefreshTokensTable {
+  token_hash: string
+  family_id: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
 export interface Database {
   events: EventsTable
   streams: StreamsTable
@@ -213,6 +242,9 @@ export interface Database {
   webhook_sessions: WebhookSessionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  editor_one_time_tokens: EditorOneTimeTokensTable
+  editor_token_families: EditorTokenFamiliesTable
+  editor_refresh_tokens: EditorRefreshTokensTable
 }
 
 export type Db = Kysely<Database>

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { bootstrap, type Bootstrapped } from '../../src/commands/tenancy.js'
@@ -16,6 +17,9 @@ import type { Backend } from './storage.js'
 import { fakeDns } from './blocked-callbacks.js'
 
 export const silentLogger = createLogger('silent')
+
+/** Signs the editor's access tokens in tests, so no test writes a secret into DATA_DIR. */
+export const testEditorTokenKey: Uint8Array = randomBytes(32)
 
 export interface TestApp {
   app: FastifyInstance
@@ -50,6 +54,7 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
     logger: silentLogger,
     now,
     apiKeyCacheMs: options.apiKeyCacheMs,
+    editorTokenKey: testEditorTokenKey,
     // Tests never ask real DNS: a callback host name is unknown (and so accepted) unless a test says otherwise.
     resolveHost: options.resolveHost ?? fakeDns({}),
   })

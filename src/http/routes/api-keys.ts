@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { changeApiKey, createApiKey, revokeApiKey } from '../../commands/api-keys.js'
 import { listApiKeys } from '../../projections/api-keys.js'
 import type { AppDeps } from '../app.js'
+import { apiKeyOf } from '../auth.js'
 import { commandContext } from '../context.js'
 import { EmptyBody, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
 
@@ -47,7 +48,7 @@ export const apiKeyRoutes =
       },
       async (request) => {
         const { page, size, workspaceId } = request.query
-        const { content, totalElements } = await listApiKeys(deps.db, { by: request.principal, workspaceId, page, size })
+        const { content, totalElements } = await listApiKeys(deps.db, { by: apiKeyOf(request), workspaceId, page, size })
         return toPage(content, totalElements, page, size)
       },
     )
@@ -68,7 +69,7 @@ export const apiKeyRoutes =
         },
       },
       async (request, reply) => {
-        const created = await createApiKey(commandContext(deps, request), request.principal, request.body, policy)
+        const created = await createApiKey(commandContext(deps, request), apiKeyOf(request), request.body, policy)
         return reply.status(201).send(created)
       },
     )
@@ -86,7 +87,7 @@ export const apiKeyRoutes =
       },
       async (request) => {
         const { name, callbackUrl } = request.body
-        return changeApiKey(commandContext(deps, request), request.params.id, { name, callbackUrl }, { ...policy, by: request.principal })
+        return changeApiKey(commandContext(deps, request), request.params.id, { name, callbackUrl }, { ...policy, by: apiKeyOf(request) })
       },
     )
 
@@ -101,7 +102,7 @@ export const apiKeyRoutes =
         },
       },
       async (request, reply) => {
-        await revokeApiKey(commandContext(deps, request), request.params.id, { by: request.principal })
+        await revokeApiKey(commandContext(deps, request), request.params.id, { by: apiKeyOf(request) })
         return reply.status(204).send()
       },
     )

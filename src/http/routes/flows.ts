@@ -62,6 +62,7 @@ export const flowRoutes =
     app.get(
       '/flows',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: "List the flows of the key's organization",
@@ -78,9 +79,14 @@ export const flowRoutes =
       },
       async (request) => {
         const { page, size } = request.query
+        const { principal } = request
+        // A key lists its organization's flows; the editor only its own workspace's.
+        const within = principal.kind === 'editor' ? principal.workspaceId : undefined
         const { content, totalElements } = await listFlows(deps.db, {
           ...request.query,
-          organizationId: request.principal.organizationId,
+          workspaceId: request.query.workspaceId ?? within,
+          withinWorkspaceId: within,
+          organizationId: principal.organizationId,
           now: deps.now(),
         })
         return toPage(content, totalElements, page, size)
@@ -111,6 +117,7 @@ export const flowRoutes =
     app.get(
       '/flows/:id',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: 'A flow with its draft definition and published version',
@@ -141,6 +148,7 @@ export const flowRoutes =
     app.put(
       '/flows/:id/definition',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: 'Save the draft definition; published versions are not touched',
@@ -159,6 +167,7 @@ export const flowRoutes =
     app.post(
       '/flows/:id/publish',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: 'Publish the draft as the next immutable version; new sessions run it',
@@ -173,6 +182,7 @@ export const flowRoutes =
     app.get(
       '/flows/:id/versions',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: 'Published versions of a flow, newest first',
@@ -193,6 +203,7 @@ export const flowRoutes =
     app.get(
       '/flows/:id/versions/:version',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: 'One published version with its definition',
@@ -211,6 +222,7 @@ export const flowRoutes =
     app.post(
       '/flows/validate',
       {
+        config: { editor: true },
         schema: {
           tags: ['flows'],
           summary: "Check a definition against the key's workspace without saving it",

@@ -65,6 +65,7 @@ export const kanbanRoutes =
     app.get(
       '/kanban/pipelines',
       {
+        config: { editor: true },
         schema: {
           tags: ['kanban'],
           summary: "List the pipelines of the key's workspace with their stages and fields",
@@ -102,6 +103,7 @@ export const kanbanRoutes =
     app.get(
       '/kanban/pipelines/:id',
       {
+        config: { editor: true },
         schema: {
           tags: ['kanban'],
           summary: 'A pipeline with its stages and fields',

@@ -14,6 +14,7 @@ export const sectorRoutes =
     app.get(
       '/sectors',
       {
+        config: { editor: true },
         schema: {
           tags: ['sectors'],
           summary: "List the sectors of the key's workspace",
@@ -31,6 +32,7 @@ export const sectorRoutes =
     app.post(
       '/sectors',
       {
+        config: { editor: true },
         schema: {
           tags: ['sectors'],
           summary: "Create a sector (a transfer target) in the key's workspace",
@@ -47,6 +49,7 @@ export const sectorRoutes =
     app.patch(
       '/sectors/:id',
       {
+        config: { editor: true },
         schema: {
           tags: ['sectors'],
           summary: 'Rename a sector; without a name it answers the sector as it is',

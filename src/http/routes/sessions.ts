@@ -8,6 +8,7 @@ import { FlowVersions } from '../../engine/flow-versions.js'
 import { findFlow } from '../../projections/flows.js'
 import { SESSION_LOG_ORDER_COLUMNS, listSessionLogs, type SessionLogOrder } from '../../projections/session-logs.js'
 import type { AppDeps } from '../app.js'
+import { apiKeyOf } from '../auth.js'
 import { commandContext } from '../context.js'
 import { SendMessageBody, toInboundMessage } from '../inbound-message.js'
 import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
@@ -91,7 +92,7 @@ export const sessionRoutes =
         if (variables.problems.length) throw new BadRequestError(variables.problems.join('; '))
         const published = await flowVersions.get(flow.id, flow.publishedVersion)
         if (typeof published === 'string') throw new ConflictError(`flow ${flow.id} cannot run: ${published}`)
-        const { sessionId, expiresAt } = await startSession(commandContext(deps, request), request.principal, {
+        const { sessionId, expiresAt } = await startSession(commandContext(deps, request), apiKeyOf(request), {
           flow: { flowId: flow.id, publishedVersion: flow.publishedVersion },
           variables: variables.values,
           externalId: request.body.externalId ?? null,
@@ -114,7 +115,7 @@ export const sessionRoutes =
         },
       },
       async (request, reply) => {
-        const { messageId } = await receiveMessage(commandContext(deps, request), request.principal, {
+        const { messageId } = await receiveMessage(commandContext(deps, request), apiKeyOf(request), {
           sessionId: request.params.sessionId,
           message: toInboundMessage(request.body),
           idempotencyKey: request.headers['idempotency-key'] ?? null,

@@ -26,6 +26,7 @@ export const variableRoutes =
     app.get(
       '/variables',
       {
+        config: { editor: true },
         schema: {
           tags: ['variables'],
           summary: "List the variables of the key's workspace, oldest first",
@@ -43,6 +44,7 @@ export const variableRoutes =
     app.post(
       '/variables',
       {
+        config: { editor: true },
         schema: {
           tags: ['variables'],
           summary: "Define a variable in the key's workspace; flows use it by name, sessions pass its value",
@@ -64,6 +66,7 @@ export const variableRoutes =
     app.patch(
       '/variables/:id',
       {
+        config: { editor: true },
         schema: {
           tags: ['variables'],
           summary: 'Change the description or default of a variable (null clears it); name and type never change',

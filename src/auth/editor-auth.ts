@@ -1,0 +1,96 @@
+import { UnauthorizedError } from '../errors.js'
+import { findOAuthClientCredentials } from '../projections/oauth-clients.js'
+import type { Db } from '../store/database.js'
+import { authenticateClient } from './client-credentials.js'
+import { consumeOneTimeToken, issueOneTimeToken } from './ott.js'
+import { rotateRefreshToken, startTokenFamily } from './refresh.js'
+import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken, verifyAccessToken, type EditorGrant } from './tokens.js'
+
+/** The body of a successful exchange or refresh (OAuth 2.0 token response names). */
+export interface TokenResponse {
+  access_token: string
+  refresh_token: string
+  token_type: 'Bearer'
+  expires_in: number
+}
+
+export interface EditorAuthDeps {
+  db: Db
+  /** Signs and checks access tokens (HS256). */
+  signingKey: Uint8Array
+  now(): Date
+  /** How long a live client is trusted before it is looked up again: a revoked client's access tokens stop within this time. */
+  clientCacheMs?: number
+}
+
+// One message for every way each step can fail: a caller learns nothing about which part was wrong.
+const BAD_CLIENT = 'Invalid client credentials'
+const BAD_OTT = 'Invalid or expired one-time token'
+const BAD_REFRESH = 'Invalid or expired refresh token'
+
+/** The embedded editor's three steps (client credentials → OTT → tokens), refresh, and bearer checks. */
+export class EditorAuth {
+  private readonly liveClients = new Map<string, { grant: EditorGrant; expiresAt: number }>()
+  private readonly clientCacheMs: number
+
+  constructor(private readonly deps: EditorAuthDeps) {
+    this.clientCacheMs = deps.clientCacheMs ?? 5000
+  }
+
+  /** Step 1: the customer's backend trades its client credentials (HTTP Basic) for a one-time token. */
+  async issueOneTimeToken(authorization: string | undefined): Promise<string> {
+    const grant = await authenticateClient(this.deps.db, authorization)
+    if (!grant) throw new UnauthorizedError(BAD_CLIENT)
+    return issueOneTimeToken(this.deps.db, grant, this.deps.now())
+  }
+
+  /** Step 2: the editor trades the one-time token, once, for an access token and the first refresh token of a new family. */
+  async exchange(ott: string): Promise<TokenResponse> {
+    const now = this.deps.now()
+    // The client may have been revoked since the OTT was issued; the OTT then stays unused and expires.
+    const issued = await this.deps.db.transaction().execute(async (trx) => {
+      const grant = await consumeOneTimeToken(trx, ott, now)
+      if (!grant || !(await findOAuthClientCredentials(trx, grant.clientId))) throw new UnauthorizedError(BAD_OTT)
+      return { grant, refreshToken: await startTokenFamily(trx, grant, now) }
+    })
+    return this.tokenResponse(issued.grant, issued.refreshToken, now)
+  }
+
+  /** Rotation: a refresh token is good once; its reuse revokes its whole family. */
+  async refresh(refreshToken: string): Promise<TokenResponse> {
+    const now = this.deps.now()
+    const rotation = await rotateRefreshToken(this.deps.db, refreshToken, now)
+    if (rotation.outcome !== 'rotated') throw new UnauthorizedError(BAD_REFRESH)
+    return this.tokenResponse(rotation.grant, rotation.refreshToken, now)
+  }
+
+  /** The grant of a bearer access token whose client is still live; undefined otherwise. */
+  async authenticate(accessToken: string): Promise<EditorGrant | undefined> {
+    const claimed = await verifyAccessToken(this.deps.signingKey, accessToken, this.deps.now())
+    if (!claimed) return undefined
+    const live = await this.liveClient(claimed.clientId)
+    // The token's workspace must still be its client's (a client never moves; this is a second lock).
+    return live && live.workspaceId === claimed.workspaceId && live.organizationId === claimed.organizationId ? live : undefined
+  }
+
+  private async liveClient(clientId: string): Promise<EditorGrant | undefined> {
+    const cached = this.liveClients.get(clientId)
+    if (cached && cached.expiresAt > Date.now()) return cached.grant
+    this.liveClients.delete(clientId)
+    const found = await findOAuthClientCredentials(this.deps.db, clientId)
+    if (!found) return undefined
+    const grant = { clientId: found.clientId, organizationId: found.organizationId, workspaceId: found.workspaceId }
+    if (this.liveClients.size >= 10_000) this.liveClients.delete(this.liveClients.keys().next().value!)
+    this.liveClients.set(clientId, { grant, expiresAt: Date.now() + this.clientCacheMs })
+    return grant
+  }
+
+  private async tokenResponse(grant: EditorGrant, refreshToken: string, now: Date): Promise<TokenResponse> {
+    return {
+      access_token: await signAccessToken(this.deps.signingKey, grant, now),
+      refresh_token: refreshToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+    }
+  }
+}

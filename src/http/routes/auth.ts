@@ -1,0 +1,71 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { EditorAuth } from '../../auth/editor-auth.js'
+import { errorResponses } from '../schemas.js'
+
+const TokenResponse = Type.Object({
+  access_token: Type.String({ description: 'a JWT for `Authorization: Bearer …` on the editor routes of /v1' }),
+  refresh_token: Type.String({ description: 'good for one POST /auth/refresh; reusing it revokes every token of its family' }),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'seconds the access token is valid', examples: [900] }),
+})
+
+const Token = Type.String({ minLength: 1, maxLength: 512 })
+
+/** The embedded editor's authentication, outside `/v1` (spec §4.7, §5.2). */
+export const authRoutes =
+  (editorAuth: EditorAuth): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    // The iframe-token call may send `Content-Type: application/json` with no body at all.
+    const json = app.getDefaultJsonParser('error', 'error')
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+      body.length === 0 ? done(null, undefined) : json(request, body.toString(), done),
+    )
+    // Credentials must never be cached on the way (RFC 6749 §5.1).
+    app.addHook('onSend', async (_request, reply) => {
+      void reply.header('cache-control', 'no-store')
+    })
+
+    app.post(
+      '/auth/iframe-token',
+      {
+        schema: {
+          tags: ['auth'],
+          summary: "Step 1, from the customer's backend: trade the OAuth client's credentials for a one-time token",
+          description: 'Header `Authorization: Basic base64(clientId:clientSecret)`. The token is valid 60 seconds, for one exchange.',
+          headers: Type.Object({ authorization: Type.Optional(Type.String()) }),
+          body: Type.Object({}, { description: 'empty or absent' }),
+          response: { 200: Type.Object({ ott: Type.String() }), ...errorResponses(400, 401, 413, 415) },
+        },
+        preValidation: async (request) => {
+          request.body ??= {}
+        },
+      },
+      async (request) => ({ ott: await editorAuth.issueOneTimeToken(request.headers.authorization) }),
+    )
+
+    app.post(
+      '/auth/exchange',
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'Step 2, from the editor: trade the one-time token, once, for an access and a refresh token',
+          body: Type.Object({ ott: Token }),
+          response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (request) => editorAuth.exchange(request.body.ott),
+    )
+
+    app.post(
+      '/auth/refresh',
+      {
+        schema: {
+          tags: ['auth'],
+          summary: 'A new access and refresh token for a refresh token, which is used up',
+          body: Type.Object({ refresh_token: Token }),
+          response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (request) => editorAuth.refresh(request.body.refresh_token),
+    )
+  }
