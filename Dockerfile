@@ -1,4 +1,4 @@
-# Build stage: dependencies and the TypeScript build.
+# Build stage: dependencies, the TypeScript build and the editor's production build (into dist/editor).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -6,7 +6,8 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
-RUN npm run build && npm prune --omit=dev
+COPY editor ./editor
+RUN npm run build && npm run build:editor && npm prune --omit=dev
 
 # Runtime stage: the build and production dependencies only, as a non-root user.
 FROM node:20-bookworm-slim

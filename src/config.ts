@@ -23,6 +23,8 @@ export interface Config {
   sessionTtlSeconds: number
   /** Where the embedded editor is served; undefined: the service's own address plus /editor. */
   editorUrl: string | undefined
+  /** Serve the embed demo host page at /embed-demo (on by default in the embedded setup only). */
+  embedDemo: boolean
   /** Signs the editor's access tokens (at least 32 bytes); undefined: a secret generated once in `dataDir`. */
   editorTokenSecret: string | undefined
 }
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule,
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
     editorUrl: url('EDITOR_URL', ['http:', 'https:']),
+    embedDemo: oneOf('EMBED_DEMO', ['true', 'false'] as const, databaseUrl ? 'false' : 'true') === 'true',
     editorTokenSecret,
   }
   if (problems.length) throw new ConfigError(problems)

@@ -8,6 +8,7 @@ import '../domain/schemas.js'
 import { SYSTEM_VARIABLES, typeOfValue, type VariableType } from '../domain/variables.js'
 import { BadRequestError } from '../errors.js'
 import { parseNumber } from './replies.js'
+import { LIMITS } from '../domain/message-limits.js'
 
 export { SYSTEM_VARIABLES }
 
@@ -26,22 +27,6 @@ export interface Problem {
   message: string
 }
 
-/** WhatsApp's limits on outgoing messages, in characters (Unicode code points). */
-export const LIMITS = {
-  textBody: 4096,
-  caption: 1024,
-  interactiveBody: 1024,
-  footer: 60,
-  buttons: 3,
-  buttonTitle: 20,
-  listButton: 20,
-  sections: 10,
-  rows: 10,
-  sectionTitle: 24,
-  rowTitle: 24,
-  rowDescription: 72,
-  ctaDisplayText: 20,
-} as const
 
 /** The handle a question leaves by when its retries are used up. */
 export const INVALID_HANDLE = 'invalid'

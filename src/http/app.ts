@@ -17,6 +17,8 @@ import { validatorCompiler } from './validation.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { clientRoutes } from './routes/clients.js'
+import { editorRoutes } from './routes/editor.js'
+import { embedDemoRoutes } from './routes/embed-demo.js'
 import { healthRoutes } from './routes/health.js'
 import { flowRoutes } from './routes/flows.js'
 import { kanbanRoutes } from './routes/kanban.js'
@@ -74,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   await app.register(healthRoutes(deps))
+  await app.register(editorRoutes())
 
   const editorAuth = new EditorAuth({
     db: deps.db,
@@ -82,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientCacheMs: deps.apiKeyCacheMs,
   })
   await app.register(authRoutes(editorAuth))
+  if (deps.config.embedDemo) await app.register(embedDemoRoutes({ editorUrl: deps.config.editorUrl }))
 
   const authenticator = new ApiKeyAuthenticator(deps.db, deps.apiKeyCacheMs)
   await app.register(

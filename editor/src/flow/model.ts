@@ -1,0 +1,181 @@
+import type { Edge, Node } from '@xyflow/react'
+import {
+  DEFAULT_HANDLE,
+  INVALID_HANDLE,
+  type ConditionData,
+  type FlowDefinition,
+  type NodeType,
+  type OutgoingMessage,
+  type Problem,
+  type QuestionData,
+} from './types'
+
+export type FlowNode = Node<Record<string, unknown>>
+export type FlowEdge = Edge
+
+export interface Graph {
+  nodes: FlowNode[]
+  edges: FlowEdge[]
+}
+
+/** One exit of a node; `id` null is the single unnamed exit. */
+export interface Exit {
+  id: string | null
+  /** What the canvas shows beside it (a button title, a rule id…); none for an unnamed exit. */
+  label?: string
+  kind?: 'default' | 'invalid'
+}
+
+export function toGraph(definition: FlowDefinition): Graph {
+  return {
+    nodes: definition.nodes.map((node) => ({
+      id: node.id,
+      type: node.type,
+      position: { x: node.position.x, y: node.position.y },
+      data: node.data ?? {},
+      // The flow needs exactly one start.
+      deletable: node.type !== 'start',
+    })),
+    edges: definition.edges.map((edge) => ({ id: edge.id, source: edge.source, target: edge.target, sourceHandle: edge.sourceHandle ?? null })),
+  }
+}
+
+/** The document to save: the graph in the format's terms, and whatever else `base` holds untouched. */
+export function toDefinition(base: FlowDefinition, graph: Graph): FlowDefinition {
+  return {
+    ...base,
+    schemaVersion: 1,
+    nodes: graph.nodes.map((node) => ({
+      id: node.id,
+      type: node.type ?? 'message',
+      position: { x: Math.round(node.position.x), y: Math.round(node.position.y) },
+      data: node.data,
+    })),
+    edges: graph.edges.map((edge) => {
+      const out: FlowDefinition['edges'][number] = { id: edge.id, source: edge.source, target: edge.target }
+      if (edge.sourceHandle) out.sourceHandle = edge.sourceHandle
+      return out
+    }),
+  }
+}
+
+/** The ids a message offers as choices: its button ids or its list row ids. */
+export function choiceIds(message: OutgoingMessage | undefined): { id: string; title: string }[] {
+  if (message?.type !== 'interactive') return []
+  const interactive = message.interactive
+  if (interactive.type === 'button') return interactive.action.buttons.map((b) => ({ id: b.id, title: b.title }))
+  if (interactive.type === 'list') return interactive.action.sections.flatMap((s) => s.rows.map((r) => ({ id: r.id, title: r.title })))
+  return []
+}
+
+export const hasEntry = (type: string | undefined) => type !== 'start'
+
+/** The exits of a node, in the order the canvas shows them (docs/flow-definition.md, "handles"). */
+export function exitsOf(type: string | undefined, data: Record<string, unknown>): Exit[] {
+  switch (type) {
+    case 'transfer':
+    case 'end':
+      return []
+    case 'question': {
+      const question = data as Partial<QuestionData>
+      if (question.input?.kind === 'choice') {
+        return [...choiceIds(question.prompt).map((c) => ({ id: c.id, label: c.title || c.id })), { id: INVALID_HANDLE, label: INVALID_HANDLE, kind: 'invalid' as const }]
+      }
+      return [
+        { id: DEFAULT_HANDLE, label: DEFAULT_HANDLE, kind: 'default' },
+        { id: INVALID_HANDLE, label: INVALID_HANDLE, kind: 'invalid' },
+      ]
+    }
+    case 'condition': {
+      const rules = (data as Partial<ConditionData>).rules ?? []
+      return [...rules.map((r) => ({ id: r.id, label: r.id })), { id: DEFAULT_HANDLE, label: DEFAULT_HANDLE, kind: 'default' as const }]
+    }
+    default:
+      return [{ id: null }]
+  }
+}
+
+/** Drops the edges that leave by an exit their source no longer has, or touch a node that is gone. */
+export function pruneEdges(graph: Graph): Graph {
+  const nodes = new Map(graph.nodes.map((n) => [n.id, n]))
+  const edges = graph.edges.filter((edge) => {
+    const source = nodes.get(edge.source)
+    const target = nodes.get(edge.target)
+    if (!source || !target || !hasEntry(target.type)) return false
+    const handle = edge.sourceHandle ?? null
+    return exitsOf(source.type, source.data).some((exit) => exit.id === handle)
+  })
+  return edges.length === graph.edges.length ? graph : { ...graph, edges }
+}
+
+/** Follows a renamed exit (a button, row or rule id) with the edge that left by it. */
+export function renameExit(graph: Graph, nodeId: string, from: string, to: string): Graph {
+  return {
+    ...graph,
+    edges: graph.edges.map((edge) => (edge.source === nodeId && edge.sourceHandle === from ? { ...edge, sourceHandle: to } : edge)),
+  }
+}
+
+/** Connects an exit to a node; an exit has one edge at most, so an older one is replaced. */
+export function connect(graph: Graph, source: string, sourceHandle: string | null, target: string): Graph {
+  const kept = graph.edges.filter((edge) => !(edge.source === source && (edge.sourceHandle ?? null) === sourceHandle))
+  return { ...graph, edges: [...kept, { id: uniqueId('e', new Set(graph.edges.map((e) => e.id))), source, sourceHandle, target }] }
+}
+
+export function uniqueId(prefix: string, taken: ReadonlySet<string>): string {
+  for (;;) {
+    const id = `${prefix}_${Math.random().toString(36).slice(2, 8)}`
+    if (!taken.has(id)) return id
+  }
+}
+
+/** What a node holds when it is added from the palette. */
+export function newNodeData(type: NodeType, defaults: { sectorId?: string; pipelineId?: string; stageId?: string }): Record<string, unknown> {
+  switch (type) {
+    case 'start':
+    case 'end':
+      return {}
+    case 'message':
+      return { messages: [{ type: 'text', text: { body: '' } }] }
+    case 'question':
+      return { prompt: { type: 'text', text: { body: '' } }, input: { kind: 'text' }, maxRetries: 2 }
+    case 'condition':
+      return { rules: [{ id: 'rule_1', variable: 'lastMessage', operator: 'equals', value: '' }] }
+    case 'setVariable':
+      return { variable: '', value: '' }
+    case 'transfer':
+      return { targetType: 'sector', targetId: defaults.sectorId ?? '' }
+    case 'kanbanMove':
+      return { pipelineId: defaults.pipelineId ?? '', stageId: defaults.stageId ?? '' }
+  }
+}
+
+/** Problems of a validated definition, by node id and by edge id; the rest (document-wide) apart. */
+export interface ProblemIndex {
+  byNode: Map<string, Problem[]>
+  byEdge: Map<string, Problem[]>
+  all: { problem: Problem; nodeId?: string; edgeId?: string }[]
+}
+
+const NODE_PATH = /^nodes\[(\d+)\]/
+const EDGE_PATH = /^edges\[(\d+)\]/
+
+/** Finds the node or edge each problem's path (`nodes[1].data.saveAs`) points into, in `definition`. */
+export function indexProblems(definition: FlowDefinition, problems: Problem[]): ProblemIndex {
+  const index: ProblemIndex = { byNode: new Map(), byEdge: new Map(), all: [] }
+  for (const problem of problems) {
+    const node = NODE_PATH.exec(problem.path)
+    const edge = EDGE_PATH.exec(problem.path)
+    const nodeId = node ? definition.nodes[Number(node[1])]?.id : undefined
+    const edgeId = edge ? definition.edges[Number(edge[1])]?.id : undefined
+    if (nodeId !== undefined) index.byNode.set(nodeId, [...(index.byNode.get(nodeId) ?? []), problem])
+    if (edgeId !== undefined) index.byEdge.set(edgeId, [...(index.byEdge.get(edgeId) ?? []), problem])
+    index.all.push({ problem, nodeId, edgeId })
+  }
+  return index
+}
+
+export const emptyProblems = (): ProblemIndex => ({ byNode: new Map(), byEdge: new Map(), all: [] })
+
+/** The path below the node (`data.prompt.text.body`), for showing a problem inside its node. */
+export const pathInNode = (path: string) => path.replace(NODE_PATH, '').replace(/^\./, '')

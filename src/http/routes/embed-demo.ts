@@ -1,0 +1,133 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AppError } from '../../errors.js'
+import { Uuid, errorResponses } from '../schemas.js'
+
+/**
+ * A demo of the customer's side of the embed (spec §5.2), for trying the editor locally: a page
+ * that plays the customer's frontend, and one route that plays the customer's backend. Enabled by
+ * `EMBED_DEMO` (on by default in the embedded setup only).
+ */
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>flowd — embedded editor demo</title>
+<link rel="stylesheet" href="/embed-demo/demo.css">
+</head>
+<body>
+<header>
+  <h1>Embedded editor demo</h1>
+  <p>This page plays your application. Its backend route <code>POST /embed-demo/ott</code> plays
+  your backend: it calls <code>POST /auth/iframe-token</code> with the OAuth client's credentials
+  (in your application they live in the backend's configuration, never in the browser). The page
+  then loads the editor in an iframe and sends it the one-time token.</p>
+</header>
+<form id="embed">
+  <label>Client id <input name="clientId" required pattern="[0-9a-fA-F-]{36}" autocomplete="off"></label>
+  <label>Client secret <input name="clientSecret" type="password" required autocomplete="off"></label>
+  <label>Flow id <input name="flowId" required pattern="[0-9a-fA-F-]{36}" autocomplete="off"></label>
+  <label>Language <select name="lang"><option value="en">English</option><option value="pt">Português</option></select></label>
+  <label>Theme <select name="theme"><option value="light">Light</option><option value="dark">Dark</option></select></label>
+  <button type="submit">Open the editor</button>
+</form>
+<p id="status" role="status"></p>
+<ol id="messages" aria-label="Messages from the editor"></ol>
+<div id="frame"></div>
+<script type="module" src="/embed-demo/demo.js"></script>
+</body>
+</html>
+`
+
+const STYLE = `body { font-family: system-ui, sans-serif; margin: 1.5em; color: #1d2330; }
+header p { max-width: 60em; }
+form { display: flex; flex-wrap: wrap; gap: .75em 1.25em; align-items: end; margin: 1em 0; }
+label { display: flex; flex-direction: column; font-size: .9em; gap: .25em; }
+input { width: 22em; }
+#status { min-height: 1.2em; font-weight: 600; }
+#messages { font-family: ui-monospace, monospace; font-size: .85em; max-height: 8em; overflow: auto; }
+#frame iframe { width: 100%; height: 75vh; border: 1px solid #c8cdd8; border-radius: 6px; }
+`
+
+// The customer's frontend: get an OTT from "its backend", load the editor, answer `ready` with
+// `{type: "auth", ott}` sent to the editor's origin only, and show what the editor reports.
+const SCRIPT = `const form = document.getElementById('embed')
+const status = document.getElementById('status')
+const list = document.getElementById('messages')
+const editorBase = document.body.dataset.editorBase || '/editor'
+for (const [name, value] of new URLSearchParams(location.search)) {
+  if (form.elements[name] && name !== 'clientSecret') form.elements[name].value = value
+}
+let current
+window.addEventListener('message', (event) => {
+  if (!current || event.source !== current.frame.contentWindow || event.origin !== current.origin) return
+  const data = event.data
+  if (!data || typeof data.type !== 'string') return
+  const item = document.createElement('li')
+  item.textContent = JSON.stringify(data)
+  list.append(item)
+  if (data.type === 'ready') current.frame.contentWindow.postMessage({ type: 'auth', ott: current.ott }, current.origin)
+  if (data.type === 'authenticated') status.textContent = 'The editor is signed in.'
+  if (data.type === 'error') status.textContent = 'The editor reported an error: ' + data.message
+})
+form.addEventListener('submit', async (event) => {
+  event.preventDefault()
+  const values = Object.fromEntries(new FormData(form))
+  status.textContent = 'Getting a one-time token…'
+  const response = await fetch('/embed-demo/ott', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: values.clientId, clientSecret: values.clientSecret }),
+  })
+  const body = await response.json()
+  if (!response.ok) {
+    status.textContent = 'No token: ' + body.message
+    return
+  }
+  const src = new URL(editorBase + '/' + values.lang + '/flows/builder/' + values.flowId + '?theme=' + values.theme, location.href)
+  const frame = document.createElement('iframe')
+  frame.title = 'Flow editor'
+  frame.src = src.href
+  current = { frame, origin: src.origin, ott: body.ott }
+  list.replaceChildren()
+  document.getElementById('frame').replaceChildren(frame)
+  status.textContent = 'Loading the editor…'
+})
+`
+
+export const embedDemoRoutes =
+  (options: { editorUrl: string | undefined }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const page = options.editorUrl ? PAGE.replace('<body>', `<body data-editor-base="${encodeURI(options.editorUrl.replace(/\/$/, ''))}">`) : PAGE
+    const staticHeaders = { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }
+
+    app.get('/embed-demo', async (_request, reply) =>
+      reply
+        .headers({ ...staticHeaders, 'content-security-policy': "default-src 'self'; frame-src *; object-src 'none'; base-uri 'none'" })
+        .type('text/html; charset=utf-8')
+        .send(page),
+    )
+    app.get('/embed-demo/demo.js', async (_request, reply) => reply.headers(staticHeaders).type('text/javascript; charset=utf-8').send(SCRIPT))
+    app.get('/embed-demo/demo.css', async (_request, reply) => reply.headers(staticHeaders).type('text/css; charset=utf-8').send(STYLE))
+
+    app.post(
+      '/embed-demo/ott',
+      {
+        schema: {
+          tags: ['embed demo'],
+          summary: "The demo's stand-in for the customer's backend: asks POST /auth/iframe-token for a one-time token",
+          body: Type.Object({ clientId: Uuid, clientSecret: Type.String({ minLength: 1, maxLength: 512 }) }),
+          response: { 200: Type.Object({ ott: Type.String() }), ...errorResponses(400, 401, 413, 415) },
+        },
+      },
+      async (request) => {
+        // Exactly the call a customer's backend makes, through this service's own router.
+        const basic = Buffer.from(`${request.body.clientId}:${request.body.clientSecret}`).toString('base64')
+        const answer = await app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: `Basic ${basic}`, 'content-type': 'application/json' }, payload: '{}' })
+        const body = answer.json() as { ott: string } | { message: string }
+        if ('ott' in body) return body
+        throw new AppError(answer.statusCode, body.message)
+      },
+    )
+  }

@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Test } from 'tap'
+
+/** Debian's chromium; nothing here ever downloads a browser (.ci/run installs this package). */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** Why the browser tests cannot run here, or undefined when they can. */
+export const browserSkipReason = (): string | undefined =>
+  existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`
+
+export async function launchBrowser(t: Test): Promise<Browser> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  })
+  t.teardown(() => browser.close())
+  return browser
+}
+
+export interface ReceivedMessage {
+  origin: string
+  data: { type?: string; [key: string]: unknown }
+}
+
+/**
+ * A customer's page on an origin of its own: it frames the editor, waits for `ready`, posts
+ * `{type: "auth", ott}` to the editor's origin, and records every message the editor sends it.
+ */
+export async function serveHostPage(t: Test): Promise<{ url(editorUrl: string, ott: string): string }> {
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://host')
+    if (url.pathname !== '/') {
+      response.writeHead(404).end()
+      return
+    }
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HOST_PAGE)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const { port } = server.address() as AddressInfo
+  return { url: (editorUrl, ott) => `http://127.0.0.1:${port}/#${new URLSearchParams({ editor: editorUrl, ott })}` }
+}
+
+const HOST_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Host</title>
+<style>html, body { margin: 0; height: 100%; } iframe { border: 0; width: 100%; height: 100%; }</style></head>
+<body>
+<iframe id="editor"></iframe>
+<script>
+  const params = new URLSearchParams(location.hash.slice(1));
+  const editorUrl = params.get('editor');
+  const frame = document.getElementById('editor');
+  window.received = [];
+  window.addEventListener('message', (event) => {
+    if (event.source !== frame.contentWindow) return;
+    window.received.push({ origin: event.origin, data: event.data });
+    if (event.data && event.data.type === 'ready') {
+      frame.contentWindow.postMessage({ type: 'auth', ott: params.get('ott') }, new URL(editorUrl).origin);
+    }
+  });
+  frame.src = editorUrl;
+</script>
+</body></html>
+`
+
+/** The messages the editor posted to the host so far. */
+export const receivedMessages = (page: Page): Promise<ReceivedMessage[]> => page.evaluate('window.received') as Promise<ReceivedMessage[]>
+
+/** Waits until the editor posted its `nth` message of `type` to the host, and answers it. */
+export async function waitForMessage(page: Page, type: string, nth = 1, timeoutMs = 15_000): Promise<ReceivedMessage> {
+  const count = `window.received.filter((m) => m.data && m.data.type === ${JSON.stringify(type)}).length`
+  await page.waitForFunction(`${count} >= ${nth}`, undefined, { timeout: timeoutMs })
+  const found = (await receivedMessages(page)).filter((m) => m.data.type === type)[nth - 1]
+  if (!found) throw new Error(`no ${type} message number ${nth}`)
+  return found
+}
