@@ -11,7 +11,7 @@ import type { Resolver } from '../webhooks/callback-url.js'
 import { EditorAuth } from '../auth/editor-auth.js'
 import { loadEditorSigningKey } from '../auth/signing-key.js'
 import { ApiKeyAuthenticator, authenticate } from './auth.js'
-import { registerErrorHandling } from './errors.js'
+import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
 import { validatorCompiler } from './validation.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
@@ -56,6 +56,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    frameworkErrors,
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(
         errors

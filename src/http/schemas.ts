@@ -29,9 +29,15 @@ export const Page = <T extends TSchema>(item: T) =>
     last: Type.Boolean(),
   })
 
+/**
+ * The largest number a query or path takes for a page or a version: Postgres's `integer`. Without
+ * it a huge one reaches SQL (`offset` = page × size out of range, a version over the column) and fails.
+ */
+export const MAX_INT32 = 2_147_483_647
+
 /** `page` and `size` with a list's own default and maximum for `size`. */
 export const pageQuery = (size: { default: number; maximum: number }) => ({
-  page: Type.Integer({ minimum: 0, default: 0, description: 'zero-based page index' }),
+  page: Type.Integer({ minimum: 0, maximum: MAX_INT32, default: 0, description: 'zero-based page index' }),
   size: Type.Integer({ minimum: 1, maximum: size.maximum, default: size.default }),
 })
 

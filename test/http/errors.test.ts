@@ -47,6 +47,28 @@ t.test('every error answers in the spec shape and the process keeps serving', as
     },
     { name: 'size out of bounds', request: { method: 'GET', url: '/v1/workspaces?size=101', headers: key }, status: 400, message: /querystring\/size must be <= 100/ },
     { name: 'negative page', request: { method: 'GET', url: '/v1/workspaces?page=-1', headers: key }, status: 400, message: /querystring\/page must be >= 0/ },
+    { name: 'page past an integer', request: { method: 'GET', url: '/v1/workspaces?page=922337203685477600', headers: key }, status: 400, message: /querystring\/page must be <= 2147483647/ },
+    {
+      name: 'version past an integer',
+      request: { method: 'GET', url: '/v1/flows/0190a0b0-0000-7000-8000-00000000dead/versions/99999999999', headers: key },
+      status: 400,
+      message: /params\/version must be <= 2147483647/,
+    },
+    { name: 'path that does not decode', request: { method: 'GET', url: '/v1/flows/%zz', headers: key }, status: 400, message: /not a valid url component/ },
+    { name: 'path parameter over 100 characters', request: { method: 'GET', url: `/v1/flows/${'a'.repeat(101)}`, headers: key }, status: 414, message: /exceeding the max param length/ },
+    {
+      name: 'NUL in a body',
+      request: { method: 'POST', url: '/v1/workspaces', headers: { ...key, 'content-type': 'application/json' }, payload: '{"name": "a\\u0000b"}' },
+      status: 400,
+      message: /body\/name must not contain U\+0000 or a lone surrogate/,
+    },
+    {
+      name: 'lone surrogate in a body',
+      request: { method: 'POST', url: '/v1/sectors', headers: { ...key, 'content-type': 'application/json' }, payload: '{"name": "a\\ud800"}' },
+      status: 400,
+      message: /body\/name must not contain U\+0000 or a lone surrogate/,
+    },
+    { name: 'NUL in a query', request: { method: 'GET', url: '/v1/flows?workspaceName=%00', headers: key }, status: 400, message: /querystring\/workspaceName must not contain U\+0000/ },
     { name: 'size not a number', request: { method: 'GET', url: '/v1/workspaces?size=ten', headers: key }, status: 400, message: /querystring\/size must be integer/ },
   ]
   for (const c of cases) {

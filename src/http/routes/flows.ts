@@ -8,7 +8,7 @@ import { NotFoundError } from '../../errors.js'
 import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowOrder } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
-import { DateRangeParam, Direction, ErrorResponse, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+import { DateRangeParam, Direction, ErrorResponse, MAX_INT32, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
 
 const FlowItem = Type.Object({
   id: Uuid,
@@ -207,7 +207,7 @@ export const flowRoutes =
         schema: {
           tags: ['flows'],
           summary: 'One published version with its definition',
-          params: Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1, maximum: MAX_INT32 }) }),
           response: { 200: VersionDetail, ...errorResponses(400, 401, 404) },
         },
       },

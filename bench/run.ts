@@ -1,0 +1,154 @@
+// npm run bench [-- NAME… [OPTIONS]]
+//
+// Runs the benchmarks against DATABASE_URL's PostgreSQL server (default
+// postgres://postgres@127.0.0.1:5432/test), each on a fresh database it drops afterwards, writes
+// bench/results/<name>-<date>.json, prints each figure beside its goal, and refreshes the results
+// table in docs/performance.md. See docs/performance.md.
+
+import { parseArgs } from 'node:util'
+import { cleanupAll, installSignalCleanup } from './lib/cleanup.js'
+import { postgresVersion, strayBenchDatabases } from './lib/db.js'
+import { loadAverage, machine, versions } from './lib/env.js'
+import { printResult, writeResult, type BenchResult, type Figure } from './lib/results.js'
+import { defaultEventstoreSettings, eventstore } from './eventstore.js'
+import { defaultIngestSettings, ingest } from './ingest.js'
+import { updatePerformanceDoc } from './tools/report.js'
+
+/** What a benchmark hands back; the runner adds the machine, versions and dates. */
+export interface BenchmarkRun {
+  settings: Record<string, unknown>
+  figures: Figure[]
+  details: Record<string, unknown>
+}
+
+const HELP = `Usage: npm run bench [-- NAME... [OPTIONS]]
+
+Benchmarks (all when no name is given):
+  ingest       POST /v1/sessions/{id}/message at concurrency 32 vs pgbench single-row inserts (goal ratio >= 0.6)
+  eventstore   appends through our Postgres adapter vs @event-driven-io/emmett-postgresql (goal ratio >= 1.5)
+  report       only regenerate the results table in docs/performance.md from bench/results
+
+Options:
+  --duration S     seconds of each measured phase (ingest 20, eventstore 10 per round)
+  --rounds N       eventstore: rounds of the adapters taking turns (3)
+  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers (32)
+  --sessions N     ingest: sessions the messages go round (1000)
+  --cpu-prof       ingest: run the service under --cpu-prof; eventstore: each adapter's process in
+                   the first round; summarise the profiles (slower: written as <name>-profiled,
+                   not the record)
+
+Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH (pgbench binary),
+BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone).`
+
+const BENCHMARKS = ['ingest', 'eventstore'] as const
+type Name = (typeof BENCHMARKS)[number]
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      sessions: { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`)
+    return 0
+  }
+  if (positionals.includes('report')) {
+    process.stdout.write(updatePerformanceDoc() ? 'docs/performance.md: results table regenerated\n' : 'docs/performance.md has no results markers\n')
+    return 0
+  }
+  const unknown = positionals.filter((p) => !(BENCHMARKS as readonly string[]).includes(p))
+  if (unknown.length) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}\n\n${HELP}\n`)
+    return 2
+  }
+  const names: Name[] = positionals.length ? (positionals as Name[]) : [...BENCHMARKS]
+  const int = (v: string | undefined, name: string): number | undefined => {
+    if (v === undefined) return undefined
+    const n = Number(v)
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a whole number ≥ 1`)
+    return n
+  }
+  const duration = int(values.duration, 'duration')
+  const connections = int(values.connections, 'connections')
+
+  installSignalCleanup()
+  const stray = await strayBenchDatabases()
+  if (stray.length) process.stderr.write(`bench: databases left by an earlier run (drop them by hand): ${stray.join(', ')}\n`)
+  const pgVersion = await postgresVersion()
+  let failed = false
+  for (const name of names) {
+    const started = new Date()
+    const info = machine()
+    const notes: string[] = []
+    process.stdout.write(`\n>> ${name}\n`)
+    let outcome: BenchmarkRun
+    let tools: string[]
+    let benchmark: string = name
+    try {
+      if (name === 'ingest') {
+        const settings = {
+          ...defaultIngestSettings,
+          ...(duration ? { durationSeconds: duration } : {}),
+          ...(connections ? { connections } : {}),
+          ...(values.sessions ? { sessions: int(values.sessions, 'sessions')! } : {}),
+          cpuProfile: values['cpu-prof'] === true,
+        }
+        if (settings.cpuProfile) benchmark = 'ingest-profiled'
+        tools = ['autocannon', 'pgbench']
+        outcome = await ingest(settings, notes)
+      } else {
+        const settings = {
+          ...defaultEventstoreSettings,
+          ...(duration ? { durationSeconds: duration } : {}),
+          ...(connections ? { writers: connections, poolSize: connections } : {}),
+          ...(values.rounds ? { rounds: int(values.rounds, 'rounds')! } : {}),
+          cpuProfile: values['cpu-prof'] === true,
+        }
+        if (settings.cpuProfile) benchmark = 'eventstore-profiled'
+        tools = ['@event-driven-io/emmett-postgresql', 'kysely', 'pg']
+        outcome = await eventstore(settings, notes)
+      }
+    } catch (error) {
+      failed = true
+      process.stderr.write(`bench ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+      await cleanupAll()
+      continue
+    }
+    info.loadAverageAtEnd = loadAverage()
+    const result: BenchResult = {
+      benchmark,
+      date: started.toISOString(),
+      durationSeconds: Math.round((Date.now() - started.getTime()) / 1000),
+      machine: info,
+      versions: versions(pgVersion, tools),
+      settings: outcome.settings,
+      figures: outcome.figures,
+      details: outcome.details,
+      notes,
+    }
+    printResult(result)
+    process.stdout.write(`  written to ${writeResult(result)}\n`)
+  }
+  // Trial runs into another folder leave the documented record alone.
+  if (!process.env.BENCH_RESULTS_DIR && updatePerformanceDoc()) process.stdout.write('\ndocs/performance.md: results table regenerated\n')
+  await cleanupAll()
+  return failed ? 1 : 0
+}
+
+// Everything is written by now; a keep-alive socket or an idle pool timer of a library must not hold
+// the process open afterwards.
+main().then(
+  (code) => process.exit(code),
+  async (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    await cleanupAll()
+    process.exit(1)
+  },
+)
