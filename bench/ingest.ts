@@ -7,6 +7,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { Api, echoFlow, inParallel } from './lib/api.js'
 import { createBenchDatabase, postgresSettings, sampleBackendStates, type BenchDatabase } from './lib/db.js'
 import { benchDist } from './lib/env.js'
@@ -106,7 +107,6 @@ async function explainAppend(db: BenchDatabase): Promise<Record<string, { execut
       values: [idle[0]?.position_commit ?? '0', idle[0]?.position_prepare ?? '0'],
     },
   }
-  const pg = (await import('pg')).default
   const client = new pg.Client({ connectionString: db.url })
   await client.connect()
   const plans: Record<string, { executionMs: number; plan: string; eventsInTable?: number }> = {}
@@ -128,7 +128,7 @@ async function explainAppend(db: BenchDatabase): Promise<Record<string, { execut
   return plans
 }
 
-async function pgbenchLimit(db: BenchDatabase, settings: IngestSettings): Promise<{ warmup: PgbenchResult; measured: PgbenchResult; cpu: CpuWindow }> {
+async function pgbenchLimit(db: BenchDatabase, settings: IngestSettings): Promise<{ warmup: PgbenchResult; measured: PgbenchResult; cpu: CpuWindow; script: string }> {
   await db.query('create table pgbench_events (like events including all)')
   await db.query('create sequence pgbench_revision')
   const { rows } = await db.query<{ data: string; metadata: string }>("select data::text, metadata::text from events where event_type = 'MessageReceived' limit 1")
@@ -145,7 +145,7 @@ async function pgbenchLimit(db: BenchDatabase, settings: IngestSettings): Promis
   await db.query('checkpoint')
   const cpu = cpuWindow()
   const measured = await runPgbench(args(settings.durationSeconds))
-  return { warmup, measured, cpu: cpu.end() }
+  return { warmup, measured, cpu: cpu.end(), script }
 }
 
 export async function ingest(settings: IngestSettings, notes: string[]): Promise<BenchmarkRun> {
@@ -243,7 +243,7 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
         figure('non_202', 'answers other than 202, errors, timeouts', answered - measured.accepted + measured.errors, '', { op: '<', value: 1 }),
       ]
       return {
-        settings: { ...settings, pgbench: limit.measured.command, postgres: await postgresSettings() },
+        settings: { ...settings, pgbench: limit.measured.command, pgbenchScript: limit.script, postgres: await postgresSettings() },
         figures,
         details: {
           ingest: measured,

@@ -42,9 +42,9 @@ export function figure(key: string, label: string, value: number, unit: string, 
   return f
 }
 
-const format = (value: number) => (Number.isInteger(value) ? String(value) : Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2))
+const format = (value: number) => (Number.isInteger(value) ? String(value) : Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) < 1 ? value.toFixed(3) : value.toFixed(2))
 
-export const goalText = (goal: Goal | undefined, unit: string) => (goal ? `${goal.op === '>=' ? '≥' : '<'} ${format(goal.value)}${unit ? ` ${unit}` : ''}` : '')
+export const goalText = (goal: Goal | undefined, unit: string) => (goal ? `${goal.op === '>=' ? '≥' : '<'} ${String(goal.value)}${unit ? ` ${unit}` : ''}` : '')
 
 /** The figures as an aligned table, each with its goal and verdict beside it. */
 export function printResult(result: BenchResult): void {
