@@ -28,6 +28,8 @@ export const SendMessageBody = Type.Object({
 export type SendMessageBody = Static<typeof SendMessageBody>
 
 const required = (path: string, type: string) => new BadRequestError(`body/${path} is required when type is ${type}`)
+// Only the named fields go into the event: validation keeps properties a schema does not name.
+const reply = ({ id, title }: Static<typeof Reply>) => ({ id, title })
 
 /** The inbound message of a send body, or a 400 naming the part its `type` requires. */
 export function toInboundMessage(body: SendMessageBody): InboundMessage {
@@ -40,10 +42,10 @@ export function toInboundMessage(body: SendMessageBody): InboundMessage {
       if (!interactive) throw required('interactive', 'interactive')
       if (interactive.type === 'button_reply') {
         if (!interactive.button_reply) throw new BadRequestError('body/interactive/button_reply is required when interactive.type is button_reply')
-        return { type: 'interactive', interactive: { type: 'button_reply', button_reply: interactive.button_reply } }
+        return { type: 'interactive', interactive: { type: 'button_reply', button_reply: reply(interactive.button_reply) } }
       }
       if (!interactive.list_reply) throw new BadRequestError('body/interactive/list_reply is required when interactive.type is list_reply')
-      return { type: 'interactive', interactive: { type: 'list_reply', list_reply: interactive.list_reply } }
+      return { type: 'interactive', interactive: { type: 'list_reply', list_reply: reply(interactive.list_reply) } }
     }
     default: {
       if (!body.media) throw required('media', body.type)

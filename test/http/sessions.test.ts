@@ -147,6 +147,16 @@ for (const backend of reachableBackends) {
       }
     })
 
+    await t.test('properties a send body does not name are ignored, never recorded', async (t) => {
+      for (const type of ['button_reply', 'list_reply'] as const) {
+        const response = await send(sessionId, { type: 'interactive', interactive: { type, [type]: { id: 'extra', title: 'Extra', note: 'x' } } })
+        t.equal(response.statusCode, 202, type)
+        const events = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}/events?size=500`, headers: as(admin.apiKey) })).json()
+        const received = events.content.find((e: { type: string; data: { messageId: string } }) => e.type === 'MessageReceived' && e.data.messageId === response.json().messageId)
+        t.same(received.data.message.interactive[type], { id: 'extra', title: 'Extra' })
+      }
+    })
+
     await t.test('an Idempotency-Key makes a retried send answer the same messageId without a second message', async (t) => {
       const first = await send(sessionId, { type: 'text', text: { body: 'once' } }, { 'idempotency-key': 'k-1' })
       const again = await send(sessionId, { type: 'text', text: { body: 'once' } }, { 'idempotency-key': 'k-1' })
