@@ -12,7 +12,7 @@ import { Api, echoFlow, inParallel } from './lib/api.js'
 import { createBenchDatabase, postgresSettings, sampleBackendStates, type BenchDatabase } from './lib/db.js'
 import { benchDist } from './lib/env.js'
 import { runPgbench, type PgbenchResult } from './lib/pgbench.js'
-import { bootstrap, cpuWindow, runWorker, sleep, startService, type CpuWindow } from './lib/processes.js'
+import { bootstrap, cpuWindow, runWorker, sampleRss, sleep, startService, type CpuWindow } from './lib/processes.js'
 import { figure } from './lib/results.js'
 import { round } from './lib/stats.js'
 import { summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
@@ -158,6 +158,8 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
       databaseUrl: db.url,
       nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     })
+    const rss = sampleRss(service.pid, 250)
+    rss.phase('setup')
     let serviceStopped = false
     try {
       const api = new Api(service.base, admin.apiKey)
@@ -175,6 +177,7 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
           (durationSeconds + 60) * 1000,
         )
       process.stdout.write(`  warm-up: ${settings.warmupSeconds} s of load\n`)
+      rss.phase('warmup')
       const warmup = await load(settings.warmupSeconds)
       // Let the engine finish the warm-up's turns so the measured run starts from a quiet service.
       const afterWarmup = await countEvents(db)
@@ -186,6 +189,7 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
       const countersBefore = await databaseCounters(db)
       const cpu = cpuWindow(service.pid)
       const states = sampleBackendStates(db.url, 50)
+      rss.phase('measured')
       const measured = await load(settings.durationSeconds)
       const ingestCpu = cpu.end()
       const backendStates = await states.stop()
@@ -196,7 +200,8 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
         Object.keys(countersAfter).map((k) => [k, round((countersAfter[k]! - (countersBefore[k] ?? 0)) / Math.max(measured.accepted, 1), 1)]),
       )
       const after = await countEvents(db)
-      const peakRss = service.peakRssBytes()
+      const memory = rss.stop()
+      const peakRss = memory.peakBytes
       const stored = (after.MessageReceived ?? 0) - (before.MessageReceived ?? 0)
       const turnsDuring = (after.TurnCompleted ?? 0) - (before.TurnCompleted ?? 0)
       const exit = await service.stop()
@@ -253,6 +258,12 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
           // pg_stat_database deltas over the measured phase divided by the messages accepted in it.
           databaseWorkPerAcceptedMessage: perMessage,
           serviceLogLines: Object.fromEntries(logged),
+          memory: {
+            peakMiB: round((memory.peakBytes ?? Number.NaN) / MiB),
+            maxSampledMiBByPhase: Object.fromEntries(Object.entries(memory.byPhase).map(([k, v]) => [k, round(v / MiB)])),
+            sampledEveryMs: memory.everyMs,
+            seriesMiB: memory.seriesMiB,
+          },
           // Share (%) of the service's database connections, sampled every 50 ms, by what they were doing.
           backendStates,
           warmup,
@@ -265,6 +276,7 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
         },
       }
     } finally {
+      rss.stop()
       if (!serviceStopped) await service.stop()
     }
   } finally {

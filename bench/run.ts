@@ -10,8 +10,11 @@ import { cleanupAll, installSignalCleanup } from './lib/cleanup.js'
 import { postgresVersion, strayBenchDatabases } from './lib/db.js'
 import { loadAverage, machine, versions } from './lib/env.js'
 import { printResult, writeResult, type BenchResult, type Figure } from './lib/results.js'
+import { defaultEndToEndSettings, endToEnd } from './endtoend.js'
 import { defaultEventstoreSettings, eventstore } from './eventstore.js'
 import { defaultIngestSettings, ingest } from './ingest.js'
+import { defaultListsSettings, lists } from './lists.js'
+import { defaultRebuildSettings, rebuild } from './rebuild.js'
 import { updatePerformanceDoc } from './tools/report.js'
 
 /** What a benchmark hands back; the runner adds the machine, versions and dates. */
@@ -25,22 +28,35 @@ const HELP = `Usage: npm run bench [-- NAME... [OPTIONS]]
 
 Benchmarks (all when no name is given):
   ingest       POST /v1/sessions/{id}/message at concurrency 32 vs pgbench single-row inserts (goal ratio >= 0.6)
+  endtoend     messages at a fixed rate (500/s for 60 s), 202 -> webhook at a local HTTPS receiver
+               (goal p99 < 50 ms, none missing; service peak RSS < 300 MiB)
   eventstore   appends through our Postgres adapter vs @event-driven-io/emmett-postgresql (goal ratio >= 1.5)
+  rebuild      flowd projections rebuild of every read model over 1,000,000 generated events (goal >= 50,000 events/s)
+  lists        GET /v1/sessions/logs and the card listing, each filter, first and deep pages, q, over
+               1,000,000 session logs and 1,000,000 cards in 100 workspaces (goal p99 < 25 ms in every case)
   report       only regenerate the results table in docs/performance.md from bench/results
 
 Options:
-  --duration S     seconds of each measured phase (ingest 20, eventstore 10 per round)
+  --duration S     seconds of each measured phase (ingest 20, endtoend 60, eventstore 10 per round)
+  --rate N         endtoend: messages per second, sent on schedule whatever the answers do (500)
   --rounds N       eventstore: rounds of the adapters taking turns (3)
-  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers (32)
-  --sessions N     ingest: sessions the messages go round (1000)
-  --cpu-prof       ingest: run the service under --cpu-prof; eventstore: each adapter's process in
+  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers (32);
+                   endtoend: connections of the sender's pool (128)
+                   lists: requests in flight at once (1)
+  --sessions N     ingest, endtoend: sessions the messages go round (1000)
+  --cpu-prof       ingest, endtoend: run the service under --cpu-prof; eventstore: each adapter's process in
                    the first round; summarise the profiles (slower: written as <name>-profiled,
                    not the record)
+
+  --events N       rebuild: events in the log (1000000)
+  --scale F        rebuild, lists: multiply the data (events; session logs and cards) by F, e.g. 0.05
+                   for a quick trial (1)
+  --requests N     lists: measured requests per case, after 20 warm-up requests (200)
 
 Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH (pgbench binary),
 BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone).`
 
-const BENCHMARKS = ['ingest', 'eventstore'] as const
+const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists'] as const
 type Name = (typeof BENCHMARKS)[number]
 
 async function main(): Promise<number> {
@@ -49,9 +65,13 @@ async function main(): Promise<number> {
     options: {
       duration: { type: 'string' },
       rounds: { type: 'string' },
+      rate: { type: 'string' },
       connections: { type: 'string' },
       sessions: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
+      events: { type: 'string' },
+      scale: { type: 'string' },
+      requests: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -77,6 +97,8 @@ async function main(): Promise<number> {
   }
   const duration = int(values.duration, 'duration')
   const connections = int(values.connections, 'connections')
+  const scale = values.scale === undefined ? 1 : Number(values.scale)
+  if (!(scale > 0)) throw new Error('--scale needs a number > 0')
 
   installSignalCleanup()
   const stray = await strayBenchDatabases()
@@ -103,6 +125,38 @@ async function main(): Promise<number> {
         if (settings.cpuProfile) benchmark = 'ingest-profiled'
         tools = ['autocannon', 'pgbench']
         outcome = await ingest(settings, notes)
+      } else if (name === 'endtoend') {
+        const settings = {
+          ...defaultEndToEndSettings,
+          ...(duration ? { durationSeconds: duration } : {}),
+          ...(connections ? { connections } : {}),
+          ...(values.rate ? { rate: int(values.rate, 'rate')! } : {}),
+          ...(values.sessions ? { sessions: int(values.sessions, 'sessions')! } : {}),
+          cpuProfile: values['cpu-prof'] === true,
+        }
+        if (settings.cpuProfile) benchmark = 'endtoend-profiled'
+        tools = ['undici']
+        outcome = await endToEnd(settings, notes)
+      } else if (name === 'rebuild') {
+        const settings = {
+          ...defaultRebuildSettings,
+          ...(values.events ? { events: int(values.events, 'events')! } : {}),
+          cpuProfile: values['cpu-prof'] === true,
+        }
+        settings.events = Math.round(settings.events * scale)
+        if (settings.cpuProfile) benchmark = 'rebuild-profiled'
+        tools = []
+        outcome = await rebuild(settings, notes)
+      } else if (name === 'lists') {
+        const settings = {
+          ...defaultListsSettings,
+          ...(connections ? { concurrency: connections } : {}),
+          ...(values.requests ? { requests: int(values.requests, 'requests')! } : {}),
+        }
+        settings.sessionLogs = Math.round(settings.sessionLogs * scale)
+        settings.cards = Math.round(settings.cards * scale)
+        tools = ['undici']
+        outcome = await lists(settings, notes)
       } else {
         const settings = {
           ...defaultEventstoreSettings,

@@ -42,7 +42,7 @@ export async function openBackend(config: Config, logger: Logger): Promise<Backe
       config.eventStore === 'esdb'
         ? new EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
-    const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger)
+    const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger)
     const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger })
     const webhooks = new WebhookDelivery(
       storage.db,

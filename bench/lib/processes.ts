@@ -151,20 +151,74 @@ export function procStatusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number |
   }
 }
 
+export interface RssSamples {
+  /** Peak resident set size over the whole life of the process (VmHWM), in bytes, when sampling stopped. */
+  peakBytes: number | undefined
+  /** Largest VmRSS seen by the samples, in bytes, overall and in each named phase. */
+  maxSampledBytes: number | undefined
+  byPhase: Record<string, number>
+  /** VmRSS in MiB, one sample each `everyMs`. */
+  seriesMiB: number[]
+  everyMs: number
+}
+
+/**
+ * Samples a process's VmRSS every `everyMs` until `stop()`, which also reads its VmHWM: the one way
+ * the benchmarks measure the service's memory (goal: peak RSS < 300 MiB). `phase(name)` labels the
+ * samples that follow, so the peak of a phase (setup, warm-up, measured) can be told apart.
+ */
+export function sampleRss(pid: number, everyMs = 250): { phase(name: string): void; stop(): RssSamples } {
+  const series: number[] = []
+  const byPhase: Record<string, number> = {}
+  let phase = 'start'
+  let max: number | undefined
+  let peak: number | undefined
+  const take = () => {
+    const rss = procStatusBytes(pid, 'VmRSS')
+    peak = procStatusBytes(pid, 'VmHWM') ?? peak
+    if (rss === undefined) return
+    series.push(Math.round(rss / 2 ** 20))
+    max = Math.max(max ?? 0, rss)
+    byPhase[phase] = Math.max(byPhase[phase] ?? 0, rss)
+  }
+  take()
+  const timer = setInterval(take, everyMs)
+  timer.unref()
+  return {
+    phase(name) {
+      take()
+      phase = name
+    },
+    stop() {
+      take()
+      clearInterval(timer)
+      return { peakBytes: peak, maxSampledBytes: max, byPhase, seriesMiB: series, everyMs }
+    },
+  }
+}
+
 /**
  * Runs a compiled benchmark program (bench/load/*) in a process of its own: sends it `input` over
  * IPC and resolves with the one message it answers. It is killed at cleanup if still running.
+ * Progress the worker reports on the way (`progress` of `workerMain`) goes to `onProgress`.
  */
-export async function runWorker<In, Out>(script: string, input: In, timeoutMs: number, execArgv: string[] = []): Promise<Out> {
+export async function runWorker<In, Out>(
+  script: string,
+  input: In,
+  timeoutMs: number,
+  execArgv: string[] = [],
+  onProgress?: (progress: unknown) => void,
+): Promise<Out> {
   const child = fork(script, [], { execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'advanced' })
   const output = tail(child)
   const exited = exitOf(child)
   const kill = onCleanup(`worker ${script} (${child.pid})`, () => killAndWait(child, 'SIGKILL', 5_000).then(() => {}))
   try {
     const answer = new Promise<Out>((resolve, reject) => {
-      child.once('message', (message) => {
-        const m = message as { ok: true; result: Out } | { ok: false; error: string }
-        if (m.ok) resolve(m.result)
+      child.on('message', (message) => {
+        const m = message as { ok: true; result: Out } | { ok: false; error: string } | { progress: unknown }
+        if ('progress' in m) onProgress?.(m.progress)
+        else if (m.ok) resolve(m.result)
         else reject(new Error(`${script}: ${m.error}\n${output()}`))
       })
       void exited.then(({ code, signal }) => reject(new Error(`${script} exited (${code ?? signal}) without an answer:\n${output()}`)))
@@ -184,15 +238,15 @@ export async function runWorker<In, Out>(script: string, input: In, timeoutMs: n
   }
 }
 
-/** In a worker: reads the input, runs `work`, answers, and exits. */
-export function workerMain<In, Out>(work: (input: In) => Promise<Out>): void {
+/** In a worker: reads the input, runs `work`, answers, and exits. `progress` reaches runWorker's `onProgress`. */
+export function workerMain<In, Out>(work: (input: In, progress: (progress: unknown) => void) => Promise<Out>): void {
   if (!process.send) {
     process.stderr.write('this program is started by the benchmark runner (npm run bench)\n')
     process.exitCode = 2
     return
   }
   process.once('message', (input) => {
-    work(input as In).then(
+    work(input as In, (progress) => process.send!({ progress })).then(
       (result) => process.send!({ ok: true, result }, () => process.disconnect()),
       (error: unknown) =>
         process.send!({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () => {

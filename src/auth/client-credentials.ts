@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { hashClientSecret, verifyClientSecret } from '../commands/oauth-clients.js'
+import { hashClientSecret, verifyClientSecret, type ScryptCost } from '../commands/oauth-clients.js'
 import { findOAuthClientCredentials } from '../projections/oauth-clients.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { EditorGrant } from './tokens.js'
@@ -17,19 +17,25 @@ export function parseBasicAuthorization(header: string | undefined): { clientId:
   return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) }
 }
 
-let decoyHash: Promise<string> | undefined
+const decoyHashes = new Map<string, Promise<string>>()
 // A hash made with the same cost as real ones, of a secret nobody knows.
-const decoy = () => (decoyHash ??= hashClientSecret(randomBytes(32).toString('base64url')))
+const decoy = (cost: ScryptCost | undefined) => {
+  const key = cost ? `${cost.N}$${cost.r}$${cost.p}` : 'default'
+  let hash = decoyHashes.get(key)
+  if (!hash) decoyHashes.set(key, (hash = hashClientSecret(randomBytes(32).toString('base64url'), cost)))
+  return hash
+}
 
 /**
  * The live OAuth client whose credentials the header carries; undefined for a malformed header,
  * an unknown or revoked client or a wrong secret alike. An unknown id is checked against a decoy
- * hash of the same cost, so the answer time does not tell which client ids exist.
+ * hash of the same cost (`secretCost`: the one new secrets are hashed with, production's by
+ * default), so the answer time does not tell which client ids exist.
  */
-export async function authenticateClient(db: DbOrTrx, authorization: string | undefined): Promise<EditorGrant | undefined> {
+export async function authenticateClient(db: DbOrTrx, authorization: string | undefined, secretCost?: ScryptCost): Promise<EditorGrant | undefined> {
   const credentials = parseBasicAuthorization(authorization)
   if (!credentials) return undefined
-  const fallback = await decoy()
+  const fallback = await decoy(secretCost)
   const client = UUID.test(credentials.clientId) ? await findOAuthClientCredentials(db, credentials.clientId.toLowerCase()) : undefined
   const valid = await verifyClientSecret(credentials.clientSecret, client?.secretHash ?? fallback)
   return client && valid ? { clientId: client.clientId, organizationId: client.organizationId, workspaceId: client.workspaceId } : undefined

@@ -1,3 +1,4 @@
+import type { ScryptCost } from '../commands/oauth-clients.js'
 import { UnauthorizedError } from '../errors.js'
 import { findOAuthClientCredentials } from '../projections/oauth-clients.js'
 import type { Db } from '../store/database.js'
@@ -21,6 +22,8 @@ export interface EditorAuthDeps {
   now(): Date
   /** How long a live client is trusted before it is looked up again: a revoked client's access tokens stop within this time. */
   clientCacheMs?: number
+  /** The scrypt cost of client secrets, for the decoy hash; production's by default. */
+  clientSecretCost?: ScryptCost
 }
 
 // One message for every way each step can fail: a caller learns nothing about which part was wrong.
@@ -39,7 +42,7 @@ export class EditorAuth {
 
   /** Step 1: the customer's backend trades its client credentials (HTTP Basic) for a one-time token. */
   async issueOneTimeToken(authorization: string | undefined): Promise<string> {
-    const grant = await authenticateClient(this.deps.db, authorization)
+    const grant = await authenticateClient(this.deps.db, authorization, this.deps.clientSecretCost)
     if (!grant) throw new UnauthorizedError(BAD_CLIENT)
     return issueOneTimeToken(this.deps.db, grant, this.deps.now())
   }

@@ -49,7 +49,7 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
       )
       const started = Date.now()
       bar.start(1, 0, { rate: 0 })
-      const done = await rebuildProjection(backend.storage.db, backend.store, projection, ({ done, total }) => {
+      const done = await rebuildProjection(backend.storage.projectorDb, backend.store, projection, ({ done, total }) => {
         const seconds = Math.max((Date.now() - started) / 1000, 0.001)
         bar.setTotal(Math.max(total ?? done, done, 1))
         bar.update(done, { rate: Math.round(done / seconds) })

@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js'
 
 /** Lets a writer wait until its events show in the read models. */
 export interface ReadModels {
-  waitFor(stream: string, position: Position, timeoutMs?: number): Promise<boolean>
+  waitFor(stream: string, position: Position, options?: { timeoutMs?: number; eventTypes?: readonly string[] }): Promise<boolean>
 }
 
 export interface CommandContext {
@@ -19,8 +19,8 @@ export interface CommandContext {
  * Read-your-writes: the write already succeeded; this only delays the answer until the lists show
  * it, bounded, and logs when they lag.
  */
-export async function awaitReadModels(ctx: CommandContext, written: { stream: string; position: Position | undefined }): Promise<void> {
+export async function awaitReadModels(ctx: CommandContext, written: { stream: string; position: Position | undefined; events?: readonly { type: string }[] }): Promise<void> {
   if (!written.position) return
-  const visible = await ctx.readModels.waitFor(written.stream, written.position)
+  const visible = await ctx.readModels.waitFor(written.stream, written.position, { eventTypes: written.events?.map((e) => e.type) })
   if (!visible) ctx.logger.warn({ stream: written.stream }, 'read models lag behind a write; answering anyway')
 }

@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import { ConflictError } from '../errors.js'
 import { withStreamLock } from './stream-lock.js'
+import { foldStream, rememberFolded } from './stream-state.js'
 import { newId } from '../ids.js'
 import { WrongExpectedVersionError, type EventMetadata, type EventStore, type Position } from '../eventstore/port.js'
 
@@ -35,8 +36,7 @@ function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema
 
 /** A stream's current state: its events folded by the decider. */
 export async function loadState<Command, State, Event extends DomainEvent>(store: EventStore, decider: Decider<Command, State, Event>, stream: string): Promise<State> {
-  const recorded = await store.readStream(stream)
-  return recorded.reduce((state, e) => decider.evolve(state, { type: e.type, data: e.data } as Event), decider.initialState)
+  return (await foldStream(store, decider, stream)).state
 }
 
 /**
@@ -61,19 +61,18 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
   metadata: EventMetadata,
 ): Promise<CommandResult<State, Event>> {
   for (let attempt = 1; ; attempt++) {
-    const recorded = await store.readStream(stream)
-    let state = recorded.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), decider.initialState)
-    const events = decider.decide(command, state)
-    if (events.length === 0) return { state, events, position: undefined, stream }
+    const current = await foldStream(store, decider, stream)
+    const events = decider.decide(command, current.state)
+    if (events.length === 0) return { state: current.state, events, position: undefined, stream }
     for (const event of events) assertMatchesSchema(event, decider.eventSchemas)
-    const last = recorded[recorded.length - 1]
     try {
-      const { position } = await store.append(
+      const { position, nextRevision } = await store.append(
         stream,
         events.map((event) => ({ id: newId(), type: event.type, data: event.data, metadata })),
-        { expectedRevision: last ? last.revision : 'no_stream' },
+        { expectedRevision: current.revision ?? 'no_stream' },
       )
-      state = events.reduce(decider.evolve, state)
+      const state = events.reduce(decider.evolve, current.state)
+      rememberFolded(store, decider, stream, { state, revision: nextRevision })
       return { state, events, position, stream }
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error

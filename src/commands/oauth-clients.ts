@@ -11,7 +11,8 @@ const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const
 const KEY_LENGTH = 32
 const SALT_BYTES = 16
 
-interface ScryptCost {
+/** scrypt's cost parameters; each hash records its own, so secrets hashed at any cost keep verifying. */
+export interface ScryptCost {
   N: number
   r: number
   p: number
@@ -22,11 +23,14 @@ const scryptAsync = (secret: string, salt: Buffer, keyLength: number, { N, r, p 
     scrypt(secret, salt, keyLength, { N, r, p, maxmem: 256 * N * r * p }, (error, key) => (error ? reject(error) : resolve(key))),
   )
 
-/** A self-describing slow hash, `scrypt$N$r$p$salt$hash` (base64url), of a client secret. */
-export async function hashClientSecret(secret: string): Promise<string> {
+/**
+ * A self-describing slow hash, `scrypt$N$r$p$salt$hash` (base64url), of a client secret. `cost`
+ * is the production one unless a test (and only a test) passes a cheaper one.
+ */
+export async function hashClientSecret(secret: string, cost: ScryptCost = SCRYPT): Promise<string> {
   const salt = randomBytes(SALT_BYTES)
-  const hash = await scryptAsync(secret, salt, KEY_LENGTH, SCRYPT)
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$')
+  const hash = await scryptAsync(secret, salt, KEY_LENGTH, cost)
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), hash.toString('base64url')].join('$')
 }
 
 const isPowerOfTwo = (n: number) => Number.isInteger(n) && n > 1 && (n & (n - 1)) === 0
@@ -61,12 +65,12 @@ export interface RegisteredOAuthClient {
   name: string
 }
 
-export async function registerOAuthClient(ctx: CommandContext, scope: ClientScope, input: { name: string }): Promise<RegisteredOAuthClient> {
+export async function registerOAuthClient(ctx: CommandContext, scope: ClientScope, input: { name: string }, secretCost?: ScryptCost): Promise<RegisteredOAuthClient> {
   const clientId = newId()
   const clientSecret = `${CLIENT_SECRET_PREFIX}${randomBytes(32).toString('base64url')}`
   const result = await handleCommand(ctx.store, oauthClient, oauthClientStream(clientId), {
     type: 'RegisterOAuthClient',
-    data: { clientId, organizationId: scope.organizationId, workspaceId: scope.workspaceId, name: input.name, secretHash: await hashClientSecret(clientSecret), now: ctx.now().toISOString() },
+    data: { clientId, organizationId: scope.organizationId, workspaceId: scope.workspaceId, name: input.name, secretHash: await hashClientSecret(clientSecret, secretCost), now: ctx.now().toISOString() },
   }, { ...ctx.metadata, workspaceId: scope.workspaceId })
   await awaitReadModels(ctx, result)
   return { clientId, clientSecret, name: input.name }

@@ -5,6 +5,7 @@ import { START, WrongExpectedVersionError, type EventStore, type Position, type 
 import type { Logger } from '../logger.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { withStreamLock } from '../commands/stream-lock.js'
+import { foldStream, rememberFolded } from '../commands/stream-state.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from './turn.js'
@@ -104,9 +105,8 @@ export class EngineWorker {
 
   /** Runs the oldest pending turn: 'idle' when there is none, 'conflict' when another writer came first. */
   private async runNextTurn(sessionId: string): Promise<'ran' | 'idle' | 'conflict'> {
-    const recorded = await this.store.readStream(sessionStream(sessionId))
-    const state = recorded.reduce((s, e) => session.evolve(s, e as unknown as SessionEvent), session.initialState)
-    if (state.status === 'none') return 'idle'
+    const { state, revision } = await foldStream(this.store, session, sessionStream(sessionId))
+    if (state.status === 'none' || revision === undefined) return 'idle'
     const next = state.pending[0]
     if (!next) return 'idle'
     const flow = await this.flows.get(state.flowId, state.flowVersion)
@@ -129,7 +129,7 @@ export class EngineWorker {
     const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, state)
     if (!event) return 'idle'
     try {
-      await this.store.append(
+      const { nextRevision } = await this.store.append(
         sessionStream(sessionId),
         [
           {
@@ -139,8 +139,9 @@ export class EngineWorker {
             metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: next.messageId },
           },
         ],
-        { expectedRevision: recorded[recorded.length - 1]!.revision },
+        { expectedRevision: revision },
       )
+      rememberFolded(this.store, session, sessionStream(sessionId), { state: session.evolve(state, event), revision: nextRevision })
       return 'ran'
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) return 'conflict'

@@ -1,8 +1,10 @@
-import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely'
+import { sql, type Kysely, type SqlBool } from 'kysely'
 import type pg from 'pg'
+import { PROJECTOR_APPLICATION_NAME } from '../store/connect.js'
 import { toBigInt, type Database } from '../store/database.js'
 import {
   START,
+  comparePositions,
   WrongExpectedVersionError,
   type AppendResult,
   type EventStore,
@@ -14,6 +16,7 @@ import {
   type StreamFilter,
   type SubscribeOptions,
 } from './port.js'
+import { LiveTail, type Page } from './live-tail.js'
 import { WakeUp } from './wake-up.js'
 
 export interface PostgresEventStoreOptions {
@@ -53,8 +56,22 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
   createdAt: new Date(row.created_at).toISOString(),
 })
 
-/** Every transaction with a smaller id has ended: events below it can no longer be preceded. */
-const horizon = sql`(pg_snapshot_xmin(pg_current_snapshot())::text)::bigint`
+/**
+ * Every transaction that could still append has a larger id: events below it can no longer be
+ * preceded. That is the oldest transaction running in the statement's snapshot, leaving out those
+ * known not to append: transactions of other databases of the cluster (a long one there must not
+ * stall this service) and of the projector connections. A transaction is left out only on positive
+ * knowledge (its backend's xid, database and name, all fixed for the backend's life); when in doubt
+ * it counts, as in the plain rule (`pg_snapshot_xmin`). Xids are compared on their low 32 bits, as
+ * the activity view shows them.
+ */
+const horizon = sql`coalesce(
+  (select min(xip::text::bigint) from pg_snapshot_xip(pg_current_snapshot()) xip
+   where xip::text::bigint % 4294967296 not in (
+     select backend_xid::text::bigint from pg_stat_get_activity(null)
+     where backend_xid is not null
+       and (datid <> (select oid from pg_database where datname = current_database()) or application_name = ${PROJECTOR_APPLICATION_NAME}))),
+  pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
 
 const eventColumns = sql`global_position, transaction_id, event_id, stream_id, stream_revision,
   event_type, data, metadata, created_at`
@@ -69,23 +86,23 @@ export class PostgresEventStore implements EventStore {
   private readonly db: Kysely<Database>
   private readonly wakeUp: WakeUp
   private readonly channel: string
-  private readonly notifiesOtherProcesses: boolean
   private readonly pollIntervalMs: number
+  private readonly tail: LiveTail
 
   constructor(options: PostgresEventStoreOptions) {
     this.db = options.db
     this.channel = options.channel ?? 'flowd_events'
     if (!/^[a-z_][a-z0-9_]*$/.test(this.channel)) throw new Error(`invalid notification channel ${this.channel}`)
-    this.notifiesOtherProcesses = options.pool !== undefined
     this.wakeUp = new WakeUp(this.channel, options.pool)
     this.pollIntervalMs = options.pollIntervalMs ?? 250
+    this.tail = new LiveTail((page) => this.readPage(page), this.wakeUp, this.pollIntervalMs)
   }
 
   async append(stream: string, events: readonly NewEvent[], { expectedRevision }: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event')
     try {
-      const result = await this.db.transaction().execute((trx) => this.appendInTransaction(trx, stream, events, expectedRevision))
-      this.wakeUp.wake()
+      const result = await this.appendInOneStatement(stream, events, expectedRevision)
+      this.wakeUp.announce()
       return result
     } catch (error) {
       if (error instanceof WrongExpectedVersionError || isUniqueViolation(error)) {
@@ -99,68 +116,45 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  private async appendInTransaction(
-    trx: Transaction<Database>,
-    stream: string,
-    events: readonly NewEvent[],
-    expectedRevision: ExpectedRevision,
-  ): Promise<AppendResult> {
-    const count = BigInt(events.length)
-    const lastRevision = await this.reserveRevisions(trx, stream, count, expectedRevision)
-    const firstRevision = lastRevision - count + 1n
-    const inserted = await trx
-      .insertInto('events')
-      .values(
-        events.map((event, index) => ({
-          event_id: event.id,
-          stream_id: stream,
-          stream_revision: String(firstRevision + BigInt(index)),
-          event_type: event.type,
-          data: sql<string>`cast(${JSON.stringify(event.data ?? null)} as jsonb)`,
-          metadata: sql<string>`cast(${JSON.stringify(event.metadata ?? {})} as jsonb)`,
-        })),
+  /**
+   * Reserves the revisions (under the stream row's lock, which serialises appenders of one stream)
+   * and inserts the events in a single statement: one round trip, its own transaction. No reserved
+   * row (the revision check failed) inserts nothing.
+   */
+  private async appendInOneStatement(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const count = String(events.length)
+    const payload = JSON.stringify(events.map((event) => ({ id: event.id, type: event.type, data: event.data ?? null, metadata: event.metadata ?? {} })))
+    const { rows } = await sql<{ global_position: string | number; transaction_id: string | number; stream_revision: string | number }>`
+      with reserved as (${this.reserveRevisions(stream, count, expected)}),
+      inserted as (
+        insert into events (event_id, stream_id, stream_revision, event_type, data, metadata)
+        select (e.value->>'id')::uuid, ${stream}, reserved.revision - ${count}::bigint + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata'
+        from reserved cross join jsonb_array_elements(cast(${payload} as jsonb)) with ordinality as e(value, ordinality)
+        order by e.ordinality
+        returning global_position, transaction_id, stream_revision
       )
-      .returning(['global_position', sql<string>`transaction_id`.as('transaction_id')])
-      .execute()
-    if (this.notifiesOtherProcesses) await sql`select pg_notify(${this.channel}, '')`.execute(trx)
-    const last = inserted[inserted.length - 1]!
-    return { nextRevision: lastRevision, position: { commit: toBigInt(last.transaction_id), prepare: toBigInt(last.global_position) } }
+      select global_position, transaction_id, stream_revision from inserted order by global_position desc limit 1`.execute(this.db)
+    const last = rows[0]
+    if (!last) throw new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream)) ?? (expected === 'no_stream' ? 'unknown' : 'no_stream'))
+    return { nextRevision: toBigInt(last.stream_revision), position: { commit: toBigInt(last.transaction_id), prepare: toBigInt(last.global_position) } }
   }
 
-  /** Moves the stream's revision forward under its row lock; the lock serialises appenders of one stream. */
-  private async reserveRevisions(trx: Transaction<Database>, stream: string, count: bigint, expected: ExpectedRevision): Promise<bigint> {
+  /** The statement moving the stream's revision forward by `count`; it returns the new last revision, or no row when `expected` does not hold. */
+  private reserveRevisions(stream: string, count: string, expected: ExpectedRevision) {
     if (expected === 'any') {
-      const row = await trx
-        .insertInto('streams')
-        .values({ stream_id: stream, revision: String(count - 1n) })
-        .onConflict((oc) => oc.column('stream_id').doUpdateSet({ revision: sql`streams.revision + ${String(count)}::bigint` }))
-        .returning('revision')
-        .executeTakeFirstOrThrow()
-      return toBigInt(row.revision)
+      return sql`insert into streams (stream_id, revision) values (${stream}, ${count}::bigint - 1)
+        on conflict (stream_id) do update set revision = streams.revision + ${count}::bigint returning revision`
     }
     if (expected === 'no_stream') {
-      const row = await trx
-        .insertInto('streams')
-        .values({ stream_id: stream, revision: String(count - 1n) })
-        .onConflict((oc) => oc.column('stream_id').doNothing())
-        .returning('revision')
-        .executeTakeFirst()
-      if (!row) throw new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream, trx)) ?? 'unknown')
-      return count - 1n
+      return sql`insert into streams (stream_id, revision) values (${stream}, ${count}::bigint - 1)
+        on conflict (stream_id) do nothing returning revision`
     }
-    const row = await trx
-      .updateTable('streams')
-      .set({ revision: sql`revision + ${String(count)}::bigint` })
-      .where('stream_id', '=', stream)
-      .where('revision', '=', String(expected))
-      .returning('revision')
-      .executeTakeFirst()
-    if (!row) throw new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream, trx)) ?? 'no_stream')
-    return toBigInt(row.revision)
+    return sql`update streams set revision = revision + ${count}::bigint
+      where stream_id = ${stream} and revision = ${String(expected)}::bigint returning revision`
   }
 
-  private async currentRevision(stream: string, db: Kysely<Database> = this.db): Promise<bigint | undefined> {
-    const row = await db.selectFrom('streams').select('revision').where('stream_id', '=', stream).executeTakeFirst()
+  private async currentRevision(stream: string): Promise<bigint | undefined> {
+    const row = await this.db.selectFrom('streams').select('revision').where('stream_id', '=', stream).executeTakeFirst()
     return row ? toBigInt(row.revision) : undefined
   }
 
@@ -203,6 +197,36 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded)
   }
 
+  /**
+   * Like {@link readAll}, and also how far the log was read: the newest visible event of any
+   * stream when the page is not full. A subscriber moves on to there, so it never scans again the
+   * events of other streams it has already passed over.
+   */
+  private async readPage({ from, limit, streamPrefixes }: ReadAllOptions): Promise<Page> {
+    const commit = from.commit < 0n ? 0n : from.commit
+    const { rows } = await sql<Partial<EventRow> & { head_commit: string | number; head_prepare: string | number }>`
+      with head as (
+        select transaction_id, global_position from events
+        where transaction_id < ${horizon}
+        order by transaction_id desc, global_position desc
+        limit 1
+      )
+      select head.transaction_id as head_commit, head.global_position as head_prepare, page.*
+      from head left join lateral (
+        select ${eventColumns} from events
+        where (transaction_id, global_position) > (${String(commit)}::bigint, ${String(from.prepare)}::bigint)
+          and (transaction_id, global_position) <= (head.transaction_id, head.global_position)
+          and ${this.streamCondition({ streamPrefixes })}
+        order by transaction_id, global_position
+        limit ${limit}
+      ) page on true`.execute(this.db)
+    const head = rows[0]
+    if (!head) return { events: [], through: from }
+    const events = rows.filter((row) => row.event_id != null).map((row) => toRecorded(row as EventRow))
+    const through = events.length === limit ? events[events.length - 1]!.position : { commit: toBigInt(head.head_commit), prepare: toBigInt(head.head_prepare) }
+    return { events, through: comparePositions(through, from) > 0 ? through : from }
+  }
+
   private streamCondition({ streamPrefixes }: StreamFilter) {
     if (!streamPrefixes?.length) return sql<SqlBool>`true`
     return sql<SqlBool>`(${sql.join(
@@ -211,28 +235,41 @@ export class PostgresEventStore implements EventStore {
     )})`
   }
 
+  /**
+   * Catches up with reads of its own (filtered, so a subscriber far behind reads only its streams),
+   * then follows the live tail this process shares; back to catching up if it falls behind.
+   */
   async *subscribeAll({ from, streamPrefixes, signal, maxBatch = 500 }: SubscribeOptions): AsyncIterable<RecordedEvent[]> {
+    const filter = { streamPrefixes }
     let position: Position = from
-    // After a wake-up the new events may still sit above the horizon (an older transaction is
-    // still open); look again soon, backing off to the poll interval.
-    let retryMs = 0
     while (!signal?.aborted) {
-      let batch: RecordedEvent[]
+      let page: Page
       try {
-        batch = await this.readAll({ from: position, limit: maxBatch, streamPrefixes })
-      } catch (error) {
+        page = await this.readPage({ from: position, limit: maxBatch, streamPrefixes })
+      } catch {
         if (signal?.aborted) return
         await this.wakeUp.wait(this.pollIntervalMs, signal)
         continue
       }
-      if (batch.length > 0) {
-        position = batch[batch.length - 1]!.position
-        retryMs = 0
-        yield batch
-        if (batch.length === maxBatch) continue
+      position = page.through
+      if (page.events.length > 0) yield page.events
+      if (page.events.length === maxBatch) continue
+      const member = this.tail.join(filter, maxBatch, position)
+      if (!member) {
+        // The tail is ahead of the newest event this read could see: read again in a moment.
+        await this.wakeUp.wait(2, signal)
+        continue
       }
-      const woken = await this.wakeUp.wait(retryMs || this.pollIntervalMs, signal)
-      retryMs = woken ? 2 : retryMs && Math.min(retryMs * 2, this.pollIntervalMs)
+      try {
+        for (;;) {
+          const events = await member.take(signal)
+          if (events.length === 0) break
+          yield events
+        }
+      } finally {
+        this.tail.leave(member)
+      }
+      position = member.position
     }
   }
 
@@ -255,6 +292,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.tail.close()
     await this.wakeUp.close()
   }
 }

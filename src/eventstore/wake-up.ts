@@ -1,29 +1,74 @@
+import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
 
 /**
  * Tells subscribers that new events may be readable. Appends in this process wake them directly;
- * on Postgres a LISTEN connection carries wake-ups from appends in other processes.
+ * on Postgres a NOTIFY, sent after the append committed, carries the news to other processes,
+ * which LISTEN on one connection.
  */
 export class WakeUp {
   private waiters = new Set<() => void>()
   private listener?: pg.PoolClient
   private closed = false
+  private wakes = 0
+  /** Sent with each NOTIFY so this process ignores its own (it woke its subscribers already). */
+  private readonly origin = randomUUID()
+  private notifying?: Promise<void>
+  private notifyAgain = false
 
   constructor(
     private readonly channel: string,
     private readonly pool?: pg.Pool,
   ) {}
 
+  /** Counts wake-ups: a subscriber notes it before reading, and a later wake-up means look again. */
+  get generation(): number {
+    return this.wakes
+  }
+
   wake(): void {
+    this.wakes++
     const waiters = this.waiters
     this.waiters = new Set()
     for (const resolve of waiters) resolve()
   }
 
-  /** Resolves true when woken, false when the time ran out or the signal aborted. */
-  wait(ms: number, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * An append committed: wakes this process's subscribers and tells the other processes. NOTIFY
+   * runs outside the append's transaction (inside it, it serialises every commit of the cluster),
+   * at most one at a time: appends meanwhile are covered by one more.
+   */
+  announce(): void {
+    this.wake()
+    if (!this.pool || this.closed) return
+    if (this.notifying) {
+      this.notifyAgain = true
+      return
+    }
+    this.notifying = this.pool
+      .query('select pg_notify($1, $2)', [this.channel, this.origin])
+      .then(
+        () => undefined,
+        // Polling still delivers everything to the other processes.
+        () => undefined,
+      )
+      .finally(() => {
+        this.notifying = undefined
+        if (this.notifyAgain) {
+          this.notifyAgain = false
+          this.announce()
+        }
+      })
+  }
+
+  /**
+   * Resolves true when woken (at once when a wake-up came after `seenGeneration`), false when the
+   * time ran out or the signal aborted.
+   */
+  wait(ms: number, signal?: AbortSignal, seenGeneration?: number): Promise<boolean> {
     if (signal?.aborted) return Promise.resolve(false)
     void this.listen()
+    if (seenGeneration !== undefined && seenGeneration !== this.wakes) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = (woken: boolean) => {
         clearTimeout(timer)
@@ -65,7 +110,9 @@ export class WakeUp {
     }
     const onError = () => release(true)
     client.on('error', onError)
-    client.on('notification', () => this.wake())
+    client.on('notification', (notification) => {
+      if (notification.payload !== this.origin) this.wake()
+    })
     await client.query(`listen ${this.channel}`)
     if (this.closed) {
       release(true)
@@ -79,6 +126,7 @@ export class WakeUp {
 
   async close(): Promise<void> {
     this.closed = true
+    await this.notifying
     const client = this.listener
     if (client) {
       client.removeAllListeners('notification')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Kysely } from 'kysely'
+import type { ScryptCost } from '../commands/oauth-clients.js'
 import type { Config } from '../config.js'
 import type { EventStore } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
@@ -44,6 +45,12 @@ export interface AppDeps {
   editorTokenKey?: Uint8Array
   /** Resolves callback host names at key create/update; the system resolver by default (tests inject a fake DNS). */
   resolveHost?: Resolver
+  /**
+   * The scrypt cost of new OAuth client secrets (and of the decoy hash unknown clients are checked
+   * against). Production's (N 2^15, r 8, p 1) by default; only tests that create clients by the
+   * thousand pass a cheaper one. Nothing in the configuration or the environment sets it.
+   */
+  clientSecretCost?: ScryptCost
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
@@ -84,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     signingKey: deps.editorTokenKey ?? (await loadEditorSigningKey(deps.config)),
     now: deps.now,
     clientCacheMs: deps.apiKeyCacheMs,
+    clientSecretCost: deps.clientSecretCost,
   })
   await app.register(authRoutes(editorAuth))
   if (deps.config.embedDemo) await app.register(embedDemoRoutes({ editorUrl: deps.config.editorUrl }))
@@ -92,10 +100,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', authenticate(authenticator, editorAuth))
-      // Any /v1 route may answer 401 or 403 from that hook (403: the editor's token on a route not meant for it).
+      // Any /v1 route may answer 401 or 403 from that hook (403: the editor's token on a route not
+      // meant for it), and 503 while the database is unreachable.
       v1.addHook('onRoute', (route) => {
         const schema = (route.schema ??= {}) as { response?: Record<string, unknown> }
-        schema.response = { 401: ErrorResponse, 403: ErrorResponse, ...schema.response }
+        schema.response = { 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse, ...schema.response }
       })
       await v1.register(workspaceRoutes(deps))
       await v1.register(clientRoutes(deps))

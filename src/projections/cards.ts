@@ -122,7 +122,11 @@ export interface CardQuery {
   size: number
 }
 
-/** Cards of one pipeline, oldest first, with the sums of numeric fields over all matching cards. */
+/**
+ * Cards of one pipeline, oldest first, with the sums of numeric fields over all matching cards. A
+ * page past the first picks its ids from the index alone and then reads only those rows (a deep
+ * OFFSET otherwise fetches every skipped card from the table; docs/performance.md, benchmark 5).
+ */
 export async function listCards(db: DbOrTrx, query: CardQuery) {
   let matching = db.selectFrom('kanban_cards').where('pipeline_id', '=', query.pipelineId)
   if (query.stageId !== undefined) matching = matching.where('stage_id', '=', query.stageId)
@@ -130,7 +134,15 @@ export async function listCards(db: DbOrTrx, query: CardQuery) {
   if (query.tags !== undefined && query.tags.length > 0) matching = matching.where(sql<boolean>`tags @> ${query.tags}::text[]`)
   if (query.q !== undefined && query.q !== '') matching = matching.where('search_text', 'ilike', `%${escapeLike(query.q)}%`)
   const [rows, totals] = await Promise.all([
-    matching.select(columns).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
+    query.page === 0
+      ? matching.select(columns).orderBy('created_at').orderBy('id').$call(onePage(query)).execute()
+      : db
+          .selectFrom('kanban_cards')
+          .select(columns)
+          .where('id', 'in', matching.select('id').orderBy('created_at').orderBy('id').$call(onePage(query)))
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute(),
     matching
       .select((eb) => [
         eb.fn.countAll<string | number>().as('total'),

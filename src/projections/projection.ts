@@ -13,6 +13,8 @@ export interface Projection {
   readonly streamPrefixes: readonly string[]
   /** Tables it alone writes; a rebuild truncates them. */
   readonly tables: readonly (keyof Database & string)[]
+  /** The event types `apply` acts on, when not every type of its streams: a write of other types does not wait for it. */
+  readonly eventTypes?: readonly string[]
   apply(trx: Transaction<Database>, event: RecordedEvent): Promise<void>
 }
 
@@ -24,6 +26,7 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
   name: string
   streamPrefixes: readonly string[]
   tables: readonly (keyof Database & string)[]
+  eventTypes?: readonly Event['type'][]
   apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>
 }): Projection {
   return { ...spec, apply: (trx, recorded) => spec.apply(trx, recorded as unknown as Event, recorded) }

@@ -27,10 +27,8 @@ interface Waiter {
 
 const BATCH = 500
 
-async function readCheckpoint(db: Kysely<Database> | Transaction<Database>, name: string, lock = false): Promise<Position> {
-  let query = db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', name)
-  if (lock) query = query.forUpdate()
-  const row = await query.executeTakeFirst()
+async function readCheckpoint(db: Kysely<Database> | Transaction<Database>, name: string): Promise<Position> {
+  const row = await db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', name).executeTakeFirst()
   return row ? { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) } : START
 }
 
@@ -51,25 +49,37 @@ async function writeCheckpoint(trx: Transaction<Database>, name: string, positio
 type BatchOutcome = { applied: true; position: Position } | { applied: false; position: Position }
 
 /**
- * Applies a batch in one transaction with the checkpoint. The checkpoint row is locked and must
- * still be where this reader started; if another process (or a rebuild) moved it, nothing is
- * applied and the reader follows the stored position. So each event reaches the read model once.
+ * Applies a batch in one transaction with the checkpoint. The checkpoint moves first, and only
+ * from where this reader started: if another process (or a rebuild) moved it, nothing is applied
+ * and the reader follows the stored position. The row lock the move takes serialises readers of
+ * one projection, so each event reaches the read model once.
  */
 async function applyBatch(db: Kysely<Database>, projection: Projection, from: Position, events: RecordedEvent[]): Promise<BatchOutcome> {
+  const reached = events[events.length - 1]!.position
   return db.transaction().execute(async (trx) => {
-    // The row must exist for `for update` to lock anything.
-    await trx
-      .insertInto('projection_checkpoints')
-      .values({ projection: projection.name, position_commit: String(START.commit), position_prepare: String(START.prepare) })
-      .onConflict((oc) => oc.column('projection').doNothing())
-      .execute()
-    const stored = await readCheckpoint(trx, projection.name, true)
-    if (comparePositions(stored, from) !== 0) return { applied: false, position: stored }
+    const moved = await trx
+      .updateTable('projection_checkpoints')
+      .set({ position_commit: String(reached.commit), position_prepare: String(reached.prepare), updated_at: sql`now()` })
+      .where('projection', '=', projection.name)
+      .where(sql<boolean>`(position_commit, position_prepare) = (${String(from.commit)}::bigint, ${String(from.prepare)}::bigint)`)
+      .returning('projection')
+      .executeTakeFirst()
+    if (!moved) {
+      // A projection's first batch ever: its row is made here, and the reader comes back from START.
+      await insertCheckpointIfMissing(trx, projection.name)
+      return { applied: false, position: await readCheckpoint(trx, projection.name) }
+    }
     for (const event of events) await projection.apply(trx, event)
-    const reached = events[events.length - 1]!.position
-    await writeCheckpoint(trx, projection.name, reached)
     return { applied: true, position: reached }
   })
+}
+
+async function insertCheckpointIfMissing(db: Kysely<Database> | Transaction<Database>, name: string): Promise<void> {
+  await db
+    .insertInto('projection_checkpoints')
+    .values({ projection: name, position_commit: String(START.commit), position_prepare: String(START.prepare) })
+    .onConflict((oc) => oc.column('projection').doNothing())
+    .execute()
 }
 
 /**
@@ -96,6 +106,7 @@ export class ProjectionRuntime {
     // Every projection's subscription listens to this one signal.
     setMaxListeners(this.projections.length + 10, this.controller.signal)
     for (const projection of this.projections) {
+      await insertCheckpointIfMissing(this.db, projection.name)
       const position = await readCheckpoint(this.db, projection.name)
       const state: Running = { projection, position, lastError: undefined }
       this.running.set(projection.name, state)
@@ -132,12 +143,15 @@ export class ProjectionRuntime {
   }
 
   /**
-   * Resolves true once every projection that reads `stream` has applied the event at `position`,
-   * false when `timeoutMs` passes first (the write still happened; the read model lags).
+   * Resolves true once every projection that reads `stream` (and acts on one of `eventTypes`, when
+   * given) has applied the event at `position`, false when `timeoutMs` passes first (the write still
+   * happened; the read model lags).
    */
-  waitFor(stream: string, position: Position, timeoutMs = 2000): Promise<boolean> {
-    const names = this.projections.filter((p) => matchesFilter(stream, { streamPrefixes: p.streamPrefixes })).map((p) => p.name)
-    return this.waitForProjections(names, position, timeoutMs)
+  waitFor(stream: string, position: Position, options: { timeoutMs?: number; eventTypes?: readonly string[] } = {}): Promise<boolean> {
+    const { timeoutMs = 2000, eventTypes } = options
+    const affected = (p: Projection) =>
+      matchesFilter(stream, { streamPrefixes: p.streamPrefixes }) && (!eventTypes || !p.eventTypes || eventTypes.some((type) => p.eventTypes!.includes(type)))
+    return this.waitForProjections(this.projections.filter(affected).map((p) => p.name), position, timeoutMs)
   }
 
   private waitForProjections(names: string[], position: Position, timeoutMs: number): Promise<boolean> {
@@ -211,8 +225,10 @@ export async function rebuildProjection(
   const filter = { streamPrefixes: projection.streamPrefixes }
   const total = await store.count(filter)
   await db.transaction().execute(async (trx) => {
-    for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
+    // The checkpoint row first, as a live reader takes it before touching the tables: in the
+    // other order the two deadlock.
     await writeCheckpoint(trx, projection.name, START)
+    for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
   })
   let position = START
   let done = 0

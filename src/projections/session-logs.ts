@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { sql, type SelectQueryBuilder } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
-import type { DbOrTrx } from '../store/database.js'
+import type { Database, DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
 import { defineProjection } from './projection.js'
@@ -99,7 +99,18 @@ export interface SessionLogEntry {
 }
 
 
-/** Session logs of an organization; `dateRange` is on `startedAt`, in the filtered workspace's zone, else UTC. */
+/** Order columns that may hold null (sorted last in either direction); the others are `not null`. */
+const NULLABLE_ORDER_COLUMNS: ReadonlySet<string> = new Set(['finished_at', 'external_id'])
+
+/**
+ * Session logs of an organization; `dateRange` is on `startedAt`, in the filtered workspace's zone, else UTC.
+ *
+ * Read at scale (docs/performance.md, benchmark 5): a `not null` order column is ordered without
+ * `nulls last` (the same rows in the same order) so that an index serves either direction; a page
+ * past the first picks its ids from the index alone and then reads only those rows (a deep OFFSET
+ * otherwise fetches every skipped row from the table); and a page that is not full tells the total
+ * itself, without counting.
+ */
 export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
   const startedSince = await dateRangeSince(db, query)
   let base = db.selectFrom('session_logs').where('organization_id', '=', query.organizationId)
@@ -108,15 +119,18 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
   if (query.status) base = base.where('status', '=', query.status)
   if (startedSince) base = base.where('started_at', '>=', startedSince)
   const direction = query.direction === 'DESC' ? 'desc' : 'asc'
-  const [rows, totalElements] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy(SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt'], (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
-      .orderBy('id', direction)
-      .$call(onePage(query))
-      .execute(),
-    countRows(base),
-  ])
+  const column = SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt']
+  const ordered = <O>(q: SelectQueryBuilder<Database, 'session_logs', O>) =>
+    (NULLABLE_ORDER_COLUMNS.has(column)
+      ? q.orderBy(column, (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
+      : q.orderBy(column, direction)
+    ).orderBy('id', direction)
+  const rows =
+    query.page === 0
+      ? await ordered(base.selectAll()).$call(onePage(query)).execute()
+      : await ordered(db.selectFrom('session_logs').selectAll().where('id', 'in', ordered(base.select('id')).$call(onePage(query)))).execute()
+  const offset = query.page * query.size
+  const totalElements = rows.length < query.size && (rows.length > 0 || query.page === 0) ? offset + rows.length : await countRows(base)
   return {
     content: rows.map((row) => ({
       id: row.id,

@@ -11,8 +11,17 @@ export type DatabaseTarget =
   /** `dataDir` undefined: in memory (tests), optionally starting from a dump of another instance. */
   | { kind: 'pglite'; dataDir?: string; initialData?: Blob }
 
+/**
+ * The `application_name` of the connections projections write read models on. They never append
+ * events, so the event store's readers need not wait for their transactions (see `horizon` in
+ * src/eventstore/postgres.ts); none of them ever runs anything else.
+ */
+export const PROJECTOR_APPLICATION_NAME = 'flowd-projector'
+
 export interface Storage {
   db: Kysely<Database>
+  /** Where projections apply their batches: on Postgres a pool of its own (see PROJECTOR_APPLICATION_NAME); on PGlite `db`. */
+  projectorDb: Kysely<Database>
   target: DatabaseTarget
   /** Present on Postgres: new pools and LISTEN connections use it. */
   pool?: pg.Pool
@@ -21,18 +30,41 @@ export interface Storage {
   close(): Promise<void>
 }
 
+/** One connection per projection applying at once (there are eleven), and a rebuild beside them. */
+const PROJECTOR_POOL_SIZE = 12
+
+function newPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config)
+  // A client losing its connection (the database restarting) must not crash the process. Idle,
+  // the pool reports it here and replaces it; in use, the client itself emits 'error' besides
+  // failing its query, and the pool drops it when it is released.
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+  return pool
+}
+
 export async function openStorage(target: DatabaseTarget): Promise<Storage> {
   if (target.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 })
-    // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on('error', () => {})
+    const pool = newPool({ connectionString: target.url, max: target.poolSize ?? 10 })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    return { db, target, pool, close: () => db.destroy() }
+    const projectorDb = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: PROJECTOR_POOL_SIZE, application_name: PROJECTOR_APPLICATION_NAME }) }),
+    })
+    return {
+      db,
+      projectorDb,
+      target,
+      pool,
+      close: async () => {
+        await projectorDb.destroy()
+        await db.destroy()
+      },
+    }
   }
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true })
   // Card search (`q`) uses trigram indexes; Postgres ships pg_trgm in contrib, PGlite as an extension.
   const extensions = { pg_trgm }
   const pglite = target.dataDir ? await PGlite.create(target.dataDir, { extensions }) : await PGlite.create({ loadDataDir: target.initialData, extensions })
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
-  return { db, target, pglite, close: () => db.destroy() }
+  return { db, projectorDb: db, target, pglite, close: () => db.destroy() }
 }

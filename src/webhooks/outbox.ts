@@ -57,6 +57,8 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   name: 'webhook-outbox',
   streamPrefixes: ['session-', 'card-'],
   tables: ['webhook_sessions'],
+  // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
+  eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   async apply(trx, event, recorded) {
     switch (event.type) {
       case 'SessionStarted': {
@@ -78,8 +80,6 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
       }
       case 'SessionExpired':
         await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', '=', event.data.sessionId).execute()
-        break
-      case 'MessageReceived':
         break
       case 'CardCreated':
       case 'CardUpdated':

@@ -137,6 +137,33 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     t.ok(globallyOrdered, 'positions strictly increase along the subscription')
   })
 
+  t.test('live subscribers of one store, one slow and far behind, one fast: each gets every event once', async (t) => {
+    const store = await open(t)
+    const prefix = `${run}pace${randomBytes(3).toString('hex')}-`
+    const total = 1500
+    const subscribe = async (maxBatch: number, pauseMs: number) => {
+      const controller = new AbortController()
+      const seen: number[] = []
+      for await (const batch of store.subscribeAll({ from: START, streamPrefixes: [prefix], signal: controller.signal, maxBatch })) {
+        seen.push(...batch.map((e) => (e.data as { i: number }).i))
+        if (seen.length >= total) controller.abort()
+        // A slow consumer: the events appended meanwhile pile up for it.
+        else if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs))
+      }
+      return seen
+    }
+    // Both are live (caught up on an empty prefix) before the first append.
+    const slow = subscribe(5, 20)
+    const fast = subscribe(200, 0)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    for (let i = 0; i < total; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => store.append(`${prefix}${(i + k) % 7}`, [newEvent('Paced', { i: i + k })], { expectedRevision: 'any' })))
+    }
+    const everything = Array.from({ length: total }, (_, i) => i)
+    t.same([...(await fast)].sort((a, b) => a - b), everything, 'the fast one: every event once')
+    t.same([...(await slow)].sort((a, b) => a - b), everything, 'the slow one: every event once, after falling behind')
+  })
+
   t.test('a subscriber restarted from its checkpoint neither loses nor repeats events', async (t) => {
     const store = await open(t)
     const prefix = `${run}resume${randomBytes(3).toString('hex')}-`

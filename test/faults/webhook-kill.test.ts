@@ -6,6 +6,7 @@ import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
 import { EXIT_TIMEOUT_MS, adminKey, running, startService, stopGracefully, storageKinds, within, type Service, type StorageKind } from '../helpers/service-process.js'
 import { sleep } from '../helpers/wait.js'
+import { REQUEST_TIMEOUT_MS, call, expect } from '../helpers/service-api.js'
 
 // Acceptance: killing the service during a burst of webhook deliveries and starting it again,
 // every turn is delivered at least once, none is lost; duplicates carry the same webhook-id.
@@ -19,7 +20,6 @@ const MESSAGES = 10
 const RECEIVER_DELAY_MS = 150
 /** Kill once this many webhooks beyond the sessions' first ones have arrived. */
 const KILL_AFTER = 25
-const REQUEST_TIMEOUT_MS = 5_000
 const BURST_TIMEOUT_MS = 30_000
 /** The killed process's leases (15 s) run out, then the rest goes out. */
 const REDELIVERY_TIMEOUT_MS = 45_000
@@ -27,35 +27,6 @@ const REDELIVERY_TIMEOUT_MS = 45_000
 const WEBHOOK_ENV = {
   WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32',
   WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1',
-}
-
-interface Reply {
-  status: number
-  body: any
-}
-
-async function call(service: Service, apiKey: string, method: 'GET' | 'POST', path: string, payload?: object): Promise<Reply> {
-  const response = await fetch(`${service.base}${path}`, {
-    method,
-    headers: { 'x-api-key': apiKey, ...(payload ? { 'content-type': 'application/json' } : {}) },
-    ...(payload ? { body: JSON.stringify(payload) } : {}),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  })
-  const text = await response.text()
-  let body: unknown = text
-  try {
-    body = text ? JSON.parse(text) : undefined
-  } catch {
-    // Not JSON: kept as text for the message.
-  }
-  return { status: response.status, body }
-}
-
-/** `call`, failing unless the answer is `status`. */
-async function expect(service: Service, apiKey: string, status: number, method: 'GET' | 'POST', path: string, payload?: object): Promise<any> {
-  const reply = await call(service, apiKey, method, path, payload)
-  if (reply.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body
 }
 
 /** Retries `probe` (bounded) until it answers; for reads that follow a write through a read model. */

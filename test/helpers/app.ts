@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { bootstrap, type Bootstrapped } from '../../src/commands/tenancy.js'
 import type { CommandContext } from '../../src/commands/context.js'
+import type { ScryptCost } from '../../src/commands/oauth-clients.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
@@ -40,11 +41,24 @@ export interface TestApp {
 export type TestWebhookSettings = Partial<WebhookDeliverySettings> & Pick<WebhookDeliverySettings, 'allowedPrivateCidrs'>
 
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
-export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCacheMs?: number; now?: () => Date; config?: Config; engine?: boolean; webhooks?: TestWebhookSettings; resolveHost?: Resolver } = {}): Promise<TestApp> {
+export async function openTestApp(
+  t: Test,
+  backend: Backend,
+  options: {
+    apiKeyCacheMs?: number
+    now?: () => Date
+    config?: Config
+    engine?: boolean
+    webhooks?: TestWebhookSettings
+    resolveHost?: Resolver
+    /** The scrypt cost of OAuth client secrets; production's unless a test creates clients by the thousand. */
+    clientSecretCost?: ScryptCost
+  } = {},
+): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
   const storage = await backend.open(t)
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
-  const readModels = new ProjectionRuntime(storage.db, store, allProjections, silentLogger)
+  const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, silentLogger)
   await readModels.start()
   const app = await buildApp({
     config: options.config ?? loadConfig({}),
@@ -57,6 +71,7 @@ export async function openTestApp(t: Test, backend: Backend, options: { apiKeyCa
     editorTokenKey: testEditorTokenKey,
     // Tests never ask real DNS: a callback host name is unknown (and so accepted) unless a test says otherwise.
     resolveHost: options.resolveHost ?? fakeDns({}),
+    clientSecretCost: options.clientSecretCost,
   })
   const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
   await conversations?.start()

@@ -1,6 +1,14 @@
 import type { InjectOptions } from 'fastify'
 import t from 'tap'
-import { openTestApp } from '../helpers/app.js'
+import { loadConfig } from '../../src/config.js'
+import { PostgresEventStore } from '../../src/eventstore/postgres.js'
+import { buildApp } from '../../src/http/app.js'
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/http/errors.js'
+import { openStorage } from '../../src/store/connect.js'
+import { isDatabaseUnavailable } from '../../src/store/unavailable.js'
+import { openTestApp, silentLogger, testEditorTokenKey } from '../helpers/app.js'
+import { fakeDns } from '../helpers/blocked-callbacks.js'
+import { freePort } from '../helpers/cli.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
 const errorShape = (body: Record<string, unknown>) => Object.keys(body).sort()
@@ -88,4 +96,67 @@ t.test('every error answers in the spec shape and the process keeps serving', as
     t.equal(response.statusCode, 500)
     t.same(response.json(), { statusCode: 500, message: 'Internal Server Error', error: 'Internal Server Error' })
   })
+})
+
+t.test('connection failures, and only those, count as the database being unavailable', async (t) => {
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code })
+  const unavailable: [string, unknown][] = [
+    ['connection refused', coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+    ['connection reset', coded('ECONNRESET', 'read ECONNRESET')],
+    ['every address refused', new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')])],
+    ['admin shutdown', coded('57P01', 'terminating connection due to administrator command')],
+    ['crash shutdown', coded('57P02')],
+    ['starting up', coded('57P03', 'the database system is starting up')],
+    ['too many connections', coded('53300')],
+    ['connection exception class 08', coded('08006')],
+    ['connection does not exist', coded('08003')],
+    ['lost mid-query', new Error('Connection terminated unexpectedly')],
+    ['a client that lost its connection', new Error('Client has encountered a connection error and is not queryable')],
+    ['pool connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['wrapped', new Error('transaction failed', { cause: coded('57P01') })],
+  ]
+  const available: [string, unknown][] = [
+    ['unique violation', coded('23505')],
+    ['syntax error', coded('42601')],
+    ['query canceled', coded('57014')],
+    ['a plain error', new Error('PGlite is closed')],
+    ['a DNS failure', coded('ENOTFOUND')],
+    ['not an error', 'ECONNREFUSED'],
+    ['nothing', undefined],
+  ]
+  for (const [name, error] of unavailable) t.ok(isDatabaseUnavailable(error), `${name}: unavailable`)
+  for (const [name, error] of available) t.notOk(isDatabaseUnavailable(error), `${name}: not unavailable`)
+})
+
+t.test('with the database unreachable, requests answer 503 with Retry-After in the spec shape and no internals', async (t) => {
+  // Nothing listens on a port just freed: every connection attempt is refused.
+  const storage = await openStorage({ kind: 'postgres', url: `postgres://flowd@127.0.0.1:${await freePort()}/flowd` })
+  t.teardown(() => storage.close())
+  const app = await buildApp({
+    config: loadConfig({}),
+    db: storage.db,
+    store: new PostgresEventStore({ db: storage.db }),
+    readModels: { waitFor: async () => true, status: async () => [] },
+    logger: silentLogger,
+    now: () => new Date(),
+    editorTokenKey: testEditorTokenKey,
+    resolveHost: fakeDns({}),
+  })
+  t.teardown(() => app.close())
+  const key = { 'x-api-key': 'wh_any-key-so-it-hits-the-database' }
+  const requests: InjectOptions[] = [
+    { method: 'GET', url: '/v1/workspaces', headers: key },
+    { method: 'POST', url: '/v1/sessions/0190a0b0-0000-7000-8000-00000000dead/message', headers: { ...key, 'idempotency-key': 'k1' }, payload: { type: 'text', text: { body: 'hi' } } },
+  ]
+  for (const request of requests) {
+    const response = await app.inject(request)
+    const name = `${request.method} ${request.url}`
+    t.equal(response.statusCode, 503, `${name}: 503`)
+    t.same(response.json(), { statusCode: 503, message: 'The database is unavailable; try again shortly', error: 'Service Unavailable' }, `${name}: the spec's fields, a clear message`)
+    t.equal(response.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS), `${name}: Retry-After`)
+    t.notMatch(response.body, /ECONN|127\.0\.0\.1|postgres/i, `${name}: no internals`)
+    t.ok(response.headers['x-request-id'], `${name}: carries a request id`)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503, '/readyz says not ready')
+  t.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200, '/healthz: the process is up')
 })

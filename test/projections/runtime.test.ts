@@ -7,6 +7,7 @@ import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { allProjections } from '../../src/projections/index.js'
 import type { Projection } from '../../src/projections/projection.js'
 import { ProjectionRuntime, rebuildProjection } from '../../src/projections/runtime.js'
+import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
 import { silentLogger } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
@@ -86,7 +87,15 @@ for (const backend of reachableBackends) {
       t.equal(row?.name, 'W', 'visible right after the command returned')
       await runtime.stop()
       const { position } = await store.append(`workspace-${randomUUID()}`, [{ id: randomUUID(), type: 'Unrelated', data: {} }], { expectedRevision: 'no_stream' })
-      t.equal(await runtime.waitFor('workspace-x', position, 100), false, 'a stopped runtime never reaches it')
+      t.equal(await runtime.waitFor('workspace-x', position, { timeoutMs: 100 }), false, 'a stopped runtime never reaches it')
+      t.equal(
+        await runtime.waitFor('session-x', position, { timeoutMs: 100, eventTypes: ['MessageReceived'] }),
+        false,
+        'a message waits for the session log',
+      )
+      const outboxOnly = new ProjectionRuntime(db, store, [webhookOutboxProjection], silentLogger)
+      t.equal(await outboxOnly.waitFor('session-x', position, { timeoutMs: 100, eventTypes: ['MessageReceived'] }), true, 'but not for the webhook outbox, which makes nothing of it')
+      t.equal(await outboxOnly.waitFor('session-x', position, { timeoutMs: 100, eventTypes: ['TurnCompleted'] }), false, 'a turn waits for the outbox')
     })
 
     await t.test('rebuilding the real read models gives the same rows', async (t) => {

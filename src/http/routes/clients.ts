@@ -43,7 +43,7 @@ export const clientRoutes =
         },
       },
       async (request, reply) => {
-        const created = await registerOAuthClient(commandContext(deps, request), request.principal, { name: request.body.name })
+        const created = await registerOAuthClient(commandContext(deps, request), request.principal, { name: request.body.name }, deps.clientSecretCost)
         return reply.status(201).send(created)
       },
     )

@@ -1,0 +1,55 @@
+import type { Decider, DomainEvent } from '../domain/decider.js'
+import type { EventStore } from '../eventstore/port.js'
+
+/** A stream's events folded by its decider, and the revision of the last one (undefined: no stream yet). */
+export interface FoldedStream<State> {
+  state: State
+  revision: bigint | undefined
+}
+
+interface Entry {
+  decider: Decider<unknown, unknown, DomainEvent>
+  folded: FoldedStream<unknown>
+}
+
+/** Streams kept folded per store; the least recently used go first. */
+const CAPACITY = 10_000
+const caches = new WeakMap<EventStore, Map<string, Entry>>()
+
+/**
+ * The stream's current state. Streams only grow and states are immutable, so a state folded
+ * earlier is brought up to date by reading just the events appended since: a busy session no
+ * longer re-reads its whole history for every message.
+ */
+export async function foldStream<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+): Promise<FoldedStream<State>> {
+  let cache = caches.get(store)
+  if (!cache) caches.set(store, (cache = new Map()))
+  const entry = cache.get(stream)
+  const known = entry?.decider === decider ? (entry.folded as FoldedStream<State>) : { state: decider.initialState, revision: undefined }
+  const newer = await store.readStream(stream, { from: known.revision === undefined ? 0n : known.revision + 1n })
+  const folded = newer.length === 0 ? known : {
+    state: newer.reduce((state, e) => decider.evolve(state, { type: e.type, data: e.data } as Event), known.state),
+    revision: newer[newer.length - 1]!.revision,
+  }
+  rememberFolded(store, decider, stream, folded)
+  return folded
+}
+
+/** Keeps a state the caller folded itself (after its own append), so the next load reads nothing. */
+export function rememberFolded<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+  folded: FoldedStream<State>,
+): void {
+  let cache = caches.get(store)
+  if (!cache) caches.set(store, (cache = new Map()))
+  cache.delete(stream)
+  if (folded.revision === undefined) return
+  cache.set(stream, { decider: decider as Decider<unknown, unknown, DomainEvent>, folded })
+  if (cache.size > CAPACITY) cache.delete(cache.keys().next().value!)
+}
