@@ -3,7 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { toBigInt, type Database } from '../store/database.js'
-import type { Projection } from './projection.js'
+import { applyAll, type Projection } from './projection.js'
 
 export interface ProjectionStatus {
   name: string
@@ -69,7 +69,7 @@ async function applyBatch(db: Kysely<Database>, projection: Projection, from: Po
       await insertCheckpointIfMissing(trx, projection.name)
       return { applied: false, position: await readCheckpoint(trx, projection.name) }
     }
-    for (const event of events) await projection.apply(trx, event)
+    await applyAll(trx, projection, events)
     return { applied: true, position: reached }
   })
 }

@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely'
+import { sql, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
@@ -8,10 +8,63 @@ import { defineProjection } from './projection.js'
 /** The log's status words (spec §3) for the session's states. */
 export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
 
+/** What a run of messages and turns changes in one session's log, merged. */
+interface LogChange {
+  id: string
+  expires_at: string | null
+  warnings: number
+  status: string | null
+  finished_at: string | null
+}
+
+/** One statement for the merged changes of many sessions. */
+async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChange>): Promise<void> {
+  const rows = [...changes]
+  if (rows.length === 0) return
+  await sql`
+    update session_logs as s set
+      expires_at = coalesce(v.expires_at, s.expires_at),
+      warnings = s.warnings + v.warnings,
+      status = coalesce(v.status, s.status),
+      finished_at = coalesce(v.finished_at, s.finished_at)
+    from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
+      as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz)
+    where s.id = v.id`.execute(trx)
+}
+
 export const sessionLogsProjection = defineProjection<SessionEvent>({
   name: 'session-logs',
   streamPrefixes: ['session-'],
   tables: ['session_logs'],
+  // Messages and turns, the bulk of a busy log, merge per session into one update for the batch
+  // (the last expiry, the warnings added up, the last finishing turn's status); a start or an
+  // expiry first writes what is pending for its session, so the order of each session's events holds.
+  async applyBatch(trx, events) {
+    const pending = new Map<string, LogChange>()
+    for (const { event, recorded } of events) {
+      const id = event.data.sessionId
+      if (event.type === 'MessageReceived' || event.type === 'TurnCompleted') {
+        const change = pending.get(id) ?? { id, expires_at: null, warnings: 0, status: null, finished_at: null }
+        if (event.type === 'MessageReceived') change.expires_at = event.data.expiresAt
+        else {
+          change.warnings += event.data.output.warnings.length
+          if (event.data.output.status !== 'active') {
+            change.status = event.data.output.status
+            change.finished_at = event.data.completedAt
+          }
+        }
+        pending.set(id, change)
+        continue
+      }
+      const earlier = pending.get(id)
+      if (earlier) {
+        await updateLogs(trx, [earlier])
+        pending.delete(id)
+      }
+      await sessionLogsProjection.apply(trx, recorded)
+    }
+    await updateLogs(trx, pending.values())
+  },
   async apply(trx, event) {
     switch (event.type) {
       case 'SessionStarted': {

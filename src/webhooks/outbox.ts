@@ -1,4 +1,4 @@
-import type { Selectable, Transaction } from 'kysely'
+import { sql, type Selectable, type Transaction } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
@@ -53,10 +53,71 @@ async function enqueue(trx: Transaction<Database>, recorded: RecordedEvent, rout
  * callback as it was at start) is kept beside it. Only that route table is rebuilt; delivery rows
  * survive a rebuild and are not sent again.
  */
+/** A turn's webhook waiting to be written with the others of its batch. */
+interface TurnDelivery {
+  id: string
+  session_id: string
+  message_id: string
+  body: string
+  event_ids: string[]
+  source_commit: string
+  source_prepare: string
+  created_at: string
+}
+
+/** The turns' deliveries, each on its session's route, in one statement; then the finished sessions' routes closed. */
+async function enqueueTurns(trx: Transaction<Database>, turns: TurnDelivery[], finished: Set<string>): Promise<void> {
+  if (turns.length > 0) {
+    await sql`
+      insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
+        body, event_ids, source_commit, source_prepare, status, created_at)
+      select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
+        v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
+      from jsonb_to_recordset(cast(${JSON.stringify(turns)} as jsonb))
+        as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
+      join webhook_sessions r on r.session_id = v.session_id
+      order by v.source_commit, v.source_prepare
+      on conflict (id) do nothing`.execute(trx)
+  }
+  if (finished.size > 0) await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', 'in', [...finished]).execute()
+}
+
 export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent>({
   name: 'webhook-outbox',
   streamPrefixes: ['session-', 'card-'],
   tables: ['webhook_sessions'],
+  // Turns, the bulk of a busy outbox, go in one insert for the batch; any other event first writes
+  // the turns before it (a card event reads whether its session is still active).
+  async applyBatch(trx, events) {
+    let turns: TurnDelivery[] = []
+    let finished = new Set<string>()
+    for (const { event, recorded } of events) {
+      if (event.type === 'MessageReceived') continue
+      if (event.type === 'TurnCompleted') {
+        const { sessionId, messageId, output, completedAt } = event.data
+        const body = turnWebhookBody(sessionId, messageId, output)
+        if (body) {
+          turns.push({
+            id: deliveryIdOf(recorded.id),
+            session_id: sessionId,
+            message_id: body.messageId,
+            body: JSON.stringify(body),
+            event_ids: [recorded.id],
+            source_commit: String(recorded.position.commit),
+            source_prepare: String(recorded.position.prepare),
+            created_at: completedAt,
+          })
+        }
+        if (output.status !== 'active') finished.add(sessionId)
+        continue
+      }
+      await enqueueTurns(trx, turns, finished)
+      turns = []
+      finished = new Set()
+      await webhookOutboxProjection.apply(trx, recorded)
+    }
+    await enqueueTurns(trx, turns, finished)
+  },
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
   eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   async apply(trx, event, recorded) {
