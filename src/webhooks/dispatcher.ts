@@ -56,7 +56,7 @@ export class WebhookDispatcher {
     private readonly options: DispatcherOptions,
     private readonly logger: Logger,
   ) {
-    this.concurrency = options.concurrency ?? 32
+    this.concurrency = options.concurrency ?? 128
     this.pollIntervalMs = options.pollIntervalMs ?? 500
     this.leaseMs = options.leaseMs ?? 15_000
     this.now = options.now ?? (() => new Date())
