@@ -75,6 +75,7 @@ export async function eventstore(settings: EventstoreSettings, notes: string[]):
         }
         process.stdout.write(
           `    ${round(result.appendsPerSecond)} appends/s, p50 ${round(result.latencyMs.p50, 2)} ms, p99 ${round(result.latencyMs.p99, 2)} ms; ` +
+            `CPU per append: client ${round(result.clientCpuUsPerAppend)} µs, its backends ${round(result.backendCpuUsPerAppend)} µs; ` +
             `cores busy: client ${result.cpu.processCores}, postgres ${result.cpu.postgresCores}, machine ${result.cpu.machineBusyCores}` +
             `${result.errors ? `; ${result.errors} errors: ${result.firstError}` : ''}\n`,
         )
@@ -94,6 +95,7 @@ export async function eventstore(settings: EventstoreSettings, notes: string[]):
         p50: p('p50'),
         p99: p('p99'),
         cpuUsPerAppend: mine.reduce((s, x) => s + x.clientCpuUsPerAppend * x.appends, 0) / appends,
+        backendCpuUsPerAppend: mine.reduce((s, x) => s + x.backendCpuUsPerAppend * x.appends, 0) / appends,
         maxRssBytes: Math.max(...mine.map((x) => x.maxRssBytes)),
         /** Averages over the rounds of cores busy: the adapter's process, postgres, the machine. */
         cpu: {
@@ -128,6 +130,11 @@ export async function eventstore(settings: EventstoreSettings, notes: string[]):
       figure('theirs_p50_ms', 'emmett-postgresql: latency p50', round(theirs.p50, 2), 'ms'),
       figure('theirs_p99_ms', 'emmett-postgresql: latency p99', round(theirs.p99, 2), 'ms'),
       figure('ratio', 'ours / theirs', round(ours.perSecond / theirs.perSecond, 3), '', { op: '>=', value: 1.5 }),
+      // Work per append, which unlike appends/s does not swing with the other work on the machine.
+      figure('ours_server_us', 'flowd adapter: PostgreSQL CPU per append', round(ours.backendCpuUsPerAppend), 'µs'),
+      figure('theirs_server_us', 'emmett-postgresql: PostgreSQL CPU per append', round(theirs.backendCpuUsPerAppend), 'µs'),
+      figure('ours_client_us', 'flowd adapter: client CPU per append', round(ours.cpuUsPerAppend), 'µs'),
+      figure('theirs_client_us', 'emmett-postgresql: client CPU per append', round(theirs.cpuUsPerAppend), 'µs'),
       ...(bare
         ? [
             figure('bare_per_s', 'flowd adapter without NOTIFY: appends/s', round(bare.perSecond), 'appends/s'),

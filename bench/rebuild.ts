@@ -42,13 +42,14 @@ async function databaseCounters(db: BenchDatabase): Promise<Record<string, numbe
 interface ProjectionTiming {
   projection: string
   events: number
+  /** Its own replay, as the command reports it: projections run several at once, so these overlap. */
   seconds: number
   eventsPerSecond: number
-  /** pg_stat_database deltas over this projection's rebuild, per event applied. */
-  databasePerEvent: Record<string, number>
+  /** Seconds from the command's start to this projection's line. */
+  doneAt: number
 }
 
-/** `flowd projections rebuild` as a child; times each projection by the line it prints when done. */
+/** `flowd projections rebuild` as a child; each projection's time is the one its "rebuilt" line reports. */
 async function runRebuild(databaseUrl: string, profileDir: string | undefined, db: BenchDatabase) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flowd-bench-'))
   const { DATABASE_URL: _d, PORT: _p, DATA_DIR: _dd, NODE_OPTIONS: _n, ...rest } = process.env
@@ -76,7 +77,7 @@ async function runRebuild(databaseUrl: string, profileDir: string | undefined, d
   }, 250)
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)))
-  const done: { projection: string; events: number; at: number; counters: Promise<Record<string, number>> }[] = []
+  const timings: ProjectionTiming[] = []
   let buffer = ''
   child.stdout.setEncoding('utf8').on('data', (c: string) => {
     buffer += c
@@ -84,14 +85,15 @@ async function runRebuild(databaseUrl: string, profileDir: string | undefined, d
     while ((nl = buffer.indexOf('\n')) >= 0) {
       const line = buffer.slice(0, nl)
       buffer = buffer.slice(nl + 1)
-      const m = /^(\S+): rebuilt from (\d+) events/.exec(line)
+      const m = /^(\S+): rebuilt from (\d+) events in ([\d.]+) s/.exec(line)
       if (m) {
-        done.push({ projection: m[1]!, events: Number(m[2]), at: performance.now(), counters: databaseCounters(db) })
-        process.stdout.write(`    ${m[1]}: ${m[2]} events, ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+        const [events, seconds, doneAt] = [Number(m[2]), Number(m[3]), (performance.now() - started) / 1000]
+        timings.push({ projection: m[1]!, events, seconds: round(seconds, 2), eventsPerSecond: round(events / Math.max(seconds, 0.001), 0), doneAt: round(doneAt, 2) })
+        process.stdout.write(`    ${m[1]}: ${events} events in ${seconds.toFixed(1)} s, done at ${doneAt.toFixed(1)} s\n`)
       }
     }
   })
-  const countersAtStart = databaseCounters(db)
+  const countersAtStart = await databaseCounters(db)
   const exit = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   const seconds = (performance.now() - started) / 1000
   clearInterval(rss)
@@ -99,21 +101,11 @@ async function runRebuild(databaseUrl: string, profileDir: string | undefined, d
   const backendStates = await states.stop()
   await kill()
   if (exit !== 0) throw new Error(`flowd projections rebuild exited with ${exit}:\n${stderr}`)
-  const timings: ProjectionTiming[] = []
-  let previous = { at: started, counters: await countersAtStart }
-  for (const d of done) {
-    const counters = await d.counters
-    const s = (d.at - previous.at) / 1000
-    timings.push({
-      projection: d.projection,
-      events: d.events,
-      seconds: round(s, 2),
-      eventsPerSecond: round(d.events / s, 0),
-      databasePerEvent: Object.fromEntries(Object.keys(counters).map((k) => [k, round((counters[k]! - (previous.counters[k] ?? 0)) / Math.max(d.events, 1), 2)])),
-    })
-    previous = { at: d.at, counters }
-  }
-  return { seconds, timings, cpu: cpuUse, backendStates, peakRss }
+  // pg_stat_database over the whole rebuild (the projections overlap), per event applied.
+  const countersAtEnd = await databaseCounters(db)
+  const applied = Math.max(timings.reduce((a, t) => a + t.events, 0), 1)
+  const databasePerEvent = Object.fromEntries(Object.keys(countersAtEnd).map((k) => [k, round((countersAtEnd[k]! - (countersAtStart[k] ?? 0)) / applied, 2)]))
+  return { seconds, timings, databasePerEvent, cpu: cpuUse, backendStates, peakRss }
 }
 
 /** Read models against what the log says they must hold. */
@@ -205,6 +197,7 @@ export async function rebuild(settings: RebuildSettings, notes: string[]): Promi
       details: {
         generated,
         perProjection: run.timings,
+        databasePerEvent: run.databasePerEvent,
         cpu: run.cpu,
         // Share (%) of the rebuild's database connections, sampled every 100 ms, by what they were doing.
         backendStates: run.backendStates,

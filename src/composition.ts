@@ -4,13 +4,17 @@ import type { Config } from './config.js'
 import { EsdbEventStore } from './eventstore/esdb.js'
 import type { EventStore } from './eventstore/port.js'
 import { PostgresEventStore } from './eventstore/postgres.js'
+import { WakeUp } from './eventstore/wake-up.js'
 import type { Logger } from './logger.js'
+import { countingAppends } from './metrics/event-store.js'
+import type { Metrics } from './metrics/registry.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
 import { WebhookDelivery } from './webhooks/delivery.js'
 import { allProjections } from './projections/index.js'
-import { ProjectionRuntime } from './projections/runtime.js'
+import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
+import { AdvisoryLeases } from './store/lease.js'
 import { lockDataDir } from './store/lock.js'
 import { migrateToLatest } from './store/migrate.js'
 
@@ -30,26 +34,34 @@ export interface Backend {
 }
 
 export const storageTarget = (config: Config): DatabaseTarget =>
-  config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }
+  config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl, projectorPoolSize: allProjections.length + 1 } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }
 
-export async function openBackend(config: Config, logger: Logger): Promise<Backend> {
+/** With `metrics`, appends, turns and webhook attempts are counted and read-model lag and the outbox are read on scrape. */
+export async function openBackend(config: Config, logger: Logger, metrics?: Metrics): Promise<Backend> {
   const embedded = !config.databaseUrl
   const unlock = embedded ? lockDataDir(config.dataDir) : () => {}
   try {
     const storage = await openStorage(storageTarget(config))
     await migrateToLatest(storage.db)
-    const store: EventStore =
+    const adapter: EventStore =
       config.eventStore === 'esdb'
         ? new EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
-    const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger)
-    const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger })
+    const store = metrics ? countingAppends(adapter, metrics) : adapter
+    // Processes sharing a Postgres database take turns: one active reader per projection and one
+    // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
+    const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
+    const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
+    const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger, { leases, checkpointsMoved })
+    const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases })
     const webhooks = new WebhookDelivery(
       storage.db,
       readModels,
-      { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule },
+      { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule, concurrency: config.webhookMaxInFlight, leaseMs: config.webhookLeaseSeconds * 1000, metrics, checkpointsMoved },
       logger,
     )
+    metrics?.watchProjections(readModels)
+    metrics?.watchOutbox(storage.db)
     return {
       config,
       storage,
@@ -62,6 +74,8 @@ export async function openBackend(config: Config, logger: Logger): Promise<Backe
         await webhooks.close()
         await conversations.stop()
         await readModels.stop()
+        await checkpointsMoved?.close()
+        await leases?.close()
         await store.close()
         await storage.close()
         unlock()

@@ -20,6 +20,10 @@ export interface Config {
   webhookCaFile: string | undefined
   /** Delay before each delivery attempt, in seconds. */
   webhookRetrySchedule: number[]
+  /** Webhook deliveries in flight at once (each holds a connection and its request until recorded). */
+  webhookMaxInFlight: number
+  /** How long a claimed delivery stays with the process that claimed it; must outlast an attempt (10 s). */
+  webhookLeaseSeconds: number
   sessionTtlSeconds: number
   /** Where the embedded editor is served; undefined: the service's own address plus /editor. */
   editorUrl: string | undefined
@@ -27,6 +31,16 @@ export interface Config {
   embedDemo: boolean
   /** Signs the editor's access tokens (at least 32 bytes); undefined: a secret generated once in `dataDir`. */
   editorTokenSecret: string | undefined
+  /** CSP `frame-ancestors` sources of the editor page: who may frame it (`*`: any site). */
+  editorFrameAncestors: string[]
+  /** Requests a minute to `/v1` per API key, per editor client, and per address for failed authentication; 0: no limit. */
+  rateLimitPerMinute: number
+  /** Requests a minute to `/auth/*` per client address; 0: no limit. */
+  authRateLimitPerMinute: number
+  /** Serve Prometheus metrics at /metrics (METRICS_ENABLED, on by default). */
+  metricsEnabled: boolean
+  /** When set, /metrics answers only `Authorization: Bearer <this>`. */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -40,6 +54,9 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
 export const DEFAULT_RETRY_SCHEDULE = [0, 5, 300, 1800, 7200, 18000, 36000, 36000]
 
 type Env = Record<string, string | undefined>
+
+/** A CSP ancestor source (CSP 3, `frame-ancestors`): 'self', 'none', a scheme (`https:`) or a host with optional scheme, port and path. */
+const FRAME_ANCESTOR_SOURCE = /^(?:'self'|'none'|[a-z][a-z0-9+.-]*:|(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(?:\d{1,5}|\*))?(?:\/[\w\-.~!$&()*+=:@%/]*)?)$/i
 
 /** Reads the configuration from environment variables; every bad value is reported, one line each. */
 export function loadConfig(env: Env = process.env): Config {
@@ -115,6 +132,20 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`EDITOR_TOKEN_SECRET: must be at least 32 bytes, got ${Buffer.byteLength(editorTokenSecret, 'utf8')} (e.g. openssl rand -base64 48)`)
   }
 
+  const editorFrameAncestors = (value('EDITOR_FRAME_ANCESTORS') ?? '*').split(/[\s,]+/).filter(Boolean)
+  const badAncestors = editorFrameAncestors.filter((source) => !FRAME_ANCESTOR_SOURCE.test(source))
+  if (badAncestors.length) {
+    problems.push(`EDITOR_FRAME_ANCESTORS: ${badAncestors.join(' ')} not a CSP source such as https://app.example.com, https://*.example.com, https: or 'self'`)
+  } else if (editorFrameAncestors.includes("'none'") && editorFrameAncestors.length > 1) {
+    problems.push("EDITOR_FRAME_ANCESTORS: 'none' cannot be combined with other sources")
+  }
+
+  const metricsToken = value('METRICS_TOKEN')
+  if (metricsToken !== undefined && Buffer.byteLength(metricsToken, 'utf8') < 16) {
+    // The token itself is never echoed.
+    problems.push(`METRICS_TOKEN: must be at least 16 bytes, got ${Buffer.byteLength(metricsToken, 'utf8')} (e.g. openssl rand -hex 24)`)
+  }
+
   const config: Config = {
     port: integer('PORT', 3000, 0, 65535),
     host: value('HOST') ?? '127.0.0.1',
@@ -126,10 +157,17 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedPrivateCidrs: cidrs,
     webhookCaFile,
     webhookRetrySchedule,
+    webhookMaxInFlight: integer('WEBHOOK_MAX_IN_FLIGHT', 128, 1, 1024),
+    webhookLeaseSeconds: integer('WEBHOOK_LEASE_SECONDS', 15, 11, 3600),
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
     editorUrl: url('EDITOR_URL', ['http:', 'https:']),
     embedDemo: oneOf('EMBED_DEMO', ['true', 'false'] as const, databaseUrl ? 'false' : 'true') === 'true',
     editorTokenSecret,
+    editorFrameAncestors,
+    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    authRateLimitPerMinute: integer('AUTH_RATE_LIMIT_PER_MINUTE', 30, 0, 1_000_000),
+    metricsEnabled: oneOf('METRICS_ENABLED', ['true', 'false'] as const, 'true') === 'true',
+    metricsToken,
   }
   if (problems.length) throw new ConfigError(problems)
   return config

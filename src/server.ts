@@ -4,11 +4,17 @@ import { openBackend, systemContext, type Backend } from './composition.js'
 import type { Config } from './config.js'
 import { buildApp } from './http/app.js'
 import type { Logger } from './logger.js'
+import { Metrics } from './metrics/registry.js'
+
+/** What a process runs (`flowd start --role`); the default, and the embedded database, run them all. */
+export const ROLES = ['api', 'projector', 'engine', 'dispatcher'] as const
+export type Role = (typeof ROLES)[number]
 
 export interface RunningService {
   app: FastifyInstance
   backend: Backend
-  /** Base address the API listens on, e.g. http://127.0.0.1:3000. */
+  roles: readonly Role[]
+  /** Base address the API (or, without the api role, the health routes) listens on, e.g. http://127.0.0.1:3000. */
   address: string
   /** Set when this start created the default organization: its key, shown once. */
   bootstrapped: Bootstrapped | undefined
@@ -16,15 +22,19 @@ export interface RunningService {
   close(): Promise<void>
 }
 
-/** Opens the backend, starts the read models and listens. */
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  const backend = await openBackend(config, logger)
+/**
+ * Opens the backend, starts the roles asked for and listens: the API with the api role, else only
+ * the health routes (and /metrics).
+ */
+export async function startService(config: Config, logger: Logger, roles: readonly Role[] = ROLES): Promise<RunningService> {
+  const metrics = config.metricsEnabled ? new Metrics(logger) : undefined
+  const backend = await openBackend(config, logger, metrics)
   try {
-    await backend.readModels.start()
-    await backend.conversations.start()
-    backend.webhooks.start()
+    if (roles.includes('projector')) await backend.readModels.start()
+    if (roles.includes('engine')) await backend.conversations.start()
+    if (roles.includes('dispatcher')) backend.webhooks.start()
     const bootstrapped =
-      backend.embedded && (await backend.store.count({ streamPrefixes: ['organization-'] })) === 0
+      backend.embedded && roles.includes('api') && (await backend.store.count({ streamPrefixes: ['organization-'] })) === 0
         ? await bootstrap(systemContext(backend, logger), { organization: 'Default organization', workspace: 'Default workspace', callbackUrl: null })
         : undefined
     const app = await buildApp({
@@ -34,6 +44,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       readModels: backend.readModels,
       logger,
       now: () => new Date(),
+      metrics,
+      healthOnly: !roles.includes('api'),
     })
     await app.listen({ port: config.port, host: config.host })
     const { port } = app.server.address() as { port: number }
@@ -41,6 +53,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     return {
       app,
       backend,
+      roles,
       address: `http://${host}:${port}`,
       bootstrapped,
       async close() {

@@ -381,6 +381,8 @@ export async function generateReadModels(
     }
     await q('vacuum analyze session_logs')
     await q('vacuum analyze kanban_cards')
+    // Their counts and sums, kept by triggers as the rows went in (migration 0013).
+    for (const table of ['session_log_counts', 'session_log_day_counts', 'kanban_card_counts', 'kanban_card_sums']) await q(`vacuum analyze ${table}`)
     return { seconds: (Date.now() - started) / 1000 }
   })
 }

@@ -11,7 +11,7 @@ import pg from 'pg'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import type { Database } from '../../src/store/database.js'
 import { sampleBackendStates } from '../lib/db.js'
-import { cpuWindow, workerMain, type CpuWindow } from '../lib/processes.js'
+import { cpuWindow, processCpuSeconds, workerMain, type CpuWindow } from '../lib/processes.js'
 import { Samples, summarize, type LatencySummary } from '../lib/stats.js'
 
 export type AdapterName = 'flowd' | 'flowd-without-notify' | 'emmett'
@@ -37,6 +37,12 @@ export interface AppendWritersOutput {
   latencyMs: LatencySummary
   /** CPU this process spent in the timed phase, per append (user + system), in microseconds. */
   clientCpuUsPerAppend: number
+  /**
+   * CPU the PostgreSQL backends of this process's own connections spent in the timed phase, per
+   * append, in microseconds: the server's work per append, unlike `cpu.postgresCores` not mixed with
+   * other work on the server (10 ms clock ticks, so rough on short runs).
+   */
+  backendCpuUsPerAppend: number
   maxRssBytes: number
   /** Average cores busy in the timed phase: this process, the postgres processes, the whole machine. */
   cpu: CpuWindow
@@ -63,12 +69,15 @@ const eventOf = (stream: string) => ({
   metadata: { actor, correlationId: randomUUID(), workspaceId },
 })
 
+/** Names this process's connections, so that their backends can be found (see backendCpuUsPerAppend). */
+const applicationName = (input: AppendWritersInput) => `bench-appender-${input.runId}`
+
 function flowdAppender(input: AppendWritersInput, streamName: (i: number) => string, notify: boolean): Appender {
-  const pool = new pg.Pool({ connectionString: input.databaseUrl, max: input.poolSize })
+  const pool = new pg.Pool({ connectionString: input.databaseUrl, max: input.poolSize, application_name: applicationName(input) })
   pool.on('error', () => {})
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  // With the pool (as the service builds it) every append also sends NOTIFY for other processes.
-  const store = new PostgresEventStore(notify ? { db, pool } : { db })
+  // As the service builds it: appends on the pool, and every append also announced by NOTIFY to other processes.
+  const store = new PostgresEventStore({ db, pool, notifyOtherProcesses: notify })
   const revisions = new Array<bigint | undefined>(input.streams)
   return {
     async append(i) {
@@ -80,12 +89,14 @@ function flowdAppender(input: AppendWritersInput, streamName: (i: number) => str
     async close() {
       await store.close()
       await db.destroy()
+      // Appends run on the pool itself: kysely, never used here, has not taken the pool over to end it.
+      if (!pool.ended) await pool.end()
     },
   }
 }
 
 function emmettAppender(input: AppendWritersInput, streamName: (i: number) => string): Appender {
-  const pool = new pg.Pool({ connectionString: input.databaseUrl, max: input.poolSize })
+  const pool = new pg.Pool({ connectionString: input.databaseUrl, max: input.poolSize, application_name: applicationName(input) })
   pool.on('error', () => {})
   const store = getPostgreSQLEventStore(input.databaseUrl, { connectionOptions: { pool }, schema: { autoMigration: 'CreateOrUpdate' } })
   // Emmett's stream positions count from 1; 0n means "new stream".
@@ -103,6 +114,18 @@ function emmettAppender(input: AppendWritersInput, streamName: (i: number) => st
   }
 }
 
+/** The server processes of this process's connections (PostgreSQL on this machine, as the benchmarks require). */
+async function backendPids(input: AppendWritersInput): Promise<number[]> {
+  const client = new pg.Client({ connectionString: input.databaseUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [applicationName(input)])
+    return rows.map((row) => row.pid)
+  } finally {
+    await client.end()
+  }
+}
+
 workerMain<AppendWritersInput, AppendWritersOutput>(async (input) => {
   const streamName = (i: number) => `session-${input.runId}-${i}`
   const appender =
@@ -117,6 +140,8 @@ workerMain<AppendWritersInput, AppendWritersOutput>(async (input) => {
       for (const i of owned(w)) if (i !== 0) await appender.append(i)
     }))
 
+    const backends = await backendPids(input)
+    const backendCpuBefore = backends.map(processCpuSeconds)
     const latencies = new Samples()
     let appends = 0
     let errors = 0
@@ -147,6 +172,7 @@ workerMain<AppendWritersInput, AppendWritersOutput>(async (input) => {
     const cpuCores = window.end()
     const backendStates = await waits.stop()
     const cpu = process.cpuUsage(cpuBefore)
+    const backendCpuSeconds = backends.reduce((sum, pid, i) => sum + processCpuSeconds(pid) - backendCpuBefore[i]!, 0)
     return {
       adapter: input.adapter,
       appends,
@@ -156,6 +182,7 @@ workerMain<AppendWritersInput, AppendWritersOutput>(async (input) => {
       appendsPerSecond: appends / elapsedSeconds,
       latencyMs: summarize(latencies.values()),
       clientCpuUsPerAppend: appends ? (cpu.user + cpu.system) / appends : Number.NaN,
+      backendCpuUsPerAppend: appends ? (backendCpuSeconds * 1e6) / appends : Number.NaN,
       maxRssBytes: process.resourceUsage().maxRSS * 1024,
       cpu: cpuCores,
       backendStates,

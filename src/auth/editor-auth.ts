@@ -1,5 +1,6 @@
 import type { ScryptCost } from '../commands/oauth-clients.js'
 import { UnauthorizedError } from '../errors.js'
+import type { Metrics } from '../metrics/registry.js'
 import { findOAuthClientCredentials } from '../projections/oauth-clients.js'
 import type { Db } from '../store/database.js'
 import { authenticateClient } from './client-credentials.js'
@@ -24,6 +25,8 @@ export interface EditorAuthDeps {
   clientCacheMs?: number
   /** The scrypt cost of client secrets, for the decoy hash; production's by default. */
   clientSecretCost?: ScryptCost
+  /** Counts one-time token exchanges by result. */
+  metrics?: Metrics | undefined
 }
 
 // One message for every way each step can fail: a caller learns nothing about which part was wrong.
@@ -49,6 +52,17 @@ export class EditorAuth {
 
   /** Step 2: the editor trades the one-time token, once, for an access token and the first refresh token of a new family. */
   async exchange(ott: string): Promise<TokenResponse> {
+    try {
+      const tokens = await this.exchangeOnce(ott)
+      this.deps.metrics?.ottExchanges.inc({ result: 'exchanged' })
+      return tokens
+    } catch (error) {
+      this.deps.metrics?.ottExchanges.inc({ result: error instanceof UnauthorizedError ? 'rejected' : 'error' })
+      throw error
+    }
+  }
+
+  private async exchangeOnce(ott: string): Promise<TokenResponse> {
     const now = this.deps.now()
     // The client may have been revoked since the OTT was issued; the OTT then stays unused and expires.
     const issued = await this.deps.db.transaction().execute(async (trx) => {

@@ -1,25 +1,44 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Config } from '../config.js'
 import { createLogger, type Logger } from '../logger.js'
+import { analyticsCommand } from './analytics.js'
+import { auditCommand } from './audit.js'
+import { apiKeysCommand } from './api-keys.js'
 import { bootstrapCommand } from './bootstrap.js'
+import { deliveriesCommand } from './deliveries.js'
+import { devReceiverCommand } from './dev-receiver.js'
 import { migrateCommand } from './migrate.js'
 import { projectionsCommand } from './projections.js'
 import { startCommand } from './start.js'
-import { UsageError } from './usage.js'
+import { exitCodeOf } from './usage.js'
 
 const HELP = `flowd: the Conversation Flow Service
 
 Usage: flowd <command> [options]
 
 Commands:
-  start                       run the service (API, read models)
+  start [--role ROLES]        run the service, or some of its roles (api, projector, engine, dispatcher)
   bootstrap                   create an organization, its first workspace and an admin API key
   migrate                     apply pending database migrations
   projections status          show each read model's checkpoint
   projections rebuild [name]  rebuild read models from the event store
+  api-keys create|list|revoke create, list or revoke API keys of any organization (as the operator)
+  deliveries list|retry       list webhook deliveries, or send one again
+  dev-receiver                a local HTTPS webhook receiver that prints signed webhooks
+  audit verify                replay recorded turns and compare them with the record
+  audit export                write a workspace's events to an NDJSON file with a checksum
+  analytics grant-reader      give an analyst a Postgres login that reads the analytics schema
 
-Run 'flowd <command> --help' for a command's options.
-Configuration comes from environment variables; see the README.`
+Run 'flowd <command> --help' for a command's options. Commands that print data take --json.
+Configuration comes from environment variables; see the README.
+
+Exit codes (every command):
+  0  success
+  1  failed at run time (database unreachable, embedded store in use, anything unexpected)
+  2  usage error: unknown command or option, missing or malformed argument, refused input
+  3  not found: no such API key, workspace or delivery
+  4  refused by the current state, e.g. retrying a delivery that is still queued
+  5  audit verify found a recorded turn the interpreter does not reproduce`
 
 export interface CliContext {
   config: Config
@@ -32,6 +51,11 @@ const commands: Record<string, (ctx: CliContext) => Promise<number>> = {
   bootstrap: bootstrapCommand,
   migrate: migrateCommand,
   projections: projectionsCommand,
+  'api-keys': apiKeysCommand,
+  deliveries: deliveriesCommand,
+  'dev-receiver': devReceiverCommand,
+  audit: auditCommand,
+  analytics: analyticsCommand,
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -61,12 +85,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command({ config, logger, args: argv.slice(argv.indexOf(name) + 1) })
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`flowd ${name}: ${error.message}\n`)
-      return 2
-    }
     process.stderr.write(`flowd ${name}: ${error instanceof Error ? error.message : String(error)}\n`)
-    return 1
+    return exitCodeOf(error)
   }
 }
 

@@ -1,29 +1,34 @@
-import { parseArgs } from 'node:util'
 import cliProgress from 'cli-progress'
 import { openBackend } from '../composition.js'
 import { positionToString } from '../eventstore/port.js'
-import { rebuildProjection } from '../projections/runtime.js'
+import { rebuildProjections } from '../projections/runtime.js'
 import type { CliContext } from './main.js'
-import { UsageError } from './usage.js'
+import { parseAction, UsageError } from './usage.js'
+
+/**
+ * Read models rebuilt at once by default. A rebuild waits on round trips far more than it works,
+ * so a few at once fill the wait; more than this mostly queues on PostgreSQL's cores.
+ */
+const DEFAULT_PARALLEL = 4
 
 const HELP = `Usage:
   flowd projections status [--json]
-  flowd projections rebuild [NAME]    (all read models when no name is given)
+  flowd projections rebuild [NAME] [--parallel N]
+                                      (all read models when no name is given)
 
-A rebuild empties a read model and replays every event it reads from the start.`
+A rebuild empties a read model and replays every event it reads from the start.
+--parallel N  read models rebuilt at once, each on its own database connection
+              (default ${DEFAULT_PARALLEL}; the biggest start first). On the embedded
+              database they run one at a time whatever N is: it has one connection.`
 
 export async function projectionsCommand({ config, logger, args }: CliContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-  })
-  const [action, name] = positionals
-  if (values.help || !action) {
-    process.stdout.write(`${HELP}\n`)
-    return values.help ? 0 : 2
-  }
+  const parsed = parseAction(args, { json: { type: 'boolean' }, parallel: { type: 'string' } }, HELP)
+  if (parsed.exit !== undefined) return parsed.exit
+  const { action, values } = parsed
+  const [name] = parsed.rest
   if (action !== 'status' && action !== 'rebuild') throw new UsageError(`unknown action '${action}'\n\n${HELP}`)
+  const parallel = values.parallel === undefined ? DEFAULT_PARALLEL : Number(values.parallel)
+  if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel must be a whole number of at least 1, not '${values.parallel}'`)
 
   const backend = await openBackend(config, logger)
   try {
@@ -42,20 +47,35 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
       return 0
     }
 
-    for (const projection of chosen) {
-      const bar = new cliProgress.SingleBar(
-        { format: `${projection.name.padEnd(16)} [{bar}] {value}/{total} events | {rate} events/s`, stream: process.stderr, hideCursor: true },
-        cliProgress.Presets.shades_classic,
-      )
-      const started = Date.now()
-      bar.start(1, 0, { rate: 0 })
-      const done = await rebuildProjection(backend.storage.projectorDb, backend.store, projection, ({ done, total }) => {
-        const seconds = Math.max((Date.now() - started) / 1000, 0.001)
-        bar.setTotal(Math.max(total ?? done, done, 1))
-        bar.update(done, { rate: Math.round(done / seconds) })
+    // Bars redraw on stderr; while they do, a line written to the same terminal on stdout would
+    // tear them, so it goes through the bars' own log there. Piped, stdout gets each line as it ends.
+    const bars = new cliProgress.MultiBar(
+      { format: '{name} [{bar}] {value}/{total} events | {rate} events/s', stream: process.stderr, hideCursor: true },
+      cliProgress.Presets.shades_classic,
+    )
+    const sharesTerminal = process.stdout.isTTY && process.stderr.isTTY
+    const started = new Map<string, number>()
+    const barOf = new Map(chosen.map((p) => [p.name, bars.create(1, 0, { name: p.name.padEnd(20), rate: 0 })]))
+    try {
+      await rebuildProjections(backend.storage.projectorDb, backend.store, chosen, {
+        concurrency: backend.embedded ? 1 : parallel,
+        onProgress: ({ projection, done, total }) => {
+          if (!started.has(projection)) started.set(projection, Date.now())
+          const seconds = Math.max((Date.now() - started.get(projection)!) / 1000, 0.001)
+          const bar = barOf.get(projection)!
+          bar.setTotal(Math.max(total ?? done, done, 1))
+          bar.update(done, { rate: Math.round(done / seconds) })
+        },
+        onRebuilt: (projection, events, seconds) => {
+          const line = `${projection}: rebuilt from ${events} events in ${seconds.toFixed(2)} s\n`
+          if (sharesTerminal) bars.log(line)
+          else process.stdout.write(line)
+        },
       })
-      bar.stop()
-      process.stdout.write(`${projection.name}: rebuilt from ${done} events\n`)
+    } finally {
+      // The bars' log is written on their next redraw, and stop() does not redraw first.
+      if (sharesTerminal) bars.update()
+      bars.stop()
     }
     return 0
   } finally {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { apiKey, apiKeyStream, authorizeIssue, type ApiKey, type ApiKeyRecord, type ApiKeyRole, type KeyActor } from '../domain/api-key.js'
 import { workspace, workspaceStream, type WorkspaceEvent } from '../domain/workspace.js'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
 import { newId } from '../ids.js'
 import { callbackUrlProblem, parseCidrs, resolvedCallbackProblem, type Resolver } from '../webhooks/callback-url.js'
 import { awaitReadModels, type CommandContext } from './context.js'
@@ -76,6 +76,21 @@ async function organizationOf(ctx: CommandContext, workspaceId: string): Promise
   const recorded = await ctx.store.readStream(workspaceStream(workspaceId))
   const state = recorded.reduce((s, e) => workspace.evolve(s, { type: e.type, data: e.data } as WorkspaceEvent), workspace.initialState)
   return state.status === 'active' ? state.organizationId : undefined
+}
+
+/**
+ * Issues a key for any workspace on the operator's authority (`flowd api-keys create`): the
+ * operator stands above organizations, so only the workspace's existence is checked.
+ */
+export async function issueApiKeyForWorkspace(
+  ctx: CommandContext,
+  input: { workspaceId: string; name: string; role: ApiKeyRole; callbackUrl: string | null },
+  policy: CallbackPolicy,
+): Promise<ApiKeyRecord & { apiKey: string; signingSecret: string }> {
+  const organizationId = await organizationOf(ctx, input.workspaceId)
+  if (organizationId === undefined) throw new NotFoundError(`workspace ${input.workspaceId} not found`)
+  const issued = await issue(ctx, { ...input, organizationId }, policy)
+  return { ...issued.record, apiKey: issued.apiKey, signingSecret: issued.signingSecret }
 }
 
 /** Issues a key on behalf of another key, within what that key may reach. */

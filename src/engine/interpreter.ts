@@ -4,7 +4,7 @@ import { judge } from './conditions.js'
 import { interpolator, lookup, type Scope } from './interpolate.js'
 import { interpolateMessage } from './messages.js'
 import { choicesOf, parseReply } from './replies.js'
-import type { ConversationState, InboundMessage, Trigger, TurnContext, TurnOutput, VariableValue } from './turn.js'
+import { invalidReplyWarning, type ConversationState, type InboundMessage, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from './turn.js'
 
 export const MAX_NODES_PER_TURN = 100
 export const DEFAULT_MAX_RETRIES = 2
@@ -147,7 +147,7 @@ const answer = (turn: Turn, node: NodeOf<'question'>, retries: number, message: 
     turn.state.waitingAt = null
     return { exit: accepted.handle }
   }
-  turn.out.warnings.push(`invalid reply to ${node.id}`)
+  turn.out.warnings.push(invalidReplyWarning(node.id))
   if (retries < (data.maxRetries ?? DEFAULT_MAX_RETRIES)) {
     send(turn, node.id, [data.retryMessage ?? data.prompt])
     turn.state.waitingAt = { nodeId: node.id, retries: retries + 1 }

@@ -86,6 +86,12 @@ export const TurnOutput = Type.Object({
 })
 export type TurnOutput = Static<typeof TurnOutput>
 
+/**
+ * The warning a question records for a reply it did not accept. It is stored in every such turn, and
+ * the analytics read models tell answered questions by it: its wording is part of the turn's record.
+ */
+export const invalidReplyWarning = (nodeId: string): string => `invalid reply to ${nodeId}`
+
 /** What a turn may take from outside: the time and fresh ids, so the interpreter stays pure. */
 export interface TurnContext {
   /** Microseconds since the epoch, now. */

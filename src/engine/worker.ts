@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
-import { session, sessionStream, type SessionEvent } from '../domain/session.js'
+import { session, sessionStream, type PendingTurn, type Session, type SessionEvent } from '../domain/session.js'
 import { START, WrongExpectedVersionError, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
+import type { Metrics } from '../metrics/registry.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { withStreamLock } from '../commands/stream-lock.js'
 import { foldStream, rememberFolded } from '../commands/stream-state.js'
@@ -19,6 +20,8 @@ const CHECKPOINT = 'engine'
 // Ids a turn makes are derived from the session and the trigger, so a replay makes the same ones.
 const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
 const MAX_ATTEMPTS = 10
+
+type RunningSession = Exclude<Session, { status: 'none' }>
 
 const lastMessageText = (trigger: Trigger): string => {
   if (trigger.type !== 'message') return ''
@@ -51,6 +54,7 @@ export class EngineWorker {
     private readonly applyKanban: KanbanApplier,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
+    private readonly metrics?: Metrics,
   ) {}
 
   async start(): Promise<void> {
@@ -110,24 +114,12 @@ export class EngineWorker {
     const next = state.pending[0]
     if (!next) return 'idle'
     const flow = await this.flows.get(state.flowId, state.flowVersion)
-    let counter = 0
     const now = this.now()
-    const output: TurnOutput =
-      typeof flow === 'string'
-        ? brokenFlowTurn(state.conversation, flow)
-        : this.interpret(flow, state.conversation, next.trigger, {
-            nowMicros: now.getTime() * 1000,
-            newId: () => uuidV5(`${sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
-            system: {
-              sessionId,
-              externalId: state.externalId ?? '',
-              flowId: state.flowId,
-              workspaceId: state.workspaceId,
-              lastMessage: lastMessageText(next.trigger),
-            },
-          })
+    const endTurn = this.metrics?.engineTurnDuration.startTimer()
+    const output = playTurn(this.interpret, flow, state, next, now)
     const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, state)
     if (!event) return 'idle'
+    let outcome: 'completed' | 'conflict' | 'error' = 'error'
     try {
       const { nextRevision } = await this.store.append(
         sessionStream(sessionId),
@@ -142,10 +134,14 @@ export class EngineWorker {
         { expectedRevision: revision },
       )
       rememberFolded(this.store, session, sessionStream(sessionId), { state: session.evolve(state, event), revision: nextRevision })
+      outcome = 'completed'
       return 'ran'
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError) return 'conflict'
-      throw error
+      if (!(error instanceof WrongExpectedVersionError)) throw error
+      outcome = 'conflict'
+      return 'conflict'
+    } finally {
+      endTurn?.({ outcome })
     }
   }
 
@@ -173,6 +169,27 @@ export class EngineWorker {
     await this.loop
     this.controller = undefined
   }
+}
+
+/**
+ * The turn for a session's oldest pending trigger, exactly as the worker runs it at `now`: ids
+ * derived from the session and the trigger, the time given, the session's system variables.
+ * `flowd audit verify` replays recorded turns through it with the recorded `completedAt`.
+ */
+export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date): TurnOutput {
+  if (typeof flow === 'string') return brokenFlowTurn(state.conversation, flow)
+  let counter = 0
+  return interpret(flow, state.conversation, next.trigger, {
+    nowMicros: now.getTime() * 1000,
+    newId: () => uuidV5(`${state.sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
+    system: {
+      sessionId: state.sessionId,
+      externalId: state.externalId ?? '',
+      flowId: state.flowId,
+      workspaceId: state.workspaceId,
+      lastMessage: lastMessageText(next.trigger),
+    },
+  })
 }
 
 /** The turn of a session whose flow version cannot be found: it ends in error. */

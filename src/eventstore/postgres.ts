@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely'
 import type pg from 'pg'
 import { PROJECTOR_APPLICATION_NAME } from '../store/connect.js'
 import { toBigInt, type Database } from '../store/database.js'
@@ -21,8 +21,13 @@ import { WakeUp } from './wake-up.js'
 
 export interface PostgresEventStoreOptions {
   db: Kysely<Database>
-  /** Postgres only: a LISTEN connection from it wakes subscribers on appends of other processes. */
+  /**
+   * Postgres only: appends run on it as prepared statements, and a LISTEN connection from it wakes
+   * subscribers on appends of other processes.
+   */
   pool?: pg.Pool
+  /** false: appends send no NOTIFY (only where no other process follows this log: benchmarks). */
+  notifyOtherProcesses?: boolean
   channel?: string
   /** Longest a live subscription waits before looking again without a wake-up. */
   pollIntervalMs?: number
@@ -76,6 +81,58 @@ const horizon = sql`coalesce(
 const eventColumns = sql`global_position, transaction_id, event_id, stream_id, stream_revision,
   event_type, data, metadata, created_at`
 
+interface NamedStatement {
+  name: string
+  text: string
+}
+
+type RevisionCheck = 'any' | 'no_stream' | 'exact'
+
+/**
+ * Moves the stream's revision ($1) forward by `count` and returns the new last revision, or no
+ * row when the expectation does not hold; `exact` compares with $2.
+ */
+const reserveRevisions = (count: string): Record<RevisionCheck, string> => ({
+  any: `insert into streams (stream_id, revision) values ($1, ${count} - 1)
+    on conflict (stream_id) do update set revision = streams.revision + ${count} returning revision`,
+  no_stream: `insert into streams (stream_id, revision) values ($1, ${count} - 1)
+    on conflict (stream_id) do nothing returning revision`,
+  exact: `update streams set revision = revision + ${count} where stream_id = $1 and revision = $2::bigint returning revision`,
+})
+
+const checks: RevisionCheck[] = ['any', 'no_stream', 'exact']
+/** The first parameter after the stream and, for `exact`, the expected revision. */
+const firstFree = (check: RevisionCheck) => (check === 'exact' ? 3 : 2)
+
+/** One event (the usual case): its id, type, data and metadata as parameters, no JSON array to unpack. */
+const appendOne = Object.fromEntries(
+  checks.map((check) => {
+    const p = firstFree(check)
+    const text = `with reserved as (${reserveRevisions('1')[check]})
+      insert into events (event_id, stream_id, stream_revision, event_type, data, metadata)
+      select $${p}::uuid, $1, revision, $${p + 1}, $${p + 2}::jsonb, $${p + 3}::jsonb from reserved
+      returning global_position, transaction_id, stream_revision`
+    return [check, { name: `flowd_append_one_${check}`, text }]
+  }),
+) as Record<RevisionCheck, NamedStatement>
+
+/** Several events: their count and a JSON array of them. */
+const appendMany = Object.fromEntries(
+  checks.map((check) => {
+    const p = firstFree(check)
+    const text = `with reserved as (${reserveRevisions(`$${p}::bigint`)[check]}),
+      inserted as (
+        insert into events (event_id, stream_id, stream_revision, event_type, data, metadata)
+        select (e.value->>'id')::uuid, $1, reserved.revision - $${p}::bigint + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata'
+        from reserved cross join jsonb_array_elements($${p + 1}::jsonb) with ordinality as e(value, ordinality)
+        order by e.ordinality
+        returning global_position, transaction_id, stream_revision
+      )
+      select global_position, transaction_id, stream_revision from inserted order by global_position desc limit 1`
+    return [check, { name: `flowd_append_many_${check}`, text }]
+  }),
+) as Record<RevisionCheck, NamedStatement>
+
 /**
  * The event store on a Postgres table (also on PGlite). Readers follow the gap rule: they see only
  * events of transactions older than every transaction still running, in (transaction_id,
@@ -88,12 +145,14 @@ export class PostgresEventStore implements EventStore {
   private readonly channel: string
   private readonly pollIntervalMs: number
   private readonly tail: LiveTail
+  private readonly pool: pg.Pool | undefined
 
   constructor(options: PostgresEventStoreOptions) {
     this.db = options.db
+    this.pool = options.pool
     this.channel = options.channel ?? 'flowd_events'
     if (!/^[a-z_][a-z0-9_]*$/.test(this.channel)) throw new Error(`invalid notification channel ${this.channel}`)
-    this.wakeUp = new WakeUp(this.channel, options.pool)
+    this.wakeUp = new WakeUp(this.channel, options.pool, { notifyOtherProcesses: options.notifyOtherProcesses ?? true })
     this.pollIntervalMs = options.pollIntervalMs ?? 250
     this.tail = new LiveTail((page) => this.readPage(page), this.wakeUp, this.pollIntervalMs)
   }
@@ -119,38 +178,27 @@ export class PostgresEventStore implements EventStore {
   /**
    * Reserves the revisions (under the stream row's lock, which serialises appenders of one stream)
    * and inserts the events in a single statement: one round trip, its own transaction. No reserved
-   * row (the revision check failed) inserts nothing.
+   * row (the revision check failed) inserts nothing. The statement's text is fixed per kind of
+   * expected revision, so on Postgres it is prepared once per connection.
    */
   private async appendInOneStatement(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const count = String(events.length)
-    const payload = JSON.stringify(events.map((event) => ({ id: event.id, type: event.type, data: event.data ?? null, metadata: event.metadata ?? {} })))
-    const { rows } = await sql<{ global_position: string | number; transaction_id: string | number; stream_revision: string | number }>`
-      with reserved as (${this.reserveRevisions(stream, count, expected)}),
-      inserted as (
-        insert into events (event_id, stream_id, stream_revision, event_type, data, metadata)
-        select (e.value->>'id')::uuid, ${stream}, reserved.revision - ${count}::bigint + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata'
-        from reserved cross join jsonb_array_elements(cast(${payload} as jsonb)) with ordinality as e(value, ordinality)
-        order by e.ordinality
-        returning global_position, transaction_id, stream_revision
-      )
-      select global_position, transaction_id, stream_revision from inserted order by global_position desc limit 1`.execute(this.db)
+    const check = typeof expected === 'bigint' ? 'exact' : expected
+    const revisionParameter = typeof expected === 'bigint' ? [String(expected)] : []
+    const single = events.length === 1 ? events[0] : undefined
+    const statement = single ? appendOne[check] : appendMany[check]
+    const values = single
+      ? [stream, ...revisionParameter, single.id, single.type, JSON.stringify(single.data ?? null), JSON.stringify(single.metadata ?? {})]
+      : [stream, ...revisionParameter, String(events.length), JSON.stringify(events.map((e) => ({ id: e.id, type: e.type, data: e.data ?? null, metadata: e.metadata ?? {} })))]
+    const rows = await this.execute<{ global_position: string | number; transaction_id: string | number; stream_revision: string | number }>(statement, values)
     const last = rows[0]
     if (!last) throw new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream)) ?? (expected === 'no_stream' ? 'unknown' : 'no_stream'))
     return { nextRevision: toBigInt(last.stream_revision), position: { commit: toBigInt(last.transaction_id), prepare: toBigInt(last.global_position) } }
   }
 
-  /** The statement moving the stream's revision forward by `count`; it returns the new last revision, or no row when `expected` does not hold. */
-  private reserveRevisions(stream: string, count: string, expected: ExpectedRevision) {
-    if (expected === 'any') {
-      return sql`insert into streams (stream_id, revision) values (${stream}, ${count}::bigint - 1)
-        on conflict (stream_id) do update set revision = streams.revision + ${count}::bigint returning revision`
-    }
-    if (expected === 'no_stream') {
-      return sql`insert into streams (stream_id, revision) values (${stream}, ${count}::bigint - 1)
-        on conflict (stream_id) do nothing returning revision`
-    }
-    return sql`update streams set revision = revision + ${count}::bigint
-      where stream_id = ${stream} and revision = ${String(expected)}::bigint returning revision`
+  /** Runs a fixed statement: on Postgres by name (parsed and planned once per connection), on PGlite through kysely. */
+  private async execute<Row>(statement: NamedStatement, values: unknown[]): Promise<Row[]> {
+    if (this.pool) return (await this.pool.query<Row & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows
+    return (await this.db.executeQuery<Row>(CompiledQuery.raw(statement.text, values))).rows
   }
 
   private async currentRevision(stream: string): Promise<bigint | undefined> {

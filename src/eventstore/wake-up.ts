@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
 
+export interface WakeUpOptions {
+  /** false: tell no other process (only where none follows: benchmarks). */
+  notifyOtherProcesses?: boolean
+  /** At most one NOTIFY this often: each is a commit serialised with every other notifying commit of the cluster. */
+  notifyEveryMs?: number
+}
+
 /**
  * Tells subscribers that new events may be readable. Appends in this process wake them directly;
  * on Postgres a NOTIFY, sent after the append committed, carries the news to other processes,
@@ -13,13 +20,21 @@ export class WakeUp {
   private wakes = 0
   /** Sent with each NOTIFY so this process ignores its own (it woke its subscribers already). */
   private readonly origin = randomUUID()
+  private readonly notifyOtherProcesses: boolean
+  private readonly notifyEveryMs: number
   private notifying?: Promise<void>
   private notifyAgain = false
+  private notifyTimer?: NodeJS.Timeout
+  private lastNotifyAt = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly channel: string,
     private readonly pool?: pg.Pool,
-  ) {}
+    options: WakeUpOptions = {},
+  ) {
+    this.notifyOtherProcesses = options.notifyOtherProcesses ?? true
+    this.notifyEveryMs = options.notifyEveryMs ?? 5
+  }
 
   /** Counts wake-ups: a subscriber notes it before reading, and a later wake-up means look again. */
   get generation(): number {
@@ -36,16 +51,37 @@ export class WakeUp {
   /**
    * An append committed: wakes this process's subscribers and tells the other processes. NOTIFY
    * runs outside the append's transaction (inside it, it serialises every commit of the cluster),
-   * at most one at a time: appends meanwhile are covered by one more.
+   * coalesced: at most one at a time and one every `notifyEveryMs`, each covering the appends
+   * committed before it was sent.
    */
   announce(): void {
     this.wake()
-    if (!this.pool || this.closed) return
+    this.tellOtherProcesses()
+  }
+
+  private tellOtherProcesses(): void {
+    if (!this.pool || !this.notifyOtherProcesses || this.closed) return
     if (this.notifying) {
+      // Sent perhaps before this append committed: one more after it.
       this.notifyAgain = true
       return
     }
-    this.notifying = this.pool
+    if (this.notifyTimer) return
+    const wait = this.lastNotifyAt + this.notifyEveryMs - performance.now()
+    if (wait > 0) {
+      this.notifyTimer = setTimeout(() => {
+        this.notifyTimer = undefined
+        this.sendNotify()
+      }, wait)
+      this.notifyTimer.unref()
+      return
+    }
+    this.sendNotify()
+  }
+
+  private sendNotify(): void {
+    this.lastNotifyAt = performance.now()
+    this.notifying = this.pool!
       .query('select pg_notify($1, $2)', [this.channel, this.origin])
       .then(
         () => undefined,
@@ -56,7 +92,7 @@ export class WakeUp {
         this.notifying = undefined
         if (this.notifyAgain) {
           this.notifyAgain = false
-          this.announce()
+          this.tellOtherProcesses()
         }
       })
   }
@@ -125,6 +161,11 @@ export class WakeUp {
   private releaseListener?: (destroy: boolean) => void
 
   async close(): Promise<void> {
+    if (this.notifyTimer) {
+      clearTimeout(this.notifyTimer)
+      this.notifyTimer = undefined
+      this.sendNotify()
+    }
     this.closed = true
     await this.notifying
     const client = this.listener

@@ -6,6 +6,8 @@ import type { ScryptCost } from '../commands/oauth-clients.js'
 import type { Config } from '../config.js'
 import type { EventStore } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
+import { instrumentRequests, metricsRoutes } from '../metrics/route.js'
+import type { Metrics } from '../metrics/registry.js'
 import type { ProjectionRuntime } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
 import type { Resolver } from '../webhooks/callback-url.js'
@@ -15,17 +17,21 @@ import { ApiKeyAuthenticator, authenticate } from './auth.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
 import { validatorCompiler } from './validation.js'
+import { documentApiSecurity, registerOpenApi, serveOpenApi } from './openapi.js'
+import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { clientRoutes } from './routes/clients.js'
 import { editorRoutes } from './routes/editor.js'
 import { embedDemoRoutes } from './routes/embed-demo.js'
+import { flowAnalyticsRoutes } from './routes/flow-analytics.js'
 import { healthRoutes } from './routes/health.js'
 import { flowRoutes } from './routes/flows.js'
 import { kanbanRoutes } from './routes/kanban.js'
 import { webhookRoutes } from './routes/webhooks.js'
 import { sectorRoutes } from './routes/sectors.js'
 import { sessionRoutes } from './routes/sessions.js'
+import { transcriptRoutes } from './routes/transcripts.js'
 import { variableRoutes } from './routes/variables.js'
 import { workspaceRoutes } from './routes/workspaces.js'
 
@@ -51,6 +57,10 @@ export interface AppDeps {
    * thousand pass a cheaper one. Nothing in the configuration or the environment sets it.
    */
   clientSecretCost?: ScryptCost
+  /** This process's metrics: requests are timed into it and `/metrics` serves it. None: neither. */
+  metrics?: Metrics
+  /** Serve only /healthz, /readyz and /metrics: a process without the api role (see `flowd start --role`). */
+  healthOnly?: boolean
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
@@ -79,12 +89,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // JSON only: any other body type is answered 415.
   app.removeContentTypeParser('text/plain')
   registerErrorHandling(app)
+  await registerOpenApi(app, deps.config)
+  if (deps.metrics) instrumentRequests(app, deps.metrics)
+  await registerRateLimiting(app)
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id)
   })
 
   await app.register(healthRoutes(deps))
-  await app.register(editorRoutes())
+  if (deps.metrics) await app.register(metricsRoutes(deps.metrics, deps.config.metricsToken))
+  if (deps.healthOnly) return app
+  await serveOpenApi(app)
+  await app.register(editorRoutes({ frameAncestors: deps.config.editorFrameAncestors }))
 
   const editorAuth = new EditorAuth({
     db: deps.db,
@@ -92,27 +108,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now: deps.now,
     clientCacheMs: deps.apiKeyCacheMs,
     clientSecretCost: deps.clientSecretCost,
+    metrics: deps.metrics,
   })
-  await app.register(authRoutes(editorAuth))
+  await app.register(async (auth) => {
+    limitAuthEndpoints(auth, deps.config.authRateLimitPerMinute)
+    await auth.register(authRoutes(editorAuth))
+  })
   if (deps.config.embedDemo) await app.register(embedDemoRoutes({ editorUrl: deps.config.editorUrl }))
 
   const authenticator = new ApiKeyAuthenticator(deps.db, deps.apiKeyCacheMs)
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', authenticate(authenticator, editorAuth))
+      v1.addHook('onRequest', authenticateThenLimit(v1, deps.config.rateLimitPerMinute, authenticate(authenticator, editorAuth)))
       // Any /v1 route may answer 401 or 403 from that hook (403: the editor's token on a route not
       // meant for it), and 503 while the database is unreachable.
+      v1.addHook('onRoute', documentApiSecurity)
       v1.addHook('onRoute', (route) => {
         const schema = (route.schema ??= {}) as { response?: Record<string, unknown> }
         schema.response = { 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse, ...schema.response }
       })
+      declareTooManyRequests(v1)
       await v1.register(workspaceRoutes(deps))
       await v1.register(clientRoutes(deps))
       await v1.register(apiKeyRoutes(deps))
       await v1.register(sectorRoutes(deps))
       await v1.register(flowRoutes(deps))
+      await v1.register(flowAnalyticsRoutes(deps))
       await v1.register(variableRoutes(deps))
       await v1.register(sessionRoutes(deps))
+      await v1.register(transcriptRoutes(deps))
       await v1.register(kanbanRoutes(deps))
       await v1.register(webhookRoutes(deps))
     },

@@ -24,7 +24,7 @@ export const SendMessageBody = Type.Object({
       list_reply: Type.Optional(Reply),
     }),
   ),
-})
+}, { examples: [{ type: 'text', text: { body: 'I want to buy' } }] })
 export type SendMessageBody = Static<typeof SendMessageBody>
 
 const required = (path: string, type: string) => new BadRequestError(`body/${path} is required when type is ${type}`)

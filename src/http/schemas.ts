@@ -12,10 +12,10 @@ export const ErrorResponse = Type.Object(
 
 export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorResponse]))
 
-export const Uuid = Type.String({ format: 'uuid' })
+export const Uuid = Type.String({ format: 'uuid', examples: ['0190a0b0-0000-7000-8000-0000000000f1'] })
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T10:15:30.123Z'] })
 
-export const EmptyBody = Type.Unsafe<undefined>({ description: 'No body' })
+export const EmptyBody = Type.Unsafe<undefined>({ type: 'null', description: 'No body' })
 
 /** The spec's page envelope around `item`. */
 export const Page = <T extends TSchema>(item: T) =>

@@ -61,16 +61,21 @@ export async function findActiveApiKeyByHash(db: DbOrTrx, keyHash: string): Prom
 }
 
 /**
- * Live keys `by` may manage, oldest first, optionally of one workspace: the same reach as
- * `canManage` in the domain (an admin: its organization; a workspace key: the workspace keys of
- * its workspace).
+ * Live keys `by` may manage, oldest first, optionally of one workspace or organization: the same
+ * reach as `canManage` in the domain (an admin: its organization; a workspace key: the workspace
+ * keys of its workspace; the operator, from the CLI: every organization).
  */
 export async function listApiKeys(
   db: DbOrTrx,
-  query: { by: KeyActor; workspaceId?: string; page: number; size: number },
+  query: { by: KeyActor | 'operator'; organizationId?: string; workspaceId?: string; page: number; size: number },
 ): Promise<{ content: ApiKeyRecord[]; totalElements: number }> {
-  let base = db.selectFrom('api_keys').where('organization_id', '=', query.by.organizationId).where('revoked_at', 'is', null)
-  if (query.by.role !== 'organization-admin') base = base.where('workspace_id', '=', query.by.workspaceId).where('role', '=', 'workspace')
+  const { by } = query
+  let base = db.selectFrom('api_keys').where('revoked_at', 'is', null)
+  if (by !== 'operator') {
+    base = base.where('organization_id', '=', by.organizationId)
+    if (by.role !== 'organization-admin') base = base.where('workspace_id', '=', by.workspaceId).where('role', '=', 'workspace')
+  }
+  if (query.organizationId !== undefined) base = base.where('organization_id', '=', query.organizationId)
   if (query.workspaceId !== undefined) base = base.where('workspace_id', '=', query.workspaceId)
   const [rows, totalElements] = await Promise.all([
     base

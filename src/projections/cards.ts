@@ -9,7 +9,8 @@ export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
   name: 'kanban-cards',
   // Pipeline events too: a field removed from a pipeline takes its values off every card.
   streamPrefixes: ['card-', 'pipeline-'],
-  tables: ['kanban_cards'],
+  // The totals are written by triggers on kanban_cards (migration 0013), in the same transaction.
+  tables: ['kanban_cards', 'kanban_card_counts', 'kanban_card_sums'],
   async apply(trx, event) {
     switch (event.type) {
       case 'CardCreated': {
@@ -122,10 +123,36 @@ export interface CardQuery {
   size: number
 }
 
+/** The tag whose kept totals are exactly the query's ('' for every card), when kept totals cover it. */
+function keptTotalsTag(query: CardQuery): string | undefined {
+  if (query.createdAfter !== undefined || (query.q !== undefined && query.q !== '')) return undefined
+  const tags = query.tags ?? []
+  return tags.length === 0 ? '' : tags.length === 1 ? tags[0] : undefined
+}
+
+/** `totalElements` and `aggregations` from the counts and sums kept per stage and tag (migration 0013). */
+async function keptTotals(db: DbOrTrx, query: CardQuery, tag: string): Promise<{ total: number; sums: Map<string, number> }> {
+  let counts = db.selectFrom('kanban_card_counts').where('pipeline_id', '=', query.pipelineId).where('tag', '=', tag)
+  let sums = db.selectFrom('kanban_card_sums').where('pipeline_id', '=', query.pipelineId).where('tag', '=', tag)
+  if (query.stageId !== undefined) {
+    counts = counts.where('stage_id', '=', query.stageId)
+    sums = sums.where('stage_id', '=', query.stageId)
+  }
+  const [count, fieldSums] = await Promise.all([
+    counts.select(sql<string | number | null>`sum(n)`.as('n')).executeTakeFirstOrThrow(),
+    query.sumFieldIds.length === 0
+      ? []
+      : sums.where('field_id', 'in', query.sumFieldIds).select(['field_id', sql<string | number>`sum(total)`.as('total')]).groupBy('field_id').execute(),
+  ])
+  return { total: Number(count.n ?? 0), sums: new Map(fieldSums.map((row) => [row.field_id, Number(row.total)])) }
+}
+
 /**
  * Cards of one pipeline, oldest first, with the sums of numeric fields over all matching cards. A
  * page past the first picks its ids from the index alone and then reads only those rows (a deep
  * OFFSET otherwise fetches every skipped card from the table; docs/performance.md, benchmark 5).
+ * The totals come from the kept counts and sums when the filters are a stage and at most one tag,
+ * and are counted over the matching cards otherwise.
  */
 export async function listCards(db: DbOrTrx, query: CardQuery) {
   let matching = db.selectFrom('kanban_cards').where('pipeline_id', '=', query.pipelineId)
@@ -133,6 +160,16 @@ export async function listCards(db: DbOrTrx, query: CardQuery) {
   if (query.createdAfter !== undefined) matching = matching.where(sql<boolean>`created_at > ${query.createdAfter}::timestamptz`)
   if (query.tags !== undefined && query.tags.length > 0) matching = matching.where(sql<boolean>`tags @> ${query.tags}::text[]`)
   if (query.q !== undefined && query.q !== '') matching = matching.where('search_text', 'ilike', `%${escapeLike(query.q)}%`)
+  const keptTag = keptTotalsTag(query)
+  const countedTotals = async () => {
+    const row: Record<string, string | number | null> = await matching
+      .select((eb) => [
+        eb.fn.countAll<string | number>().as('total'),
+        ...query.sumFieldIds.map((id, i) => sql<string | number | null>`sum((field_values ->> ${id})::numeric)`.as(`sum${i}`)),
+      ])
+      .executeTakeFirstOrThrow()
+    return { total: Number(row.total), sums: new Map(query.sumFieldIds.map((id, i) => [id, Number(row[`sum${i}`] ?? 0)])) }
+  }
   const [rows, totals] = await Promise.all([
     query.page === 0
       ? matching.select(columns).orderBy('created_at').orderBy('id').$call(onePage(query)).execute()
@@ -143,16 +180,10 @@ export async function listCards(db: DbOrTrx, query: CardQuery) {
           .orderBy('created_at')
           .orderBy('id')
           .execute(),
-    matching
-      .select((eb) => [
-        eb.fn.countAll<string | number>().as('total'),
-        ...query.sumFieldIds.map((id, i) => sql<string | number | null>`sum((field_values ->> ${id})::numeric)`.as(`sum${i}`)),
-      ])
-      .executeTakeFirstOrThrow(),
+    keptTag === undefined ? countedTotals() : keptTotals(db, query, keptTag),
   ])
-  const sums: Record<string, unknown> = totals
-  const aggregations = Object.fromEntries(query.sumFieldIds.map((id, i) => [id, Number(sums[`sum${i}`] ?? 0)]))
-  return { content: rows.map(fromRow), totalElements: Number(totals.total), aggregations }
+  const aggregations = Object.fromEntries(query.sumFieldIds.map((id) => [id, totals.sums.get(id) ?? 0]))
+  return { content: rows.map(fromRow), totalElements: totals.total, aggregations }
 }
 
 export async function findCard(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<CardRecord | undefined> {

@@ -13,3 +13,9 @@ export function dateRangeStart(range: DateRange, now: Date, timeZone = 'UTC'): D
   const local = new TZDate(now.getTime(), timeZone)
   return new Date(startOfDay(subDays(local, DAYS[range] - 1)).getTime())
 }
+
+/** The first UTC midnight at or after `instant`: counts kept per UTC day cover whole days from there. */
+export function startOfNextUtcDay(instant: Date): Date {
+  const midnight = new Date(Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth(), instant.getUTCDate()))
+  return midnight.getTime() === instant.getTime() ? midnight : new Date(midnight.getTime() + 86_400_000)
+}

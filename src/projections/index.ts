@@ -1,3 +1,6 @@
+import { analyticsCardStaysProjection } from './analytics-card-stays.js'
+import { analyticsSessionsProjection } from './analytics-sessions.js'
+import { analyticsTransfersProjection } from './analytics-transfers.js'
 import { apiKeysProjection } from './api-keys.js'
 import { cardsProjection } from './cards.js'
 import { flowsProjection } from './flows.js'
@@ -24,4 +27,7 @@ export const allProjections: readonly Projection[] = [
   pipelinesProjection,
   cardsProjection,
   webhookOutboxProjection,
+  analyticsSessionsProjection,
+  analyticsTransfersProjection,
+  analyticsCardStaysProjection,
 ]

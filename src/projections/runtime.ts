@@ -1,8 +1,11 @@
 import { setMaxListeners } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import type { WakeUp } from '../eventstore/wake-up.js'
 import { toBigInt, type Database } from '../store/database.js'
+import { whileLeased, type Leases } from '../store/lease.js'
 import { applyAll, type Projection } from './projection.js'
 
 export interface ProjectionStatus {
@@ -13,10 +16,32 @@ export interface ProjectionStatus {
   lastError: string | undefined
 }
 
+/** How far a read model is behind the event store. */
+export interface ProjectionLag {
+  name: string
+  /** Events of its streams it has still to apply, counted up to the bound asked for. */
+  eventsBehind: number
+  /** When the oldest of them was written; undefined when it is caught up. */
+  oldestPendingAt: Date | undefined
+}
+
 interface Running {
   projection: Projection
+  /** Applied here, or as last read from the stored checkpoint when another process applies it. */
   position: Position
   lastError: string | undefined
+  /** This process applies it now (on Postgres: holds its lease). */
+  active: boolean
+}
+
+export interface ProjectionRuntimeOptions {
+  /**
+   * One active reader per projection across processes, the others standing by (Postgres). Absent
+   * (the embedded database, tests), every started runtime reads every projection.
+   */
+  leases?: Leases
+  /** Announces this process's checkpoint moves to the others and wakes its waits on theirs (Postgres). */
+  checkpointsMoved?: WakeUp
 }
 
 interface Waiter {
@@ -26,6 +51,10 @@ interface Waiter {
 }
 
 const BATCH = 500
+/** The NOTIFY channel on which processes announce that a projection's checkpoint moved. */
+export const CHECKPOINTS_CHANNEL = 'flowd_checkpoints'
+/** How often a wait on a projection applied by another process reads the checkpoints when no NOTIFY woke it. */
+const STORED_CHECKPOINT_POLL_MS = 100
 
 async function readCheckpoint(db: Kysely<Database> | Transaction<Database>, name: string): Promise<Position> {
   const row = await db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', name).executeTakeFirst()
@@ -87,56 +116,76 @@ async function insertCheckpointIfMissing(db: Kysely<Database> | Transaction<Data
  * wait until their events are visible in the read models (read-your-writes).
  */
 export class ProjectionRuntime {
-  private readonly running = new Map<string, Running>()
+  private readonly running: Map<string, Running>
   private waiters: Waiter[] = []
   private readonly appliedListeners = new Set<(projection: string) => void>()
   private controller?: AbortController
   private loops: Promise<void>[] = []
+  private followingStoredCheckpoints = false
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly store: EventStore,
     readonly projections: readonly Projection[],
     private readonly logger: Logger,
-  ) {}
+    private readonly options: ProjectionRuntimeOptions = {},
+  ) {
+    this.running = new Map(projections.map((projection) => [projection.name, { projection, position: START, lastError: undefined, active: false }]))
+  }
 
+  /** Starts reading every projection; on Postgres each one only while this process holds its lease. */
   async start(): Promise<void> {
     if (this.controller) return
     this.controller = new AbortController()
-    // Every projection's subscription listens to this one signal.
-    setMaxListeners(this.projections.length + 10, this.controller.signal)
-    for (const projection of this.projections) {
-      await insertCheckpointIfMissing(this.db, projection.name)
-      const position = await readCheckpoint(this.db, projection.name)
-      const state: Running = { projection, position, lastError: undefined }
-      this.running.set(projection.name, state)
-      this.loops.push(this.run(state, this.controller.signal))
+    const { signal } = this.controller
+    // Every projection's lease, retry sleep and subscription listen to this one signal.
+    setMaxListeners(3 * this.projections.length + 10, signal)
+    for (const state of this.running.values()) {
+      await insertCheckpointIfMissing(this.db, state.projection.name)
+      this.loops.push(whileLeased(this.options.leases, `projection:${state.projection.name}`, signal, (leased) => this.run(state, leased), this.logger))
     }
   }
 
   private async run(state: Running, signal: AbortSignal): Promise<void> {
     const { projection } = state
-    while (!signal.aborted) {
-      try {
-        for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
-          const outcome = await applyBatch(this.db, projection, state.position, batch)
-          state.position = outcome.position
-          state.lastError = undefined
-          this.settleWaiters()
-          if (outcome.applied) for (const listener of this.appliedListeners) listener(projection.name)
-          // Another reader moved the checkpoint: resubscribe from where it left it.
-          if (!outcome.applied) break
+    try {
+      while (!signal.aborted) {
+        try {
+          // From the stored checkpoint: another process may have moved it while this one stood by.
+          if (!state.active) {
+            state.position = await readCheckpoint(this.db, projection.name)
+            state.active = true
+          }
+          for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
+            const outcome = await applyBatch(this.db, projection, state.position, batch)
+            state.position = outcome.position
+            state.lastError = undefined
+            this.settleWaiters()
+            if (outcome.applied) {
+              this.options.checkpointsMoved?.announce()
+              for (const listener of this.appliedListeners) listener(projection.name)
+            }
+            // Another reader moved the checkpoint: resubscribe from where it left it.
+            if (!outcome.applied) break
+          }
+        } catch (error) {
+          state.lastError = error instanceof Error ? error.message : String(error)
+          this.logger.error({ err: error, projection: projection.name }, 'projection failed; retrying')
+          await delay(1000, undefined, { signal }).catch(() => {})
+          state.active = false
         }
-      } catch (error) {
-        state.lastError = error instanceof Error ? error.message : String(error)
-        this.logger.error({ err: error, projection: projection.name }, 'projection failed; retrying')
-        await new Promise((resolve) => setTimeout(resolve, 1000))
-        state.position = await readCheckpoint(this.db, projection.name).catch(() => state.position)
       }
+    } finally {
+      state.active = false
     }
   }
 
-  /** Calls `listener` with a projection's name after each batch it applies; returns the unsubscribe. */
+  /** Whether this process applies the projection now (rather than another process, or nobody). */
+  appliesHere(name: string): boolean {
+    return this.running.get(name)?.active ?? false
+  }
+
+  /** Calls `listener` with a projection's name after each batch this process applies; returns the unsubscribe. */
   onApplied(listener: (projection: string) => void): () => void {
     this.appliedListeners.add(listener)
     return () => this.appliedListeners.delete(listener)
@@ -168,6 +217,7 @@ export class ProjectionRuntime {
       }
       const timer = setTimeout(() => waiter.resolve(false), timeoutMs)
       this.waiters.push(waiter)
+      this.followStoredCheckpoints()
     })
   }
 
@@ -176,6 +226,41 @@ export class ProjectionRuntime {
       const state = this.running.get(name)
       return state !== undefined && comparePositions(state.position, position) >= 0
     })
+  }
+
+  private waitsOnOtherProcesses(): boolean {
+    return this.waiters.some((waiter) => waiter.projections.some((name) => !this.running.get(name)?.active))
+  }
+
+  /**
+   * While a wait involves a projection this process does not apply (the api role; a standby),
+   * reads the stored checkpoints, again whenever another process announces a move (NOTIFY) and
+   * at least every STORED_CHECKPOINT_POLL_MS. One loop serves every such wait of the process.
+   */
+  private followStoredCheckpoints(): void {
+    if (this.followingStoredCheckpoints || !this.waitsOnOtherProcesses()) return
+    this.followingStoredCheckpoints = true
+    void (async () => {
+      // The test and the flag's reset happen in one synchronous step, so no new wait is missed.
+      while (this.waitsOnOtherProcesses()) {
+        const generation = this.options.checkpointsMoved?.generation
+        await this.readStoredCheckpoints().catch((error: unknown) => this.logger.debug({ err: error }, 'reading stored checkpoints failed'))
+        this.settleWaiters()
+        if (!this.waitsOnOtherProcesses()) break
+        if (this.options.checkpointsMoved) await this.options.checkpointsMoved.wait(STORED_CHECKPOINT_POLL_MS, undefined, generation)
+        else await delay(STORED_CHECKPOINT_POLL_MS)
+      }
+      this.followingStoredCheckpoints = false
+    })()
+  }
+
+  /** Takes the stored checkpoint of every projection this process does not apply now. */
+  private async readStoredCheckpoints(): Promise<void> {
+    const rows = await this.db.selectFrom('projection_checkpoints').select(['projection', 'position_commit', 'position_prepare']).execute()
+    for (const row of rows) {
+      const state = this.running.get(row.projection)
+      if (state && !state.active) state.position = { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) }
+    }
   }
 
   private settleWaiters(): void {
@@ -187,11 +272,26 @@ export class ProjectionRuntime {
    * event of its streams that exists now.
    */
   async status(withinMs = 1000): Promise<ProjectionStatus[]> {
+    await this.readStoredCheckpoints()
     return Promise.all(
       [...this.running.values()].map(async ({ projection, lastError }) => {
         const head = await this.store.headPosition({ streamPrefixes: projection.streamPrefixes })
         const caughtUp = await this.waitForProjections([projection.name], head, withinMs)
         return { name: projection.name, position: this.running.get(projection.name)!.position, caughtUp, lastError }
+      }),
+    )
+  }
+
+  /**
+   * Each projection's pending events, reading at most `maxEvents` of them per projection (metrics);
+   * from the stored checkpoint of those another process applies.
+   */
+  async lag(maxEvents: number): Promise<ProjectionLag[]> {
+    await this.readStoredCheckpoints()
+    return Promise.all(
+      [...this.running.values()].map(async ({ projection, position }) => {
+        const pending = await this.store.readAll({ streamPrefixes: projection.streamPrefixes, from: position, limit: maxEvents })
+        return { name: projection.name, eventsBehind: pending.length, oldestPendingAt: pending[0] ? new Date(pending[0].createdAt) : undefined }
       }),
     )
   }
@@ -221,9 +321,11 @@ export async function rebuildProjection(
   store: EventStore,
   projection: Projection,
   onProgress: (progress: RebuildProgress) => void = () => {},
+  /** Events of its streams, when the caller counted them already. */
+  counted?: number,
 ): Promise<number> {
   const filter = { streamPrefixes: projection.streamPrefixes }
-  const total = await store.count(filter)
+  const total = counted ?? (await store.count(filter))
   await db.transaction().execute(async (trx) => {
     // The checkpoint row first, as a live reader takes it before touching the tables: in the
     // other order the two deadlock.
@@ -245,3 +347,46 @@ export async function rebuildProjection(
   return done
 }
 
+
+export interface RebuildAllOptions {
+  /** How many projections replay at once; each holds one connection of `db` at a time. */
+  concurrency: number
+  onProgress?: (progress: RebuildProgress) => void
+  /** Called as each projection finishes, with the events it applied and its own duration. */
+  onRebuilt?: (projection: string, events: number, seconds: number) => void
+}
+
+/**
+ * Rebuilds several projections, up to `concurrency` at once. They share nothing but the event
+ * log: each truncates only its own tables and locks only its own checkpoint row. The biggest start
+ * first, so the longest replay does not begin last. After a failure no further one starts; those
+ * under way finish, then the first error is thrown.
+ */
+export async function rebuildProjections(
+  db: Kysely<Database>,
+  store: EventStore,
+  projections: readonly Projection[],
+  { concurrency, onProgress, onRebuilt }: RebuildAllOptions,
+): Promise<Map<string, number>> {
+  const sized = await Promise.all(projections.map(async (projection) => ({ projection, total: await store.count({ streamPrefixes: projection.streamPrefixes }) })))
+  const queue = sized.sort((a, b) => (b.total ?? 0) - (a.total ?? 0))
+  const rebuilt = new Map<string, number>()
+  let failed = false
+  const worker = async () => {
+    for (let next = queue.shift(); next && !failed; next = queue.shift()) {
+      const started = performance.now()
+      try {
+        const events = await rebuildProjection(db, store, next.projection, onProgress, next.total)
+        rebuilt.set(next.projection.name, events)
+        onRebuilt?.(next.projection.name, events, (performance.now() - started) / 1000)
+      } catch (error) {
+        failed = true
+        throw error
+      }
+    }
+  }
+  const outcomes = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker))
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
+  if (failure) throw failure.reason
+  return rebuilt
+}

@@ -1,7 +1,7 @@
 import { sql, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx } from '../store/database.js'
-import type { DateRange } from './date-range.js'
+import { startOfNextUtcDay, type DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
@@ -35,7 +35,8 @@ async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChang
 export const sessionLogsProjection = defineProjection<SessionEvent>({
   name: 'session-logs',
   streamPrefixes: ['session-'],
-  tables: ['session_logs'],
+  // The counts are written by triggers on session_logs (migration 0013), in the same transaction.
+  tables: ['session_logs', 'session_log_counts', 'session_log_day_counts'],
   // Messages and turns, the bulk of a busy log, merge per session into one update for the batch
   // (the last expiry, the warnings added up, the last finishing turn's status); a start or an
   // expiry first writes what is pending for its session, so the order of each session's events holds.
@@ -161,13 +162,20 @@ const NULLABLE_ORDER_COLUMNS: ReadonlySet<string> = new Set(['finished_at', 'ext
  * Read at scale (docs/performance.md, benchmark 5): a `not null` order column is ordered without
  * `nulls last` (the same rows in the same order) so that an index serves either direction; a page
  * past the first picks its ids from the index alone and then reads only those rows (a deep OFFSET
- * otherwise fetches every skipped row from the table); and a page that is not full tells the total
- * itself, without counting.
+ * otherwise fetches every skipped row from the table); a page that is not full tells the total
+ * itself, without counting; and the total of a fuller one comes from the kept counts.
  */
 export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
+  // A workspace's logs are all of its organization: once the workspace is known to be the
+  // organization's, it filters alone, and its indexes serve a deep page without the table.
+  if (query.workspaceId) {
+    const owned = await db.selectFrom('workspaces').select('id').where('id', '=', query.workspaceId).where('organization_id', '=', query.organizationId).executeTakeFirst()
+    if (!owned) return { content: [], totalElements: 0 }
+  }
   const startedSince = await dateRangeSince(db, query)
-  let base = db.selectFrom('session_logs').where('organization_id', '=', query.organizationId)
-  if (query.workspaceId) base = base.where('workspace_id', '=', query.workspaceId)
+  let base = query.workspaceId
+    ? db.selectFrom('session_logs').where('workspace_id', '=', query.workspaceId)
+    : db.selectFrom('session_logs').where('organization_id', '=', query.organizationId)
   if (query.sessionId) base = base.where('id', '=', query.sessionId)
   if (query.status) base = base.where('status', '=', query.status)
   if (startedSince) base = base.where('started_at', '>=', startedSince)
@@ -178,12 +186,26 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
       ? q.orderBy(column, (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
       : q.orderBy(column, direction)
     ).orderBy('id', direction)
+  const offset = query.page * query.size
+  // Newest or oldest first, a deep page starts at the UTC day it falls in, skipping whole days by their kept counts.
+  const skip = query.page > 0 && column === 'started_at' && !query.sessionId && !startedSince ? await wholeDaysBefore(db, query, offset, direction) : undefined
+  const inPage = skip ? base.where('started_at', direction === 'asc' ? '>=' : '<', skip.boundary) : base
   const rows =
     query.page === 0
       ? await ordered(base.selectAll()).$call(onePage(query)).execute()
-      : await ordered(db.selectFrom('session_logs').selectAll().where('id', 'in', ordered(base.select('id')).$call(onePage(query)))).execute()
-  const offset = query.page * query.size
-  const totalElements = rows.length < query.size && (rows.length > 0 || query.page === 0) ? offset + rows.length : await countRows(base)
+      : await ordered(
+          db
+            .selectFrom('session_logs')
+            .selectAll()
+            .where(
+              'id',
+              'in',
+              ordered(inPage.select('id'))
+                .limit(query.size)
+                .offset(offset - (skip?.rows ?? 0)),
+            ),
+        ).execute()
+  const totalElements = rows.length < query.size && (rows.length > 0 || query.page === 0) ? offset + rows.length : await countSessionLogs(db, query, base, startedSince)
   return {
     content: rows.map((row) => ({
       id: row.id,
@@ -198,6 +220,66 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
     })),
     totalElements,
   }
+}
+
+/** The workspace of the kept counts that stand for every workspace of their organization (migration 0013). */
+const EVERY_WORKSPACE = '00000000-0000-0000-0000-000000000000'
+
+/** The kept counts of a log list's organization, workspace and status. */
+function keptCounts(db: DbOrTrx, query: SessionLogQuery, table: 'session_log_counts' | 'session_log_day_counts') {
+  let kept = db
+    .selectFrom(table as 'session_log_counts')
+    .where('organization_id', '=', query.organizationId)
+    .where('workspace_id', '=', query.workspaceId ?? EVERY_WORKSPACE)
+  if (query.status) kept = kept.where('status', '=', query.status)
+  return kept
+}
+
+/**
+ * The whole UTC days that come before row `offset` of a log list in `started_at` order, by the kept
+ * day counts: the page starts at `boundary` (the first instant of its day, oldest first; the end of
+ * its day, newest first), `rows` rows further on. None when the offset is past the end.
+ */
+async function wholeDaysBefore(db: DbOrTrx, query: SessionLogQuery, offset: number, direction: 'asc' | 'desc'): Promise<{ boundary: Date; rows: number } | undefined> {
+  const days = await keptCounts(db, query, 'session_log_day_counts')
+    .select([sql<string>`day::text`.as('day'), sql<string | number>`sum(n)`.as('n')])
+    .groupBy('day')
+    .orderBy('day', direction)
+    .execute()
+  let rows = 0
+  for (const day of days) {
+    const n = Number(day.n)
+    if (rows + n > offset) {
+      const start = new Date(`${day.day}T00:00:00.000Z`)
+      return { boundary: direction === 'asc' ? start : new Date(start.getTime() + 86_400_000), rows }
+    }
+    rows += n
+  }
+  return undefined
+}
+
+/**
+ * `totalElements` of a log list, exact: the counts kept per workspace and status (migration 0013),
+ * per UTC day from the first whole day of a date range, plus the rows of its first partial day (a
+ * workspace zone's midnight is not UTC's), counted. One session is counted directly.
+ */
+async function countSessionLogs(
+  db: DbOrTrx,
+  query: SessionLogQuery,
+  matching: SelectQueryBuilder<Database, 'session_logs', object>,
+  startedSince: Date | undefined,
+): Promise<number> {
+  if (query.sessionId) return countRows(matching)
+  const scoped = (table: 'session_log_counts' | 'session_log_day_counts') => keptCounts(db, query, table)
+  const sumKept = async (kept: SelectQueryBuilder<Database, 'session_log_counts' | 'session_log_day_counts', object>) =>
+    Number((await kept.select(sql<string | number | null>`sum(n)`.as('n')).executeTakeFirstOrThrow()).n ?? 0)
+  if (!startedSince) return sumKept(scoped('session_log_counts'))
+  const wholeDays = startOfNextUtcDay(startedSince)
+  const [keptDays, partialDay] = await Promise.all([
+    sumKept(scoped('session_log_day_counts').where(sql<boolean>`day >= ${wholeDays.toISOString().slice(0, 10)}::date`)),
+    wholeDays > startedSince ? countRows(matching.where('started_at', '<', wholeDays)) : 0,
+  ])
+  return keptDays + partialDay
 }
 
 /** Running sessions whose inactivity expiry has passed, for the sweeper. */

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
@@ -7,7 +8,13 @@ import pg from 'pg'
 import type { Database } from './database.js'
 
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  | {
+      kind: 'postgres'
+      url: string
+      poolSize?: number
+      /** Connections for read models: one per projection applying at once, and a rebuild beside them. */
+      projectorPoolSize?: number
+    }
   /** `dataDir` undefined: in memory (tests), optionally starting from a dump of another instance. */
   | { kind: 'pglite'; dataDir?: string; initialData?: Blob }
 
@@ -30,9 +37,6 @@ export interface Storage {
   close(): Promise<void>
 }
 
-/** One connection per projection applying at once (there are eleven), and a rebuild beside them. */
-const PROJECTOR_POOL_SIZE = 12
-
 function newPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config)
   // A client losing its connection (the database restarting) must not crash the process. Idle,
@@ -48,7 +52,7 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     const pool = newPool({ connectionString: target.url, max: target.poolSize ?? 10 })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     const projectorDb = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: PROJECTOR_POOL_SIZE, application_name: PROJECTOR_APPLICATION_NAME }) }),
+      dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: target.projectorPoolSize ?? 16, application_name: PROJECTOR_APPLICATION_NAME }) }),
     })
     return {
       db,
@@ -62,8 +66,9 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     }
   }
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true })
-  // Card search (`q`) uses trigram indexes; Postgres ships pg_trgm in contrib, PGlite as an extension.
-  const extensions = { pg_trgm }
+  // Card search (`q`) uses trigram indexes, within a pipeline (btree_gin); Postgres ships both in
+  // contrib, PGlite as extensions.
+  const extensions = { pg_trgm, btree_gin }
   const pglite = target.dataDir ? await PGlite.create(target.dataDir, { extensions }) : await PGlite.create({ loadDataDir: target.initialData, extensions })
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
   return { db, projectorDb: db, target, pglite, close: () => db.destroy() }

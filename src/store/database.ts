@@ -145,6 +145,40 @@ export interface KanbanCardsTable {
   moved_at: Timestamp
 }
 
+/** Kept by triggers of migration 0013 beside `session_logs`: rows per workspace and status. */
+export interface SessionLogCountsTable {
+  organization_id: string
+  workspace_id: string
+  status: string
+  n: ColumnType<string | number, never, never>
+}
+
+/** As `session_log_counts`, per UTC day of `started_at`. */
+export interface SessionLogDayCountsTable {
+  organization_id: string
+  day: ColumnType<Date, never, never>
+  workspace_id: string
+  status: string
+  n: ColumnType<string | number, never, never>
+}
+
+/** Kept by triggers of migration 0013 beside `kanban_cards`: cards per stage and tag ('' = every card). */
+export interface KanbanCardCountsTable {
+  pipeline_id: string
+  stage_id: string
+  tag: string
+  n: ColumnType<string | number, never, never>
+}
+
+/** As `kanban_card_counts`: the sum of each field's number values. */
+export interface KanbanCardSumsTable {
+  pipeline_id: string
+  stage_id: string
+  tag: string
+  field_id: string
+  total: ColumnType<string | number, never, never>
+}
+
 export interface WebhookSessionsTable {
   session_id: string
   organization_id: string
@@ -154,7 +188,8 @@ export interface WebhookSessionsTable {
   active: boolean
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead' | 'skipped'
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'dead', 'skipped'] as const
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
 export interface WebhookDeliveriesTable {
   /** The `webhook-id`: derived from the source event, the same on every attempt. */
@@ -224,6 +259,55 @@ export interface EditorRefreshTokensTable {
   used_at: Timestamp | null
 }
 
+/** Analytics read models (migration 0015; docs/analytics.md): each session once, with the last node it reached. */
+export interface AnalyticsSessionsTable {
+  session_id: string
+  organization_id: string
+  workspace_id: string
+  flow_id: string
+  flow_version: number
+  status: string
+  started_at: Timestamp
+  finished_at: Timestamp | null
+  last_node_id: string | null
+  turns: number
+}
+
+/** Each node a session reached, once per session. */
+export interface AnalyticsSessionNodesTable {
+  session_id: string
+  node_id: string
+  flow_id: string
+  flow_version: number
+  workspace_id: string
+  session_started_at: Timestamp
+  first_reached_at: Timestamp
+  visits: number
+  answered_at: Timestamp | null
+}
+
+/** Each transfer a turn asked for. */
+export interface AnalyticsTransfersTable {
+  session_id: string
+  timestamp_micros: ColumnType<string, string | number | bigint, never>
+  target_type: string
+  target_id: string
+  node_id: string | null
+  transferred_at: Timestamp
+}
+
+/** Each stay of a card in a stage. */
+export interface AnalyticsCardStaysTable {
+  card_id: string
+  entered_revision: ColumnType<string, string | number | bigint, never>
+  pipeline_id: string
+  workspace_id: string
+  stage_id: string
+  entered_at: Timestamp
+  left_at: Timestamp | null
+  left_by: string | null
+}
+
 export interface Database {
   events: EventsTable
   streams: StreamsTable
@@ -239,12 +323,20 @@ export interface Database {
   kanban_pipelines: KanbanPipelinesTable
   kanban_cards: KanbanCardsTable
   session_logs: SessionLogsTable
+  session_log_counts: SessionLogCountsTable
+  session_log_day_counts: SessionLogDayCountsTable
+  kanban_card_counts: KanbanCardCountsTable
+  kanban_card_sums: KanbanCardSumsTable
   webhook_sessions: WebhookSessionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
   editor_one_time_tokens: EditorOneTimeTokensTable
   editor_token_families: EditorTokenFamiliesTable
   editor_refresh_tokens: EditorRefreshTokensTable
+  analytics_sessions: AnalyticsSessionsTable
+  analytics_session_nodes: AnalyticsSessionNodesTable
+  analytics_transfers: AnalyticsTransfersTable
+  analytics_card_stays: AnalyticsCardStaysTable
 }
 
 export type Db = Kysely<Database>

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { isIP, type LookupFunction } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { rootCertificates } from 'node:tls'
+import { createSecureContext, rootCertificates } from 'node:tls'
 import { Agent, buildConnector, request } from 'undici'
 import { isAllowedAddress, parseCidrs, systemResolver, type ParsedCidr, type Resolver } from './callback-url.js'
 
@@ -75,7 +75,9 @@ export function createDeliveryAgent(options: DeliveryAgentOptions): Agent {
   const base = buildConnector({
     lookup: checkedLookup(allowed, options.lookup),
     timeout: options.connectTimeoutMs ?? 10_000,
-    ...(ca === undefined ? {} : { ca }),
+    // One context for every connection: given `ca` instead, each TLS connection would build a
+    // context of its own holding every root certificate (about 1 MiB of native memory each).
+    secureContext: createSecureContext(ca === undefined ? {} : { ca }),
   })
   const connect: buildConnector.connector = (opts, callback) => {
     const host = opts.hostname.replace(/^\[(.*)\]$/, '$1')

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { v4 as uuidV4 } from 'uuid'
+import { ConflictError, NotFoundError } from '../errors.js'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
 import type { Database, DbOrTrx, DeliveryStatus } from '../store/database.js'
 
@@ -125,8 +126,15 @@ export interface DeliveryView {
   attempts: DeliveryAttemptView[]
 }
 
+/**
+ * Whose deliveries: an API key's workspace, or `null` for the operator (the CLI), who stands above
+ * organizations and may narrow the list with `organizationId`.
+ */
+export type DeliveryScope = string | null
+
 export interface DeliveryQuery {
-  workspaceId: string
+  workspaceId: DeliveryScope
+  organizationId?: string
   sessionId?: string
   status?: DeliveryStatus
   direction: 'ASC' | 'DESC'
@@ -188,7 +196,9 @@ type DeliveryRow = {
 
 /** A workspace's deliveries in the order their turns happened; response bodies are left out. */
 export async function listDeliveries(db: DbOrTrx, query: DeliveryQuery): Promise<{ content: DeliveryView[]; totalElements: number }> {
-  let base = db.selectFrom('webhook_deliveries').where('workspace_id', '=', query.workspaceId)
+  let base = db.selectFrom('webhook_deliveries')
+  if (query.workspaceId !== null) base = base.where('workspace_id', '=', query.workspaceId)
+  if (query.organizationId) base = base.where('organization_id', '=', query.organizationId)
   if (query.sessionId) base = base.where('session_id', '=', query.sessionId)
   if (query.status) base = base.where('status', '=', query.status)
   const direction = query.direction === 'DESC' ? 'desc' : 'asc'
@@ -199,8 +209,13 @@ export async function listDeliveries(db: DbOrTrx, query: DeliveryQuery): Promise
   return { content: await withAttempts(db, rows, false), totalElements }
 }
 
-export async function findDelivery(db: DbOrTrx, workspaceId: string, id: string): Promise<DeliveryView | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').select(deliveryColumns).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+export async function findDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string): Promise<DeliveryView | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select(deliveryColumns)
+    .$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!))
+    .where('id', '=', id)
+    .executeTakeFirst()
   return row ? (await withAttempts(db, [row], true))[0] : undefined
 }
 
@@ -208,16 +223,38 @@ export async function findDelivery(db: DbOrTrx, workspaceId: string, id: string)
  * Queues a dead or delivered delivery again, due at once, with a fresh retry schedule and the same
  * `webhook-id`. Returns the delivery's status before, or undefined when there is none.
  */
-export async function requeueDelivery(db: DbOrTrx, workspaceId: string, id: string, now: Date): Promise<{ requeued: boolean; status: DeliveryStatus } | undefined> {
+export async function requeueDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string, now: Date): Promise<{ requeued: boolean; status: DeliveryStatus } | undefined> {
   const updated = await db
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', round_attempts: 0, next_attempt_at: now, lease_token: null, lease_until: null })
-    .where('workspace_id', '=', workspaceId)
+    .$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!))
     .where('id', '=', id)
     .where('status', 'in', ['dead', 'delivered'])
     .returning('id')
     .executeTakeFirst()
   if (updated) return { requeued: true, status: 'pending' }
-  const row = await db.selectFrom('webhook_deliveries').select('status').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('status')
+    .$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!))
+    .where('id', '=', id)
+    .executeTakeFirst()
   return row ? { requeued: false, status: row.status } : undefined
+}
+
+/**
+ * The retry of the API and of `flowd deliveries retry`: requeues a dead or delivered delivery and
+ * returns it; 404 when there is none in scope, 409 when its state refuses a retry.
+ */
+export async function retryDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string, now: Date): Promise<DeliveryView> {
+  const result = await requeueDelivery(db, workspaceId, id, now)
+  if (!result) throw new NotFoundError(`delivery ${id} not found`)
+  if (!result.requeued) {
+    throw new ConflictError(
+      result.status === 'skipped'
+        ? `delivery ${id} has no callback URL to send to`
+        : `delivery ${id} is ${result.status}: it is still queued and will be attempted on its schedule`,
+    )
+  }
+  return (await findDelivery(db, workspaceId, id))!
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { WakeUp } from '../eventstore/wake-up.js'
 import type { Logger } from '../logger.js'
 import type { ProjectionRuntime } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
@@ -11,13 +12,20 @@ export interface WebhookDeliverySettings extends DispatcherOptions {
   caFile?: string | undefined
   /** Replaces DNS for the agent (tests); answers are checked like real ones. */
   lookup?: Resolver | undefined
+  /**
+   * Checkpoint moves announced by other processes (Postgres): when another process applies the
+   * outbox projection, its batches wake the dispatcher instead of the next poll.
+   */
+  checkpointsMoved?: WakeUp | undefined
 }
 
 /** The dispatcher role: its agent, its dispatcher, woken whenever the outbox projection writes. */
 export class WebhookDelivery {
   readonly dispatcher: WebhookDispatcher
   private readonly agent
+  private readonly checkpointsMoved: WakeUp | undefined
   private unsubscribe: (() => void) | undefined
+  private following?: { controller: AbortController; loop: Promise<void> }
 
   constructor(
     db: Kysely<Database>,
@@ -27,6 +35,7 @@ export class WebhookDelivery {
   ) {
     this.agent = createDeliveryAgent({ allowedPrivateCidrs: settings.allowedPrivateCidrs, caFile: settings.caFile, lookup: settings.lookup })
     this.dispatcher = new WebhookDispatcher(db, this.agent, settings, logger)
+    this.checkpointsMoved = settings.checkpointsMoved
   }
 
   start(): void {
@@ -34,11 +43,26 @@ export class WebhookDelivery {
       if (projection === webhookOutboxProjection.name) this.dispatcher.wake()
     })
     this.dispatcher.start()
+    if (this.checkpointsMoved && !this.following) {
+      const controller = new AbortController()
+      this.following = { controller, loop: this.followOtherProcesses(this.checkpointsMoved, controller.signal) }
+    }
+  }
+
+  private async followOtherProcesses(checkpointsMoved: WakeUp, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const woken = await checkpointsMoved.wait(60_000, signal, checkpointsMoved.generation)
+      // Batches applied here already woke it through onApplied.
+      if (woken && !this.readModels.appliesHere(webhookOutboxProjection.name)) this.dispatcher.wake()
+    }
   }
 
   async stop(): Promise<void> {
     this.unsubscribe?.()
     this.unsubscribe = undefined
+    this.following?.controller.abort()
+    await this.following?.loop
+    this.following = undefined
     await this.dispatcher.stop()
   }
 

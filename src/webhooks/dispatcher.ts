@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Agent } from 'undici'
 import type { Logger } from '../logger.js'
+import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
 import { BlockedAddressError, postWebhook } from './agent.js'
 import { callbackUrlProblem, parseCidrs, type ParsedCidr } from './callback-url.js'
@@ -20,6 +21,8 @@ export interface DispatcherOptions {
   /** How long a claimed delivery stays ours: longer than an attempt can take (10 s). */
   leaseMs?: number
   now?: () => Date
+  /** Counts attempts by outcome. */
+  metrics?: Metrics | undefined
 }
 
 /** Why an attempt failed, in words an integrator can act on; never a stack. */
@@ -136,6 +139,7 @@ export class WebhookDispatcher {
       record = { attemptedAt, statusCode: null, error: describeFailure(error), durationMs: Math.round(performance.now() - started), responseBody: null, responseTruncated: false }
     }
     const outcome = this.outcomeOf(delivery, record, retryAfter)
+    this.options.metrics?.countWebhookAttempt(outcome.status, record)
     try {
       await recordAttempt(this.db, delivery, record, outcome)
     } catch (error) {

@@ -110,9 +110,17 @@ t.test('help and unknown commands', async (t) => {
   const unknown = await runCli(['frobnicate'], {})
   t.equal(unknown.code, 2)
   t.match(unknown.stderr, /unknown command 'frobnicate'/)
-  for (const command of ['start', 'bootstrap', 'migrate', 'projections']) {
+  for (const command of ['start', 'bootstrap', 'migrate', 'projections', 'api-keys', 'deliveries', 'audit', 'analytics', 'dev-receiver']) {
     const result = await runCli([command, '--help'], {})
     t.equal(result.code, 0, `${command} --help`)
     t.match(result.stdout, /Usage:\s+flowd/)
   }
+  // A command of actions run without one shows its usage and fails, so a script notices.
+  for (const command of ['projections', 'api-keys', 'deliveries', 'audit', 'analytics']) {
+    const result = await runCli([command], {})
+    t.equal(result.code, 2, `${command} without an action`)
+    t.match(result.stdout, /Usage:\s+flowd/)
+  }
+  const unknownOption = await runCli(['deliveries', 'list', '--frobnicate'], {})
+  t.equal(unknownOption.code, 2, 'an unknown option is a usage error')
 })

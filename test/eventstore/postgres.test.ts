@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { START } from '../../src/eventstore/port.js'
+import type { Database } from '../../src/store/database.js'
 import { createTestDatabase, postgresBackend, postgresUrl } from '../helpers/storage.js'
 import { eventStoreContract } from './contract.js'
 
@@ -56,6 +57,39 @@ if (postgresUrl) {
       t.same((await store.readAll({ from: START, limit: 10 })).map((e) => e.type), ['Seen'], 'readable while both older transactions are still open')
     })
     await otherDatabase.query('rollback')
+  })
+
+  t.test('a burst of appends is announced to another process: its subscriber, which never polls, gets every event', async (t) => {
+    const storage = await postgresBackend.open(t)
+    const writer = new PostgresEventStore({ db: storage.db, pool: storage.pool })
+    // Another process: its own pool, and a poll interval longer than the test may run, so only NOTIFY wakes it.
+    const otherPool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 4 })
+    const otherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: otherPool }) })
+    const follower = new PostgresEventStore({ db: otherDb, pool: otherPool, pollIntervalMs: 3_600_000 })
+    const controller = new AbortController()
+    t.teardown(async () => {
+      controller.abort()
+      await follower.close()
+      await writer.close()
+      await otherDb.destroy()
+    })
+    const burst = 40
+    const seen: string[] = []
+    const following = (async () => {
+      for await (const batch of follower.subscribeAll({ from: START, signal: controller.signal })) {
+        seen.push(...batch.map((e) => e.stream))
+        if (seen.length >= burst) controller.abort()
+      }
+    })()
+    // The follower LISTENs once it has caught up and waits at the tail.
+    const listening = async () =>
+      (await storage.pool!.query("select 1 from pg_stat_activity where datname = current_database() and query = 'listen flowd_events'")).rowCount! > 0
+    while (!(await listening())) await new Promise((resolve) => setTimeout(resolve, 20))
+
+    // Back to back, so that most announcements are coalesced: the last append must still be announced.
+    for (let i = 0; i < burst; i++) await writer.append(`burst-${i}`, [{ id: randomUUID(), type: 'Burst', data: { i } }], { expectedRevision: 'no_stream' })
+    await following
+    t.same(seen, Array.from({ length: burst }, (_, i) => `burst-${i}`))
   })
 } else {
   t.plan(0, 'Postgres event store suite not run: DATABASE_URL is not set')

@@ -61,7 +61,8 @@ export async function openTestApp(
   const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, silentLogger)
   await readModels.start()
   const app = await buildApp({
-    config: options.config ?? loadConfig({}),
+    // Tests poll lists through one key faster than the default limit; test/http/rate-limit.test.ts covers the limits.
+    config: options.config ?? loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' }),
     db: storage.db,
     store,
     readModels,

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { makeSelfSignedCertificate } from '../../src/cli/self-signed-certificate.js'
 
 export interface ReceivedRequest {
   method: string
@@ -47,15 +47,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const dir = mkdtempSync(join(tmpdir(), 'flowd-receiver-'))
   const keyFile = join(dir, 'key.pem')
   const caFile = join(dir, 'cert.pem')
-  execFileSync(
-    'openssl',
-    [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', keyFile, '-out', caFile, '-days', '1', '-subj', '/CN=flowd test receiver',
-      '-addext', `subjectAltName=IP:127.0.0.1,DNS:${RECEIVER_DNS_NAME}`,
-    ],
-    { stdio: 'pipe' },
-  )
+  makeSelfSignedCertificate({ keyFile, certFile: caFile }, { commonName: 'flowd test receiver', altNames: ['IP:127.0.0.1', `DNS:${RECEIVER_DNS_NAME}`], days: 1 })
   const requests: ReceivedRequest[] = []
   let queue: ReceiverResponse[] = []
   let delayMs = 0

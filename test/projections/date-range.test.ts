@@ -1,5 +1,5 @@
 import t from 'tap'
-import { dateRangeStart } from '../../src/projections/date-range.js'
+import { dateRangeStart, startOfNextUtcDay } from '../../src/projections/date-range.js'
 
 t.test('date ranges start at local midnight of their first day', async (t) => {
   const now = new Date('2026-03-10T02:30:00.000Z')
@@ -17,4 +17,10 @@ t.test('ranges that cross a daylight-saving change keep local midnight', async (
   const now = new Date('2026-03-10T16:00:00.000Z')
   t.equal(dateRangeStart('last7days', now, 'America/New_York').toISOString(), '2026-03-04T05:00:00.000Z')
   t.equal(dateRangeStart('today', now, 'America/New_York').toISOString(), '2026-03-10T04:00:00.000Z')
+})
+
+t.test('whole UTC days of kept counts start at the first UTC midnight at or after an instant', async (t) => {
+  t.equal(startOfNextUtcDay(new Date('2026-03-09T03:00:00.000Z')).toISOString(), '2026-03-10T00:00:00.000Z')
+  t.equal(startOfNextUtcDay(new Date('2026-03-09T00:00:00.000Z')).toISOString(), '2026-03-09T00:00:00.000Z')
+  t.equal(startOfNextUtcDay(new Date('2026-12-31T23:59:59.999Z')).toISOString(), '2027-01-01T00:00:00.000Z')
 })

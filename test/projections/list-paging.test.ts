@@ -11,6 +11,7 @@ import { reachableBackends } from '../helpers/storage.js'
 const ORGANIZATION = '11111111-1111-4111-8111-111111111111'
 const OTHER_ORGANIZATION = '22222222-2222-4222-8222-222222222222'
 const WORKSPACES = ['33333333-3333-4333-8333-333333333333', '44444444-4444-4444-8444-444444444444']
+const OTHER_WORKSPACE = '99999999-9999-4999-8999-999999999999'
 const FLOW = '55555555-5555-4555-8555-555555555555'
 const PIPELINE = '66666666-6666-4666-8666-666666666666'
 const STAGES = ['77777777-7777-4777-8777-777777777777', '88888888-8888-4888-8888-888888888888']
@@ -34,10 +35,11 @@ function makeLogs(): Log[] {
   for (let i = 0; i < 61; i++) {
     // Few distinct times, statuses and ids: ties everywhere, broken by id.
     const finished = i % 4 === 0 ? null : at((i % 5) * 10 + 3)
+    const other = i % 13 === 12
     logs.push({
       id: randomUUID(),
-      workspace_id: WORKSPACES[i % 2]!,
-      organization_id: i % 13 === 12 ? OTHER_ORGANIZATION : ORGANIZATION,
+      workspace_id: other ? OTHER_WORKSPACE : WORKSPACES[i % 2]!,
+      organization_id: other ? OTHER_ORGANIZATION : ORGANIZATION,
       status: finished === null ? 'running' : ['completed', 'timeout', 'error'][i % 3]!,
       warnings: i % 3,
       external_id: i % 6 === 0 ? null : `c${i % 4}`,
@@ -72,6 +74,13 @@ for (const backend of reachableBackends) {
   t.test(`list paging on ${backend.name}`, async (t) => {
     const { db } = await backend.open(t)
     const logs = makeLogs()
+    await db
+      .insertInto('workspaces')
+      .values([
+        ...WORKSPACES.map((id, i) => ({ id, organization_id: ORGANIZATION, name: `w${i}`, timezone: null, created_at: at(0) })),
+        { id: OTHER_WORKSPACE, organization_id: OTHER_ORGANIZATION, name: 'other', timezone: null, created_at: at(0) },
+      ])
+      .execute()
     await db.insertInto('session_logs').values(logs.map((l) => ({ ...l, flow_id: FLOW, flow_version: 1 }))).execute()
 
     await t.test('session logs: every page of every order and filter is the slice of the sorted list', async (t) => {
@@ -106,6 +115,8 @@ for (const backend of reachableBackends) {
       t.same([single.content.map((e) => e.id), single.totalElements], [[one.id], 1], 'one session')
       const past = await listSessionLogs(db, { organizationId: ORGANIZATION, page: 3, size: 10, direction: 'ASC', now: at(0), sessionId: one.id })
       t.same([past.content, past.totalElements], [[], 1], 'a page past the end still counts')
+      const foreign = await listSessionLogs(db, { organizationId: ORGANIZATION, page: 0, size: 10, direction: 'ASC', now: at(0), workspaceId: OTHER_WORKSPACE })
+      t.same([foreign.content, foreign.totalElements], [[], 0], "another organization's workspace shows nothing")
     })
 
     await t.test('cards: every page is the slice of the list oldest first, with the same totals and sums', async (t) => {

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import t from 'tap'
 import { issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
+import { createCard, createPipeline, deleteCard, updateCard } from '../../src/commands/kanban.js'
+import { createSector } from '../../src/commands/sectors.js'
 import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { allProjections } from '../../src/projections/index.js'
 import type { Projection } from '../../src/projections/projection.js'
-import { ProjectionRuntime, rebuildProjection } from '../../src/projections/runtime.js'
+import { ProjectionRuntime, rebuildProjection, rebuildProjections } from '../../src/projections/runtime.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
 import { silentLogger } from '../helpers/app.js'
@@ -116,6 +118,41 @@ for (const backend of reachableBackends) {
       t.ok(before.apiKeys.some((k) => k.revoked_at !== null), 'the data set includes a revocation')
       for (const projection of allProjections) await rebuildProjection(db, store, projection)
       t.same(await snapshot(), before)
+    })
+
+    await t.test('rebuilding every read model at once gives the rows the live projections wrote', async (t) => {
+      const runtime = new ProjectionRuntime(storage.projectorDb, store, allProjections, silentLogger)
+      await runtime.start()
+      const ctx = { db, store, readModels: runtime, logger: silentLogger, now: () => new Date(), metadata: { actor: 'test' } }
+      const org = await bootstrap(ctx, { organization: 'Concurrent Org', workspace: 'Main', callbackUrl: 'https://hooks.example.com/c' })
+      const scope = { organizationId: org.organizationId, workspaceId: org.workspaceId }
+      await createSector(ctx, scope, { name: 'Support' })
+      const board = await createPipeline(ctx, scope, { name: 'Board', stages: [{ name: 'New' }, { name: 'Done' }] })
+      const [first, second] = board.stages.map((stage) => stage.id)
+      const cards = []
+      for (let i = 0; i < 5; i++) cards.push(await createCard(ctx, scope, board.id, { stageId: first!, tags: [`t${i}`] }))
+      await updateCard(ctx, scope, cards[0]!.id, { stageId: second! })
+      await updateCard(ctx, scope, cards[1]!.id, { tags: ['changed'] })
+      await deleteCard(ctx, scope, cards[2]!.id)
+      t.same((await runtime.status(5000)).filter((s) => !s.caughtUp).map((s) => s.name), [], 'the live projections hold every event')
+      await runtime.stop()
+      const tables = allProjections.flatMap((p) => p.tables)
+      const snapshot = async () =>
+        Object.fromEntries(
+          await Promise.all(
+            tables.map(async (table) => [table, (await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db)).rows.map((row) => JSON.stringify(row)).sort()] as const),
+          ),
+        )
+      const live = await snapshot()
+      t.equal(live.kanban_cards!.length, 4, 'the data set holds cards, one of them moved and one deleted')
+      const reported: string[] = []
+      const rebuilt = await rebuildProjections(storage.projectorDb, store, allProjections, {
+        concurrency: allProjections.length,
+        onRebuilt: (name) => reported.push(name),
+      })
+      t.same([...rebuilt.keys()].sort(), allProjections.map((p) => p.name).sort(), 'every read model rebuilt')
+      t.same(reported.sort(), allProjections.map((p) => p.name).sort(), 'each reported once')
+      t.same(await snapshot(), live)
     })
   })
 }

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { EditorAuth } from '../../auth/editor-auth.js'
+import { security } from '../openapi.js'
 import { errorResponses } from '../schemas.js'
 
 const TokenResponse = Type.Object({
@@ -32,8 +33,9 @@ export const authRoutes =
           tags: ['auth'],
           summary: "Step 1, from the customer's backend: trade the OAuth client's credentials for a one-time token",
           description: 'Header `Authorization: Basic base64(clientId:clientSecret)`. The token is valid 60 seconds, for one exchange.',
+          security: security.oauthClient,
           headers: Type.Object({ authorization: Type.Optional(Type.String()) }),
-          body: Type.Object({}, { description: 'empty or absent' }),
+          body: Type.Object({}, { description: 'empty or absent', examples: [{}] }),
           response: { 200: Type.Object({ ott: Type.String() }), ...errorResponses(400, 401, 413, 415) },
         },
         preValidation: async (request) => {
@@ -49,7 +51,7 @@ export const authRoutes =
         schema: {
           tags: ['auth'],
           summary: 'Step 2, from the editor: trade the one-time token, once, for an access and a refresh token',
-          body: Type.Object({ ott: Token }),
+          body: Type.Object({ ott: Token }, { examples: [{ ott: 'Jm3zQ0o2b5cJ1Zl9nq8x4Wb7yT0aVhR2kLpE6uF1sD0' }] }),
           response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415) },
         },
       },
@@ -62,7 +64,7 @@ export const authRoutes =
         schema: {
           tags: ['auth'],
           summary: 'A new access and refresh token for a refresh token, which is used up',
-          body: Type.Object({ refresh_token: Token }),
+          body: Type.Object({ refresh_token: Token }, { examples: [{ refresh_token: 'r1.Xk9bQ2mW7vL0pA4sD8fG3hJ6kZ1xC5nB9mV2qW4eR7tY' }] }),
           response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415) },
         },
       },

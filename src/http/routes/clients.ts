@@ -38,7 +38,7 @@ export const clientRoutes =
         schema: {
           tags: ['clients'],
           summary: "Create an OAuth client for the embedded editor in the key's workspace",
-          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { examples: [{ name: 'Helpdesk embed' }] }),
           response: { 201: CreatedClient, ...errorResponses(400, 401, 413, 415) },
         },
       },

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { ErrorResponse } from '../schemas.js'
+import { editorPageHeaders, useSecurityHeaders } from '../security-headers.js'
 
 /** The editor's production build (`npm run build:editor`), beside the compiled service in `dist/`. */
 export function defaultEditorDir(): string {
@@ -26,23 +27,6 @@ const CONTENT_TYPES: Record<string, string> = {
 /** Built asset names: hashed by Vite, so they never change and may be cached for a year. */
 const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
 
-/**
- * The page's rules: only its own scripts, styles and API; it may be framed by any site (the
- * one-time token decides who gets in, not the framing origin).
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  // React Flow positions nodes with inline styles.
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  'frame-ancestors *',
-].join('; ')
-
 const NOT_BUILT = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Editor not built</title></head>
 <body style="font-family: system-ui, sans-serif; margin: 3em">
@@ -61,11 +45,14 @@ const Lang = Type.String({ description: '`en` or `pt`; any other value shows Eng
  * Serves the embedded flow editor: `/editor/{lang}/flows/builder/{flowId}?theme=light|dark` and
  * every other path under `/editor/` answer its page (the app reads the address itself); built
  * assets come from `/editor/assets/`. Without a build the pages answer 503 and say how to build.
+ * `frameAncestors`: the sites that may frame it (any by default). Pages, not API: left out of the
+ * OpenAPI document (docs/embedding.md describes them).
  */
 export const editorRoutes =
-  (options: { dir?: string } = {}): FastifyPluginAsyncTypebox =>
+  (options: { dir?: string; frameAncestors?: readonly string[] } = {}): FastifyPluginAsyncTypebox =>
   async (app) => {
     const dir = options.dir ?? defaultEditorDir()
+    await useSecurityHeaders(app, editorPageHeaders(options.frameAncestors ?? ['*']))
 
     const page = async (reply: FastifyReply) => {
       let html: Buffer
@@ -74,19 +61,14 @@ export const editorRoutes =
       } catch {
         return reply.status(503).header('cache-control', 'no-store').header('retry-after', '60').type('text/html; charset=utf-8').send(NOT_BUILT)
       }
-      return reply
-        .header('cache-control', 'no-cache')
-        .header('content-security-policy', CONTENT_SECURITY_POLICY)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .type('text/html; charset=utf-8')
-        .send(html)
+      return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html)
     }
 
     app.get(
       '/editor/:lang/flows/builder/:flowId',
       {
         schema: {
+          hide: true,
           tags: ['editor'],
           summary: 'The embedded flow editor, for an iframe (spec §5.2)',
           description: 'The page posts `{type: "ready"}` to its parent and waits for `{type: "auth", ott}`; see README, "Embedded editor".',
@@ -102,6 +84,7 @@ export const editorRoutes =
       '/editor/assets/:file',
       {
         schema: {
+          hide: true,
           tags: ['editor'],
           summary: "A file of the editor's build (hashed name, cached for a year)",
           params: Type.Object({ file: Type.String() }),
@@ -113,15 +96,15 @@ export const editorRoutes =
         const type = CONTENT_TYPES[extname(file)]
         const content = ASSET_NAME.test(file) && type ? await readFile(join(dir, 'assets', file)).catch(() => undefined) : undefined
         if (!content) return reply.status(404).send({ statusCode: 404, message: `No editor asset ${file}`, error: 'Not Found' })
-        return reply.header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff').type(type!).send(content)
+        return reply.header('cache-control', 'public, max-age=31536000, immutable').type(type!).send(content)
       },
     )
 
     // Any other address in the editor is the app's to read (it shows "no flow" for what it does not know).
-    app.get('/editor', { schema: { tags: ['editor'], summary: 'The editor page', response: { 200: Html, 503: Html } } }, async (_request, reply) => page(reply))
+    app.get('/editor', { schema: { hide: true, tags: ['editor'], summary: 'The editor page', response: { 200: Html, 503: Html } } }, async (_request, reply) => page(reply))
     app.get(
       '/editor/*',
-      { schema: { tags: ['editor'], summary: 'The editor page', response: { 200: Html, 404: ErrorResponse, 503: Html } } },
+      { schema: { hide: true, tags: ['editor'], summary: 'The editor page', response: { 200: Html, 404: ErrorResponse, 503: Html } } },
       async (request, reply) => {
         // A missing asset is a 404, not the page (a script must never receive HTML).
         if (request.url.startsWith('/editor/assets/')) return reply.status(404).send({ statusCode: 404, message: 'No such editor asset', error: 'Not Found' })

@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppError } from '../../errors.js'
 import { Uuid, errorResponses } from '../schemas.js'
+import { embedDemoPageHeaders, useSecurityHeaders } from '../security-headers.js'
 
 /**
  * A demo of the customer's side of the embed (spec §5.2), for trying the editor locally: a page
@@ -100,21 +101,19 @@ export const embedDemoRoutes =
   (options: { editorUrl: string | undefined }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const page = options.editorUrl ? PAGE.replace('<body>', `<body data-editor-base="${encodeURI(options.editorUrl.replace(/\/$/, ''))}">`) : PAGE
-    const staticHeaders = { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }
+    await useSecurityHeaders(app, embedDemoPageHeaders)
+    // A demo page, not API: left out of the OpenAPI document.
+    const hidden = { schema: { hide: true } }
 
-    app.get('/embed-demo', async (_request, reply) =>
-      reply
-        .headers({ ...staticHeaders, 'content-security-policy': "default-src 'self'; frame-src *; object-src 'none'; base-uri 'none'" })
-        .type('text/html; charset=utf-8')
-        .send(page),
-    )
-    app.get('/embed-demo/demo.js', async (_request, reply) => reply.headers(staticHeaders).type('text/javascript; charset=utf-8').send(SCRIPT))
-    app.get('/embed-demo/demo.css', async (_request, reply) => reply.headers(staticHeaders).type('text/css; charset=utf-8').send(STYLE))
+    app.get('/embed-demo', hidden, async (_request, reply) => reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(page))
+    app.get('/embed-demo/demo.js', hidden, async (_request, reply) => reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(SCRIPT))
+    app.get('/embed-demo/demo.css', hidden, async (_request, reply) => reply.header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(STYLE))
 
     app.post(
       '/embed-demo/ott',
       {
         schema: {
+          hide: true,
           tags: ['embed demo'],
           summary: "The demo's stand-in for the customer's backend: asks POST /auth/iframe-token for a one-time token",
           body: Type.Object({ clientId: Uuid, clientSecret: Type.String({ minLength: 1, maxLength: 512 }) }),

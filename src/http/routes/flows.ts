@@ -34,6 +34,20 @@ const Problem = Type.Object({
 /** The spec's error body; an invalid definition adds the problems one by one (`message` joins them). */
 const FlowErrorResponse = Type.Composite([ErrorResponse, Type.Object({ problems: Type.Optional(Type.Array(Problem)) })], { title: 'Flow error' })
 
+/** Start, a greeting, End: a whole definition, for the examples. */
+const GREETING = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'hello', type: 'message', position: { x: 240, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hello {{customer_name}}!' } }] } },
+    { id: 'end', type: 'end', position: { x: 480, y: 0 }, data: {} },
+  ],
+  edges: [
+    { id: 'e1', source: 'start', target: 'hello' },
+    { id: 'e2', source: 'hello', target: 'end' },
+  ],
+}
+
 const DefinitionInput = Type.Unknown({ description: 'a flow definition (docs/flow-definition.md); every problem in it is reported at once' })
 
 const VersionItem = Type.Object({ version: Type.Integer({ minimum: 1 }), publishedAt: Timestamp })
@@ -102,7 +116,7 @@ export const flowRoutes =
           body: Type.Object({
             name: FlowName,
             definition: Type.Optional(DefinitionInput),
-          }),
+          }, { examples: [{ name: 'Greeting', definition: GREETING }] }),
           response: { 201: FlowDetail, ...errorResponses(401, 413, 415), 400: FlowErrorResponse },
         },
       },
@@ -135,7 +149,7 @@ export const flowRoutes =
           tags: ['flows'],
           summary: 'Rename a flow; without a name it answers the flow as it is',
           params: FlowParams,
-          body: Type.Object({ name: Type.Optional(FlowName) }),
+          body: Type.Object({ name: Type.Optional(FlowName) }, { examples: [{ name: 'Greeting (2026)' }] }),
           response: { 200: FlowDetail, ...errorResponses(400, 401, 404, 413, 415) },
         },
       },
@@ -154,7 +168,7 @@ export const flowRoutes =
           summary: 'Save the draft definition; published versions are not touched',
           description: 'The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem.',
           params: FlowParams,
-          body: DefinitionInput,
+          body: Type.Unknown({ ...DefinitionInput, examples: [GREETING] }),
           response: { 200: FlowDetail, ...errorResponses(401, 404, 413, 415), 400: FlowErrorResponse },
         },
       },
@@ -226,7 +240,7 @@ export const flowRoutes =
         schema: {
           tags: ['flows'],
           summary: "Check a definition against the key's workspace without saving it",
-          body: Type.Object({ definition: DefinitionInput }),
+          body: Type.Object({ definition: DefinitionInput }, { examples: [{ definition: GREETING }] }),
           response: { 200: Type.Object({ valid: Type.Boolean(), problems: Type.Array(Problem) }), ...errorResponses(400, 401, 413, 415) },
         },
       },

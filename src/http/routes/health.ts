@@ -3,12 +3,14 @@ import { sql } from 'kysely'
 import type { AppDeps } from '../app.js'
 
 const Check = Type.Object({ name: Type.String(), ok: Type.Boolean(), detail: Type.Optional(Type.String()) })
-const Readiness = Type.Object({
-  statusCode: Type.Integer(),
-  status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
+const Readiness = Type.Object({ statusCode: Type.Integer({ examples: [200] }), status: Type.Literal('ready'), checks: Type.Array(Check) })
+/** The spec's error shape, with the checks. */
+const NotReady = Type.Object({
+  statusCode: Type.Integer({ examples: [503] }),
+  status: Type.Literal('not ready'),
   checks: Type.Array(Check),
-  message: Type.Optional(Type.String()),
-  error: Type.Optional(Type.String()),
+  message: Type.String({ examples: ['Not ready: projections'] }),
+  error: Type.String({ examples: ['Service Unavailable'] }),
 })
 
 export const healthRoutes =
@@ -26,7 +28,7 @@ export const healthRoutes =
         schema: {
           tags: ['health'],
           summary: 'The database and event store answer, and the read models are caught up',
-          response: { 200: Readiness, 503: Readiness },
+          response: { 200: Readiness, 503: NotReady },
         },
       },
       async (_request, reply) => {

@@ -36,7 +36,7 @@ export const sectorRoutes =
         schema: {
           tags: ['sectors'],
           summary: "Create a sector (a transfer target) in the key's workspace",
-          body: Type.Object({ name: SectorName }),
+          body: Type.Object({ name: SectorName }, { examples: [{ name: 'Sales' }] }),
           response: { 201: EmptyBody, ...errorResponses(400, 401, 413, 415) },
         },
       },
@@ -54,7 +54,7 @@ export const sectorRoutes =
           tags: ['sectors'],
           summary: 'Rename a sector; without a name it answers the sector as it is',
           params: Type.Object({ id: Uuid }),
-          body: Type.Object({ name: Type.Optional(SectorName) }),
+          body: Type.Object({ name: Type.Optional(SectorName) }, { examples: [{ name: 'Inside sales' }] }),
           response: { 200: Type.Object({ id: Uuid, name: Type.String() }), ...errorResponses(400, 401, 404, 413, 415) },
         },
       },

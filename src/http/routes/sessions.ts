@@ -1,7 +1,10 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { receiveMessage, startSession } from '../../commands/sessions.js'
-import { session, sessionStream, type SessionEvent } from '../../domain/session.js'
 import { VariableValue } from '../../engine/turn.js'
+import { deliveriesByEvent } from '../../audit/deliveries.js'
+import { DELIVERY_STATUSES } from '../../store/database.js'
+import { EventEnvelope, toEnvelope } from '../../audit/envelope.js'
+import { readSessionHistory } from '../../audit/session-history.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js'
 import { checkSessionVariables } from '../../projections/variables.js'
 import { FlowVersions } from '../../engine/flow-versions.js'
@@ -42,15 +45,14 @@ const SessionDetail = Type.Object({
   expiresAt: Timestamp,
   finishedAt: Type.Union([Timestamp, Type.Null()]),
 })
-const StoredEvent = Type.Object({
-  id: Uuid,
-  type: Type.String(),
-  revision: Type.Integer(),
-  position: Type.String({ description: 'place in the global log' }),
-  createdAt: Timestamp,
-  data: Type.Unknown(),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
-})
+const SessionEventEntry = Type.Composite([
+  EventEnvelope,
+  Type.Object({
+    webhookDelivery: Type.Union([Type.Object({ id: Uuid, status: OneOf(DELIVERY_STATUSES) }), Type.Null()], {
+      description: 'the webhook built from this event (GET /v1/webhooks/deliveries/{id}); null when it reports nothing or the outbox has not reached it yet',
+    }),
+  }),
+])
 
 const logOrderColumns = Object.keys(SESSION_LOG_ORDER_COLUMNS) as SessionLogOrder[]
 
@@ -59,13 +61,7 @@ export const sessionRoutes =
   async (app) => {
     const flowVersions = new FlowVersions(deps.store)
 
-    /** The session's events, when it belongs to the caller's workspace. */
-    const readSession = async (workspaceId: string, sessionId: string) => {
-      const recorded = await deps.store.readStream(sessionStream(sessionId))
-      const state = recorded.reduce((s, e) => session.evolve(s, e as unknown as SessionEvent), session.initialState)
-      if (state.status === 'none' || state.workspaceId !== workspaceId) throw new NotFoundError(`session ${sessionId} not found`)
-      return { recorded, state }
-    }
+    const readSession = (workspaceId: string, sessionId: string) => readSessionHistory(deps.store, workspaceId, sessionId)
 
     app.post(
       '/sessions/flows/:flowId/create',
@@ -77,7 +73,7 @@ export const sessionRoutes =
           body: Type.Object({
             variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
             externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'identifier of the external contact' })),
-          }, { description: 'optional: the request may have no body' }),
+          }, { description: 'optional: the request may have no body', examples: [{ variables: { customer_name: 'Ana' }, externalId: '5511999990000' }] }),
           response: { 201: SessionCreated, ...errorResponses(400, 401, 404, 409, 413, 415) },
         },
         // The spec makes the body optional: no body means no variables.
@@ -187,21 +183,14 @@ export const sessionRoutes =
           summary: "The session's full event history, oldest first",
           params: Type.Object({ sessionId: Uuid }),
           querystring: Type.Object(pageQuery({ default: 100, maximum: 500 })),
-          response: { 200: Page(StoredEvent), ...errorResponses(400, 401, 404) },
+          response: { 200: Page(SessionEventEntry), ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
         const { page, size } = request.query
         const { recorded } = await readSession(request.principal.workspaceId, request.params.sessionId)
-        const content = recorded.slice(page * size, (page + 1) * size).map((e) => ({
-          id: e.id,
-          type: e.type,
-          revision: Number(e.revision),
-          position: `${e.position.commit}/${e.position.prepare}`,
-          createdAt: e.createdAt,
-          data: e.data,
-          metadata: e.metadata,
-        }))
+        const deliveries = await deliveriesByEvent(deps.db, request.params.sessionId)
+        const content = recorded.slice(page * size, (page + 1) * size).map((e) => ({ ...toEnvelope(e), webhookDelivery: deliveries.get(e.id) ?? null }))
         return toPage(content, recorded.length, page, size)
       },
     )

@@ -1,10 +1,10 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ConflictError, NotFoundError } from '../../errors.js'
-import { findDelivery, listDeliveries, requeueDelivery } from '../../webhooks/deliveries.js'
+import { NotFoundError } from '../../errors.js'
+import { findDelivery, listDeliveries, retryDelivery } from '../../webhooks/deliveries.js'
+import { DELIVERY_STATUSES } from '../../store/database.js'
 import type { AppDeps } from '../app.js'
 import { Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
 
-const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'dead', 'skipped'] as const
 const statusDescription =
   'pending: waiting for its first attempt (or queued again); failed: an attempt failed and another is scheduled; delivered: a 2xx came back; dead: every attempt of the schedule failed; skipped: the key had no callback URL'
 
@@ -87,18 +87,8 @@ export const webhookRoutes =
         },
       },
       async (request, reply) => {
-        const { deliveryId } = request.params
-        const { workspaceId } = request.principal
-        const result = await requeueDelivery(deps.db, workspaceId, deliveryId, deps.now())
-        if (!result) throw new NotFoundError(`delivery ${deliveryId} not found`)
-        if (!result.requeued) {
-          throw new ConflictError(
-            result.status === 'skipped'
-              ? `delivery ${deliveryId} has no callback URL to send to`
-              : `delivery ${deliveryId} is ${result.status}: it is still queued and will be attempted on its schedule`,
-          )
-        }
-        return reply.status(202).send((await findDelivery(deps.db, workspaceId, deliveryId))!)
+        const retried = await retryDelivery(deps.db, request.principal.workspaceId, request.params.deliveryId, deps.now())
+        return reply.status(202).send(retried)
       },
     )
   }

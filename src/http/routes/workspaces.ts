@@ -46,7 +46,7 @@ export const workspaceRoutes =
           body: Type.Object({
             name: Type.String({ minLength: 1, maxLength: 200 }),
             timezone: Type.Optional(Type.String({ description: 'IANA zone, e.g. America/Sao_Paulo' })),
-          }),
+          }, { examples: [{ name: 'Support', timezone: 'America/Sao_Paulo' }] }),
           response: { 201: EmptyBody, ...errorResponses(400, 401, 403, 413, 415) },
         },
       },

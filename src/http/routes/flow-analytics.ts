@@ -1,0 +1,75 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { BadRequestError, NotFoundError } from '../../errors.js'
+import { flowVersionAnalytics } from '../../projections/analytics-sessions.js'
+import { dateRangeSince } from '../../projections/list-filters.js'
+import { findFlow, findFlowVersion } from '../../projections/flows.js'
+import type { AppDeps } from '../app.js'
+import { DateRangeParam, MAX_INT32, Timestamp, Uuid, errorResponses } from '../schemas.js'
+
+const Count = Type.Integer({ minimum: 0 })
+
+const NodeAnalytics = Type.Object({
+  nodeId: Type.String(),
+  type: Type.String({ description: 'the node type, as in the definition', examples: ['question'] }),
+  reached: Type.Integer({ minimum: 0, description: 'sessions that reached the node at least once' }),
+  answered: Type.Integer({ minimum: 0, description: 'sessions whose reply the node (a question) accepted' }),
+  endedHere: Type.Integer({ minimum: 0, description: 'sessions whose last node reached is this one, however they stand' }),
+  waitingHere: Type.Integer({ minimum: 0, description: 'of those, still running (waiting for a reply here)' }),
+  droppedOff: Type.Integer({ minimum: 0, description: 'of those, timed out here: the user left' }),
+  failedHere: Type.Integer({ minimum: 0, description: 'of those, ended in error here' }),
+  completedHere: Type.Integer({ minimum: 0, description: 'of those, completed here (an end or transfer node, or an exit without edge)' }),
+})
+
+const FlowAnalytics = Type.Object(
+  {
+    flowId: Uuid,
+    version: Type.Integer({ minimum: 1 }),
+    dateRange: Type.Union([DateRangeParam, Type.Null()]),
+    since: Type.Union([Timestamp, Type.Null()], { description: "the first instant counted (sessions started since), in the workspace's time zone; null without dateRange" }),
+    sessions: Type.Object({ total: Count, running: Count, completed: Count, timeout: Count, error: Count }, { description: 'sessions of the version started in the range, by status' }),
+    nodes: Type.Array(NodeAnalytics, { description: "every node of the version, in the definition's order" }),
+  },
+  { title: 'Flow analytics' },
+)
+
+export const flowAnalyticsRoutes =
+  (deps: AppDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/flows/:id/analytics',
+      {
+        // The editor may show it over the canvas: its token reads its own workspace's flows.
+        config: { editor: true },
+        schema: {
+          tags: ['flows'],
+          summary: 'Per node of a flow version: the sessions that reached it, answered it and ended there (drop-off)',
+          description:
+            'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md).',
+          params: Type.Object({ id: Uuid }),
+          querystring: Type.Object({
+            version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT32, description: 'a published version; the newest without it' })),
+            dateRange: Type.Optional(DateRangeParam),
+          }),
+          response: { 200: FlowAnalytics, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { workspaceId } = request.principal
+        const flowId = request.params.id
+        const flow = await findFlow(deps.db, { workspaceId, id: flowId })
+        if (!flow) throw new NotFoundError(`flow ${flowId} not found`)
+        const version = request.query.version ?? flow.publishedVersion
+        const published = await findFlowVersion(deps.db, { workspaceId, flowId, version })
+        if (!published) throw new BadRequestError(`querystring/version: flow ${flowId} has no published version ${version} (the newest is ${flow.publishedVersion})`)
+        const dateRange = request.query.dateRange ?? null
+        const since = await dateRangeSince(deps.db, { dateRange: dateRange ?? undefined, now: deps.now(), workspaceId })
+        const analytics = await flowVersionAnalytics(deps.db, {
+          flowId,
+          version,
+          startedSince: since,
+          definitionNodes: published.definition.nodes.map(({ id, type }) => ({ id, type })),
+        })
+        return { flowId, version, dateRange, since: since?.toISOString() ?? null, ...analytics }
+      },
+    )
+  }

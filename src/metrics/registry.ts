@@ -1,0 +1,195 @@
+import type { Kysely } from 'kysely'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Logger } from '../logger.js'
+import type { ProjectionLag } from '../projections/runtime.js'
+import type { Database } from '../store/database.js'
+
+/** At most this many pending events are read per projection and scrape: the lag in events is counted up to here. */
+export const PROJECTION_LAG_SCAN_LIMIT = 500
+
+export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'dead'
+export type OttExchangeResult = 'exchanged' | 'rejected' | 'error'
+
+export interface ProjectionLagSource {
+  lag(maxEvents: number): Promise<ProjectionLag[]>
+}
+
+const OPEN_DELIVERY_STATUSES = ['pending', 'failed'] as const
+
+/** What an attempt came to, from its HTTP status class or the kind of failure `describeFailure` wrote. */
+function attemptResult(attempt: { statusCode: number | null; error: string | null }): string {
+  if (attempt.statusCode !== null) return `${Math.floor(attempt.statusCode / 100)}xx`
+  if (attempt.error?.startsWith('blocked:')) return 'blocked'
+  if (attempt.error?.startsWith('timeout:')) return 'timeout'
+  return 'network'
+}
+
+/**
+ * The service's Prometheus metrics, in a registry of their own (never prom-client's global one),
+ * so several apps in one process, as in tests, do not collide. One per process; it is handed to
+ * whatever it measures. Gauges that need the database are read when scraped, not kept up to date.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'flowd_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern (unmatched: no route), method and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  })
+
+  readonly eventsAppended = new Counter({
+    name: 'flowd_events_appended_total',
+    help: 'Events appended to the event store by this process, by event type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  })
+
+  readonly engineTurnDuration = new Histogram({
+    name: 'flowd_engine_turn_duration_seconds',
+    help: 'Engine turns (interpreter run and TurnCompleted append) by outcome: completed, conflict (another worker came first), error',
+    labelNames: ['outcome'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  })
+
+  readonly webhookAttempts = new Counter({
+    name: 'flowd_webhook_attempts_total',
+    help: 'Webhook delivery attempts by the state they left the delivery in (delivered, failed: retried later, dead) and their result (2xx…5xx, timeout, network, blocked)',
+    labelNames: ['outcome', 'result'] as const,
+    registers: [this.registry],
+  })
+
+  readonly ottExchanges = new Counter({
+    name: 'flowd_ott_exchanges_total',
+    help: 'One-time token exchanges (POST /auth/exchange) by result: exchanged, rejected (unknown, used or expired token), error',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  })
+
+  private projections: ProjectionLagSource | undefined
+  private outbox: Kysely<Database> | undefined
+  private lagScrape: Promise<ProjectionLag[]> | undefined
+
+  constructor(
+    private readonly logger: Logger,
+    options: { processMetrics?: boolean } = {},
+  ) {
+    // Memory, CPU, event loop lag, GC, handles: prom-client's standard names (process_*, nodejs_*).
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry })
+    const metrics = this
+    new Gauge({
+      name: 'flowd_projection_lag_events',
+      help: `Events of its streams a read model has still to apply, counted up to ${PROJECTION_LAG_SCAN_LIMIT}`,
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const lag of await metrics.projectionLag()) this.set({ projection: lag.name }, lag.eventsBehind)
+      },
+    })
+    new Gauge({
+      name: 'flowd_projection_lag_seconds',
+      help: 'Age of the oldest event a read model has still to apply; 0 when caught up',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        const now = Date.now()
+        for (const lag of await metrics.projectionLag()) this.set({ projection: lag.name }, lag.oldestPendingAt ? Math.max(0, (now - lag.oldestPendingAt.getTime()) / 1000) : 0)
+      },
+    })
+    new Gauge({
+      name: 'flowd_webhook_deliveries',
+      help: 'Webhook deliveries by status: pending (not attempted yet), failed (waiting for a retry), dead (retries used up)',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const [status, count] of Object.entries(await metrics.deliveryCounts())) this.set({ status }, count)
+      },
+    })
+    new Gauge({
+      name: 'flowd_webhook_oldest_open_delivery_seconds',
+      help: 'Age of the oldest pending or failed webhook delivery; 0 when there is none',
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        const oldest = await metrics.oldestOpenDelivery()
+        if (oldest !== null) this.set(oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest.getTime()) / 1000))
+      },
+    })
+  }
+
+  /** Read models whose lag is reported on each scrape. */
+  watchProjections(source: ProjectionLagSource): void {
+    this.projections = source
+  }
+
+  /** The database holding the webhook outbox, counted on each scrape. */
+  watchOutbox(db: Kysely<Database>): void {
+    this.outbox = db
+  }
+
+  countWebhookAttempt(outcome: WebhookAttemptOutcome, attempt: { statusCode: number | null; error: string | null }): void {
+    this.webhookAttempts.inc({ outcome, result: attemptResult(attempt) })
+  }
+
+  /** The exposition, in the registry's content type. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() }
+  }
+
+  /** Both lag gauges are collected at once per scrape: they share one reading. */
+  private projectionLag(): Promise<ProjectionLag[]> {
+    const source = this.projections
+    if (!source) return Promise.resolve([])
+    this.lagScrape ??= source
+      .lag(PROJECTION_LAG_SCAN_LIMIT)
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'reading projection lag for metrics failed')
+        return []
+      })
+      .finally(() => {
+        this.lagScrape = undefined
+      })
+    return this.lagScrape
+  }
+
+  private async deliveryCounts(): Promise<Record<string, number>> {
+    const db = this.outbox
+    if (!db) return {}
+    try {
+      // Two queries, so each uses its partial index (open deliveries; dead ones).
+      const [open, dead] = await Promise.all([
+        db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<string>().as('count')]).where('status', 'in', OPEN_DELIVERY_STATUSES).groupBy('status').execute(),
+        db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'dead').executeTakeFirstOrThrow(),
+      ])
+      const counts: Record<string, number> = { pending: 0, failed: 0, dead: Number(dead.count) }
+      for (const row of open) counts[row.status] = Number(row.count)
+      return counts
+    } catch (error) {
+      this.logger.warn({ err: error }, 'counting webhook deliveries for metrics failed')
+      return {}
+    }
+  }
+
+  /** undefined: no open delivery; null: unknown (no outbox, or the query failed). */
+  private async oldestOpenDelivery(): Promise<Date | undefined | null> {
+    const db = this.outbox
+    if (!db) return null
+    try {
+      const row = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.min('created_at').as('oldest'))
+        .where('status', 'in', OPEN_DELIVERY_STATUSES)
+        .executeTakeFirst()
+      return row?.oldest ? new Date(row.oldest) : undefined
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reading the oldest webhook delivery for metrics failed')
+      return null
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import t from 'tap'
+import { runCli, tempDir } from '../helpers/cli.js'
+
+const json = (result: { code: number | null; stdout: string; stderr: string }) => {
+  if (result.code !== 0) throw new Error(`exit ${result.code}: ${result.stderr}`)
+  return JSON.parse(result.stdout)
+}
+
+t.test('api-keys create, list and revoke as the operator, across organizations', async (t) => {
+  const dataDir = tempDir(t)
+  const env = { DATA_DIR: dataDir, WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' }
+  const cli = (...args: string[]) => runCli(args, env)
+  const unknownId = '00000000-0000-4000-8000-000000000000'
+
+  const admin = json(await cli('bootstrap', '--organization', 'Acme', '--workspace', 'Support', '--json'))
+  const other = json(await cli('bootstrap', '--organization', 'Other', '--workspace', 'Elsewhere', '--json'))
+
+  const callbackUrl = 'https://127.0.0.1:8443/webhooks'
+  const bot = json(await cli('api-keys', 'create', '--workspace', admin.workspaceId, '--name', 'bot', '--callback-url', callbackUrl, '--json'))
+  t.match(bot, { name: 'bot', workspaceId: admin.workspaceId, role: 'workspace', callbackUrl, apiKey: /^wh_[A-Za-z0-9_-]{43}$/, signingSecret: /^whsec_/ })
+  t.same(Object.keys(bot).sort(), ['apiKey', 'callbackUrl', 'createdAt', 'id', 'keyPrefix', 'name', 'role', 'signingSecret', 'workspaceId'], 'the shape of POST /v1/api-keys')
+
+  const everyKey = json(await cli('api-keys', 'list', '--json'))
+  t.same(everyKey.map((k: { id: string }) => k.id), [admin.apiKeyId, other.apiKeyId, bot.id], 'the operator sees the keys of every organization, oldest first')
+  t.notMatch(JSON.stringify(everyKey), /whsec_|wh_[A-Za-z0-9_-]{43}/, 'never a key or secret in a list')
+
+  const unknownWorkspace = await cli('api-keys', 'create', '--workspace', unknownId)
+  t.equal(unknownWorkspace.code, 3, 'an unknown workspace is exit code 3')
+  t.match(unknownWorkspace.stderr, `workspace ${unknownId} not found`)
+
+  t.same(json(await cli('api-keys', 'revoke', bot.id, '--json')), { id: bot.id, revoked: true })
+  const revokedAgain = await cli('api-keys', 'revoke', bot.id)
+  t.equal(revokedAgain.code, 3, 'a revoked key is no longer found')
+  t.match(revokedAgain.stderr, `API key ${bot.id} not found`)
+  const oneOrganization = json(await cli('api-keys', 'list', '--organization', admin.organizationId, '--json'))
+  t.same(oneOrganization.map((k: { id: string }) => k.id), [admin.apiKeyId], 'one organization, without the revoked key')
+})
+
+t.test('usage errors exit 2 before touching the database; --help exits 0', async (t) => {
+  const env = { DATA_DIR: tempDir(t) }
+  const cases: [string[], RegExp][] = [
+    [['api-keys', 'create'], /--workspace is required/],
+    [['api-keys', 'list', '--bogus'], /Unknown option '--bogus'/],
+    [['api-keys', 'revoke', 'not-an-id'], /must be a UUID/],
+    [['deliveries', 'list', '--status', 'lost'], /--status must be one of/],
+    [['deliveries', 'list', '--limit', '0'], /--limit must be a whole number/],
+    [['dev-receiver', '--secret', 'hunter2'], /--secret: webhook secret must look like whsec_/],
+  ]
+  for (const [args, message] of cases) {
+    const result = await runCli(args, env)
+    t.equal(result.code, 2, args.join(' '))
+    t.match(result.stderr, message)
+  }
+  for (const args of [['api-keys', 'create', '--help'], ['deliveries', '--help'], ['dev-receiver', '--help']]) {
+    const result = await runCli(args, env)
+    t.equal(result.code, 0, `${args.join(' ')}`)
+    t.match(result.stdout, /Usage:\s+flowd/)
+    t.match(result.stdout, /Exit codes/)
+  }
+  const bare = await runCli([], env)
+  t.equal(bare.code, 2, 'flowd alone prints its help and exits 2')
+  t.match(bare.stdout, /Exit codes \(every command\):\n  0  success\n  1 .*\n  2 .*\n  3  not found.*\n  4  refused/)
+})

@@ -1,0 +1,206 @@
+import { createHash } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import t, { type Test } from 'tap'
+import { issueApiKey } from '../../src/commands/api-keys.js'
+import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { loadConfig } from '../../src/config.js'
+import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
+import { migrateToLatest } from '../../src/store/migrate.js'
+import { openTestApp } from '../helpers/app.js'
+import { runCli, tempDir } from '../helpers/cli.js'
+import { echoFlow } from '../helpers/flows.js'
+import { eventually } from '../helpers/wait.js'
+
+// The embedded store: the CLI reaches every store through the same port, and each spawned run
+// costs seconds, so the Postgres variant of these checks is left to the HTTP tests.
+const targets: { name: string; prepare(t: Test): Promise<{ env: Record<string, string>; target: DatabaseTarget }> }[] = [
+  {
+    name: 'pglite',
+    async prepare(t) {
+      const dataDir = tempDir(t)
+      return { env: { DATA_DIR: dataDir }, target: { kind: 'pglite', dataDir: join(dataDir, 'pglite') } }
+    },
+  },
+]
+
+const longLived = { settings: { sessionTtlSeconds: 600 } }
+
+for (const { name, prepare } of targets) {
+  t.test(`flowd audit on ${name}`, async (t) => {
+    const { env, target } = await prepare(t)
+    // The log is written in-process (engine, sweeper, API through inject), then closed: the CLI runs against what it left.
+    const written = {} as { main: { workspaceId: string; apiKey: string }; other: { workspaceId: string }; proSession: string; expiring: string; foreign: string }
+    await t.test('a log of several conversations is written', async (t) => {
+      const backend = {
+        name: 'pglite' as const,
+        async open(t: Test) {
+          const storage = await openStorage(target)
+          t.teardown(() => storage.close())
+          await migrateToLatest(storage.db)
+          return storage
+        },
+      }
+      // Sessions of flows without their own timeout expire after 2 s (the expiry session); the others live 10 minutes.
+      const { app, admin, ctx } = await openTestApp(t, backend, { engine: true, config: loadConfig({ SESSION_TTL_SECONDS: '2' }) })
+      const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
+      const otherWorkspace = await createWorkspace(ctx, { organizationId, name: 'Other' })
+      const otherKey = await issueApiKey(ctx, { organizationId, workspaceId: otherWorkspace.workspaceId, name: 'o', role: 'organization-admin', callbackUrl: null })
+      const main = { workspaceId: admin.workspaceId, apiKey: admin.apiKey }
+      const other = { workspaceId: otherWorkspace.workspaceId, apiKey: otherKey.apiKey }
+      const call = async (apiKey: string, method: 'GET' | 'POST', path: string, payload?: object): Promise<any> => {
+        const response = await app.inject({ method, url: path, headers: { 'x-api-key': apiKey }, ...(payload ? { payload } : {}) })
+        if (response.statusCode >= 400) throw new Error(`${method} ${path}: ${response.statusCode} ${response.body}`)
+        return response.body ? response.json() : undefined
+      }
+      const settled = (apiKey: string, sessionId: string) =>
+        eventually(`session ${sessionId} settled`, async () => {
+          const detail = await call(apiKey, 'GET', `/v1/sessions/${sessionId}`)
+          return detail.pendingMessages === 0 ? detail : undefined
+        })
+      const converse = async (apiKey: string, flowId: string, replies: object[], variables: object = {}) => {
+        const { sessionId } = await call(apiKey, 'POST', `/v1/sessions/flows/${flowId}/create`, { variables })
+        await settled(apiKey, sessionId)
+        for (const reply of replies) {
+          await call(apiKey, 'POST', `/v1/sessions/${sessionId}/message`, reply)
+          await settled(apiKey, sessionId)
+        }
+        return sessionId as string
+      }
+      const textReply = (body: string) => ({ type: 'text', text: { body } })
+
+      const key = main.apiKey
+      for (const variable of ['said', 'name', 'plan']) await call(key, 'POST', '/v1/variables', { name: variable, type: 'string' })
+      await call(other.apiKey, 'POST', '/v1/variables', { name: 'said', type: 'string' })
+      const pipeline = await call(key, 'POST', '/v1/kanban/pipelines', { name: 'Leads', stages: [{ name: 'New', color: '#2196F3' }, { name: 'Qualified', color: '#4CAF50' }] })
+      await call(key, 'POST', '/v1/sectors', { name: 'Sales' })
+      const sector = (await call(key, 'GET', '/v1/sectors')).content[0]
+      const plans = await call(key, 'POST', '/v1/flows', {
+        name: 'Plans',
+        definition: {
+          schemaVersion: 1,
+          ...longLived,
+          nodes: [
+            { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+            { id: 'hello', type: 'message', position: { x: 0, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' } }] } },
+            {
+              id: 'ask',
+              type: 'question',
+              position: { x: 0, y: 0 },
+              data: {
+                prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
+                input: { kind: 'choice' },
+                saveAs: 'plan',
+                maxRetries: 1,
+              },
+            },
+            { id: 'check', type: 'condition', position: { x: 0, y: 0 }, data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
+            { id: 'lead', type: 'kanbanMove', position: { x: 0, y: 0 }, data: { pipelineId: pipeline.id, stageId: pipeline.stages[0].id, tags: ['lead'] } },
+            { id: 'qualify', type: 'kanbanMove', position: { x: 0, y: 0 }, data: { pipelineId: pipeline.id, stageId: pipeline.stages[1].id } },
+            { id: 'human', type: 'transfer', position: { x: 0, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
+            { id: 'bye', type: 'end', position: { x: 0, y: 0 }, data: {} },
+          ],
+          edges: [
+            { id: 'e1', source: 'start', target: 'hello' },
+            { id: 'e2', source: 'hello', target: 'ask' },
+            { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
+            { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
+            { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
+            { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
+            { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
+            { id: 'e8', source: 'lead', target: 'qualify' },
+            { id: 'e9', source: 'qualify', target: 'human' },
+          ],
+        },
+      })
+      const echo = await call(key, 'POST', '/v1/flows', { name: 'Echo', definition: { ...echoFlow, ...longLived } })
+      const quick = await call(key, 'POST', '/v1/flows', { name: 'Quick', definition: echoFlow })
+      const otherEcho = await call(other.apiKey, 'POST', '/v1/flows', { name: 'Echo', definition: { ...echoFlow, ...longLived } })
+
+      const pro = { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } }
+      const proSession = await converse(key, plans.id, [pro], { name: 'Ana' })
+      await converse(key, plans.id, [textReply('maybe'), textReply('basic')], { name: 'Bo' })
+      await converse(key, echo.id, [textReply('hello'), textReply('again'), textReply('bye')])
+      const expiring = await converse(key, quick.id, [])
+      const foreign = await converse(other.apiKey, otherEcho.id, [textReply('elsewhere')])
+      await eventually('the quick session expired', async () => ((await call(key, 'GET', `/v1/sessions/${expiring}`)).status === 'timeout' ? true : undefined))
+      Object.assign(written, { main, other, proSession, expiring, foreign })
+    })
+    const { main, other, proSession, expiring, foreign } = written
+
+    await t.test('verify passes on an untampered log of several sessions', async (t) => {
+      const all = await runCli(['audit', 'verify', '--json'], env)
+      t.equal(all.code, 0, all.stderr)
+      // Turns: pro 2, basic-after-retry 3, echo 4, expiring 1, foreign 2.
+      t.same(JSON.parse(all.stdout), { sessions: 5, turns: 12, divergentSessions: 0, divergentTurns: 0, firstDivergence: null })
+      const one = await runCli(['audit', 'verify', '--session', proSession, '--json'], env)
+      t.match(JSON.parse(one.stdout), { sessions: 1, turns: 2, divergentSessions: 0 })
+      const none = await runCli(['audit', 'verify', '--since', '2999-01-01', '--json'], env)
+      t.match(JSON.parse(none.stdout), { sessions: 0, turns: 0 })
+    })
+
+    await t.test('verify refuses bad arguments with 2 and names an unknown session', async (t) => {
+      t.equal((await runCli(['audit', 'verify', '--since', 'yesterday'], env)).code, 2)
+      t.equal((await runCli(['audit', 'verify', '--session', 'nope'], env)).code, 2)
+      t.equal((await runCli(['audit', 'verify', '--session', proSession, '--since', '2026-01-01'], env)).code, 2)
+      const unknown = await runCli(['audit', 'verify', '--session', '00000000-0000-4000-8000-000000000000'], env)
+      t.not(unknown.code, 0)
+      t.match(unknown.stderr, /session 00000000-0000-4000-8000-000000000000 not found/)
+    })
+
+    await t.test('export writes the workspace’s events in order with a checksum line that sha256sum confirms', async (t) => {
+      const out = join(tempDir(t), 'main.ndjson')
+      const result = await runCli(['audit', 'export', '--workspace', main.workspaceId, '--out', out, '--json'], env)
+      t.equal(result.code, 0, result.stderr)
+      const content = readFileSync(out, 'utf8')
+      t.notOk(existsSync(`${out}.partial`))
+      const lines = content.split('\n')
+      t.equal(lines.pop(), '', 'every line ends with a newline')
+      const checksumLine = lines.pop()!
+      const events = lines.map((line) => JSON.parse(line) as { stream: string; type: string; position: string; metadata: { workspaceId?: string } })
+      const expected = `sha256:${createHash('sha256').update(content.slice(0, content.length - checksumLine.length - 1)).digest('hex')}`
+      t.same(JSON.parse(checksumLine), { checksum: expected, events: events.length })
+      t.same(JSON.parse(result.stdout), { file: out, events: events.length, checksum: expected })
+      const shell = execFileSync('sh', ['-c', `head -n -1 "${out}" | sha256sum`], { encoding: 'utf8' })
+      t.equal(`sha256:${shell.split(' ')[0]}`, expected, 'the documented check with standard tools agrees')
+
+      const positions = events.map((e) => e.position.split('/').map(BigInt) as [bigint, bigint])
+      t.ok(positions.every((p, i) => i === 0 || p[0] > positions[i - 1]![0] || (p[0] === positions[i - 1]![0] && p[1] > positions[i - 1]![1])), 'in the log’s order')
+      t.ok(events.every((e) => e.metadata.workspaceId === main.workspaceId || e.metadata.workspaceId === undefined))
+      t.ok(events.some((e) => e.stream === `session-${expiring}` && e.type === 'SessionExpired'), 'the sweeper’s expiry, which names no workspace, belongs to its session’s')
+      t.notOk(events.some((e) => e.stream === `session-${foreign}` || e.metadata.workspaceId === other.workspaceId), 'nothing of another workspace')
+      for (const type of ['WorkspaceCreated', 'FlowPublished', 'SessionStarted', 'MessageReceived', 'TurnCompleted', 'CardCreated']) {
+        t.ok(events.some((e) => e.type === type), `holds ${type}`)
+      }
+    })
+
+    await t.test('export refuses an unknown workspace and a missing --out', async (t) => {
+      const out = join(tempDir(t), 'x.ndjson')
+      const unknown = await runCli(['audit', 'export', '--workspace', '00000000-0000-4000-8000-000000000000', '--out', out], env)
+      t.not(unknown.code, 0)
+      t.match(unknown.stderr, /workspace 00000000-0000-4000-8000-000000000000 not found/)
+      t.notOk(existsSync(out))
+      t.equal((await runCli(['audit', 'export', '--workspace', main.workspaceId], env)).code, 2)
+    })
+
+    await t.test('verify catches a turn tampered with in the events table', async (t) => {
+      const storage = await openStorage(target)
+      try {
+        const { rows } = await sql<{ event_id: string; body: string }>`
+          select event_id, data #>> '{output,messages,0,text,body}' as body from events
+          where stream_id = ${`session-${proSession}`} and event_type = 'TurnCompleted' order by stream_revision limit 1`.execute(storage.db)
+        t.equal(rows[0]?.body, 'Hi Ana!')
+        await sql`update events set data = jsonb_set(data, '{output,messages,0,text,body}', '"Hi Eve!"') where event_id = ${rows[0]!.event_id}`.execute(storage.db)
+      } finally {
+        await storage.close()
+      }
+      const result = await runCli(['audit', 'verify'], env)
+      t.equal(result.code, 5, 'a divergence has its own exit code')
+      t.match(result.stdout, /^1 of 5 session\(s\) diverge \(1 of 12 turn\(s\)\)\n/)
+      t.match(result.stdout, new RegExp(`first divergence: session ${proSession}, event [0-9a-f-]{36} \\(revision 1\\)`))
+      t.match(result.stdout, '--- recorded\n+++ replayed\n@ $.data.output.messages[0].text.body\n- "Hi Eve!"\n+ "Hi Ana!"\n')
+    })
+  })
+}
