@@ -54,7 +54,8 @@ Options:
   --requests N     lists: measured requests per case, after 20 warm-up requests (200)
 
 Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH (pgbench binary),
-BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone).`
+BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone),
+BENCH_KEEP_DATABASES=1 (keep the flowd_bench_* databases afterwards, to EXPLAIN or experiment on them).`
 
 const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists'] as const
 type Name = (typeof BENCHMARKS)[number]

@@ -28,10 +28,15 @@ export async function createBenchDatabase(benchmark: string): Promise<BenchDatab
   await withClient(adminDatabaseUrl, (client) => client.query(`create database ${name}`))
   const url = new URL(adminDatabaseUrl)
   url.pathname = `/${name}`
+  // BENCH_KEEP_DATABASES=1 leaves them for EXPLAIN and experiments afterwards (drop them by hand).
+  const keep = Boolean(process.env.BENCH_KEEP_DATABASES)
+  if (keep) process.stdout.write(`  database ${name} is kept (BENCH_KEEP_DATABASES)\n`)
   const drop = onCleanup(`database ${name}`, () =>
-    withClient(adminDatabaseUrl, async (client) => {
-      await client.query(`drop database if exists ${name} with (force)`)
-    }),
+    keep
+      ? Promise.resolve()
+      : withClient(adminDatabaseUrl, async (client) => {
+          await client.query(`drop database if exists ${name} with (force)`)
+        }),
   )
   return {
     name,

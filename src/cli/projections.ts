@@ -6,7 +6,7 @@ import type { CliContext } from './main.js'
 import { parseAction, UsageError } from './usage.js'
 
 /**
- * Read models rebuilt at once by default. A rebuild waits on round trips far more than it works,
+ * Read models writing at once by default. A rebuild waits on round trips far more than it works,
  * so a few at once fill the wait; more than this mostly queues on PostgreSQL's cores.
  */
 const DEFAULT_PARALLEL = 4
@@ -16,10 +16,11 @@ const HELP = `Usage:
   flowd projections rebuild [NAME] [--parallel N]
                                       (all read models when no name is given)
 
-A rebuild empties a read model and replays every event it reads from the start.
---parallel N  read models rebuilt at once, each on its own database connection
-              (default ${DEFAULT_PARALLEL}; the biggest start first). On the embedded
-              database they run one at a time whatever N is: it has one connection.`
+A rebuild empties the read models and replays the log into them from the start,
+reading it once for all of them.
+--parallel N  read models writing at once, each on its own database connection
+              (default ${DEFAULT_PARALLEL}). On the embedded database they write one at
+              a time whatever N is: it has one connection.`
 
 export async function projectionsCommand({ config, logger, args }: CliContext): Promise<number> {
   const parsed = parseAction(args, { json: { type: 'boolean' }, parallel: { type: 'string' } }, HELP)

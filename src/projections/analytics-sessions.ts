@@ -1,7 +1,7 @@
-import { sql } from 'kysely'
+import { sql, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import { invalidReplyWarning, type TurnOutput } from '../engine/turn.js'
-import type { DbOrTrx } from '../store/database.js'
+import type { AnalyticsSessionsTable, Database, DbOrTrx } from '../store/database.js'
 import { defineProjection } from './projection.js'
 
 /**
@@ -21,6 +21,113 @@ function visitCounts(visited: readonly string[]): Map<string, number> {
   return counts
 }
 
+type SessionRow = Selectable<AnalyticsSessionsTable>
+
+const startedSession = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): SessionRow => ({
+  session_id: d.sessionId,
+  organization_id: d.organizationId,
+  workspace_id: d.workspaceId,
+  flow_id: d.flowId,
+  flow_version: d.flowVersion,
+  status: 'running',
+  started_at: new Date(d.startedAt),
+  finished_at: null,
+  last_node_id: null,
+  turns: 0,
+})
+
+/** A node reached in a batch, merged over its turns as the upsert below merges it with the stored row. */
+interface NodeVisit {
+  session_id: string
+  node_id: string
+  flow_id: string
+  flow_version: number
+  workspace_id: string
+  session_started_at: string | Date
+  first_reached_at: string
+  visits: number
+  answered_at: string | null
+}
+
+/**
+ * A batch folded in memory: the sessions it touches as they end up (the stored ones read first) and
+ * the node visits it adds, so the whole batch is written in three statements.
+ */
+class SessionsFold {
+  readonly sessions = new Map<string, SessionRow>()
+  readonly visits = new Map<string, NodeVisit>()
+
+  constructor(stored: readonly SessionRow[]) {
+    for (const row of stored) this.sessions.set(row.session_id, row)
+  }
+
+  add(event: SessionEvent): void {
+    switch (event.type) {
+      case 'SessionStarted':
+        if (!this.sessions.has(event.data.sessionId)) this.sessions.set(event.data.sessionId, startedSession(event.data))
+        return
+      case 'TurnCompleted': {
+        const { sessionId, output, completedAt } = event.data
+        const session = this.sessions.get(sessionId)
+        if (!session) return
+        const visited = output.visited ?? []
+        const answeredAt = session.turns > 0 ? acceptedReplyAt(output) : null
+        for (const [nodeId, visits] of visitCounts(visited)) {
+          const key = `${sessionId} ${nodeId}`
+          const answered = nodeId === answeredAt ? completedAt : null
+          const earlier = this.visits.get(key)
+          if (earlier) {
+            earlier.visits += visits
+            earlier.answered_at ??= answered
+          } else {
+            const { flow_id, flow_version, workspace_id, started_at } = session
+            this.visits.set(key, { session_id: sessionId, node_id: nodeId, flow_id, flow_version, workspace_id, session_started_at: started_at, first_reached_at: completedAt, visits, answered_at: answered })
+          }
+        }
+        if (session.status !== 'running') return
+        session.turns += 1
+        session.last_node_id = visited.at(-1) ?? session.last_node_id
+        if (output.status !== 'active') {
+          session.status = output.status
+          session.finished_at = new Date(completedAt)
+        }
+        return
+      }
+      case 'SessionExpired': {
+        const session = this.sessions.get(event.data.sessionId)
+        if (session?.status !== 'running') return
+        session.status = 'timeout'
+        session.finished_at = new Date(event.data.expiredAt)
+        return
+      }
+    }
+  }
+
+  async write(trx: Transaction<Database>): Promise<void> {
+    if (this.sessions.size > 0) {
+      await sql`
+        insert into analytics_sessions as s
+          (session_id, organization_id, workspace_id, flow_id, flow_version, status, started_at, finished_at, last_node_id, turns)
+        select * from jsonb_to_recordset(cast(${JSON.stringify([...this.sessions.values()])} as jsonb))
+          as v(session_id uuid, organization_id uuid, workspace_id uuid, flow_id uuid, flow_version integer, status text,
+               started_at timestamptz, finished_at timestamptz, last_node_id text, turns integer)
+        on conflict (session_id) do update set
+          status = excluded.status, finished_at = excluded.finished_at, last_node_id = excluded.last_node_id, turns = excluded.turns`.execute(trx)
+    }
+    if (this.visits.size > 0) {
+      await sql`
+        insert into analytics_session_nodes as n
+          (session_id, node_id, flow_id, flow_version, workspace_id, session_started_at, first_reached_at, visits, answered_at)
+        select * from jsonb_to_recordset(cast(${JSON.stringify([...this.visits.values()])} as jsonb))
+          as v(session_id uuid, node_id text, flow_id uuid, flow_version integer, workspace_id uuid,
+               session_started_at timestamptz, first_reached_at timestamptz, visits integer, answered_at timestamptz)
+        on conflict (session_id, node_id) do update set
+          visits = n.visits + excluded.visits,
+          answered_at = coalesce(n.answered_at, excluded.answered_at)`.execute(trx)
+    }
+  }
+}
+
 /**
  * Analytics of sessions (docs/analytics.md): each session once, with its status, duration and the
  * last node it reached, and each node it reached with its visits and whether a reply there was
@@ -31,28 +138,19 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   streamPrefixes: ['session-'],
   tables: ['analytics_sessions', 'analytics_session_nodes'],
   eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired'],
+  // The same rows as `apply` event by event (test/projections/batch-equivalence.test.ts).
+  async applyBatch(trx, events) {
+    const ids = [...new Set(events.flatMap(({ event }) => (event.type === 'TurnCompleted' || event.type === 'SessionExpired' ? [event.data.sessionId] : [])))]
+    const stored = ids.length === 0 ? [] : await trx.selectFrom('analytics_sessions').selectAll().where('session_id', 'in', ids).execute()
+    const fold = new SessionsFold(stored)
+    for (const { event } of events) fold.add(event)
+    await fold.write(trx)
+  },
   async apply(trx, event) {
     switch (event.type) {
-      case 'SessionStarted': {
-        const d = event.data
-        await trx
-          .insertInto('analytics_sessions')
-          .values({
-            session_id: d.sessionId,
-            organization_id: d.organizationId,
-            workspace_id: d.workspaceId,
-            flow_id: d.flowId,
-            flow_version: d.flowVersion,
-            status: 'running',
-            started_at: d.startedAt,
-            finished_at: null,
-            last_node_id: null,
-            turns: 0,
-          })
-          .onConflict((oc) => oc.column('session_id').doNothing())
-          .execute()
+      case 'SessionStarted':
+        await trx.insertInto('analytics_sessions').values(startedSession(event.data)).onConflict((oc) => oc.column('session_id').doNothing()).execute()
         break
-      }
       case 'TurnCompleted': {
         const { sessionId, output, completedAt } = event.data
         const visited = output.visited ?? []

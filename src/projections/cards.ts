@@ -1,9 +1,85 @@
-import { sql } from 'kysely'
+import { sql, type Insertable, type Transaction } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
-import type { DbOrTrx } from '../store/database.js'
+import type { Database, DbOrTrx, KanbanCardsTable } from '../store/database.js'
 import { onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'
+
+/** A new card's row, as a batch's later events for the card left it. */
+type NewCard = Omit<Insertable<KanbanCardsTable>, 'field_values'> & { field_values: CardValues }
+
+/** What a batch's events change in a card that existed before it; absent fields stay. */
+interface CardChange {
+  id: string
+  field_values?: CardValues
+  tags?: string[]
+  stage_id?: string
+  moved_at?: string
+}
+
+const isCardEvent = (event: CardEvent | PipelineEvent): event is CardEvent =>
+  event.type === 'CardCreated' || event.type === 'CardUpdated' || event.type === 'CardStageChanged' || event.type === 'CardDeleted'
+
+/** A batch's card events merged per card: each card is inserted, changed or deleted once. */
+class CardWrites {
+  private readonly inserts = new Map<string, NewCard>()
+  private readonly changes = new Map<string, CardChange>()
+  private readonly deletes = new Set<string>()
+
+  add(event: CardEvent): void {
+    switch (event.type) {
+      case 'CardCreated': {
+        const d = event.data
+        const row = { id: d.cardId, pipeline_id: d.pipelineId, workspace_id: d.workspaceId, stage_id: d.stageId, session_id: d.sessionId, tags: d.tags, field_values: d.values, created_at: d.createdAt, moved_at: d.createdAt }
+        this.inserts.set(d.cardId, row)
+        break
+      }
+      case 'CardUpdated':
+        this.change(event.data.cardId, { field_values: event.data.values, tags: event.data.tags })
+        break
+      case 'CardStageChanged':
+        this.change(event.data.cardId, { stage_id: event.data.stageId, moved_at: event.data.movedAt })
+        break
+      case 'CardDeleted':
+        this.inserts.delete(event.data.cardId)
+        this.changes.delete(event.data.cardId)
+        this.deletes.add(event.data.cardId)
+        break
+    }
+  }
+
+  private change(id: string, fields: Omit<CardChange, 'id'>): void {
+    const created = this.inserts.get(id)
+    if (created) Object.assign(created, fields)
+    else this.changes.set(id, { ...this.changes.get(id), ...fields, id })
+  }
+
+  /** One statement per kind of write; the kept totals' triggers then run once per statement too. */
+  async flush(trx: Transaction<Database>): Promise<void> {
+    if (this.deletes.size > 0) await trx.deleteFrom('kanban_cards').where('id', 'in', [...this.deletes]).execute()
+    if (this.inserts.size > 0) {
+      await trx
+        .insertInto('kanban_cards')
+        .values([...this.inserts.values()].map((row) => ({ ...row, field_values: JSON.stringify(row.field_values) })))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute()
+    }
+    if (this.changes.size > 0) {
+      await sql`
+        update kanban_cards as c set
+          field_values = coalesce(v.field_values, c.field_values),
+          tags = coalesce(v.tags, c.tags),
+          stage_id = coalesce(v.stage_id, c.stage_id),
+          moved_at = coalesce(v.moved_at, c.moved_at)
+        from jsonb_to_recordset(cast(${JSON.stringify([...this.changes.values()])} as jsonb))
+          as v(id uuid, field_values jsonb, tags text[], stage_id uuid, moved_at timestamptz)
+        where c.id = v.id`.execute(trx)
+    }
+    this.inserts.clear()
+    this.changes.clear()
+    this.deletes.clear()
+  }
+}
 
 export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
   name: 'kanban-cards',
@@ -11,6 +87,20 @@ export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
   streamPrefixes: ['card-', 'pipeline-'],
   // The totals are written by triggers on kanban_cards (migration 0013), in the same transaction.
   tables: ['kanban_cards', 'kanban_card_counts', 'kanban_card_sums'],
+  // Card events merge per card (a card's events come in its stream's order); a pipeline event
+  // first writes what is pending, as it may change any card of its pipeline.
+  async applyBatch(trx, events) {
+    const writes = new CardWrites()
+    for (const { event, recorded } of events) {
+      if (isCardEvent(event)) {
+        writes.add(event)
+        continue
+      }
+      await writes.flush(trx)
+      await cardsProjection.apply(trx, recorded)
+    }
+    await writes.flush(trx)
+  },
   async apply(trx, event) {
     switch (event.type) {
       case 'CardCreated': {

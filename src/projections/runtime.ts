@@ -51,6 +51,11 @@ interface Waiter {
 }
 
 const BATCH = 500
+/**
+ * A rebuild's batches: bigger, as nobody waits on them, and within the parameter limits of the
+ * batch writers' multi-row inserts (at most 11 columns a row).
+ */
+const REBUILD_BATCH = 2000
 /** The NOTIFY channel on which processes announce that a projection's checkpoint moved. */
 export const CHECKPOINTS_CHANNEL = 'flowd_checkpoints'
 /** How often a wait on a projection applied by another process reads the checkpoints when no NOTIFY woke it. */
@@ -83,9 +88,10 @@ type BatchOutcome = { applied: true; position: Position } | { applied: false; po
  * and the reader follows the stored position. The row lock the move takes serialises readers of
  * one projection, so each event reaches the read model once.
  */
-async function applyBatch(db: Kysely<Database>, projection: Projection, from: Position, events: RecordedEvent[]): Promise<BatchOutcome> {
+async function applyBatch(db: Kysely<Database>, projection: Projection, from: Position, events: RecordedEvent[], { waitForFlush = true } = {}): Promise<BatchOutcome> {
   const reached = events[events.length - 1]!.position
   return db.transaction().execute(async (trx) => {
+    if (!waitForFlush) await sql`set local synchronous_commit = off`.execute(trx)
     const moved = await trx
       .updateTable('projection_checkpoints')
       .set({ position_commit: String(reached.commit), position_prepare: String(reached.prepare), updated_at: sql`now()` })
@@ -311,82 +317,151 @@ export interface RebuildProgress {
   total: number | undefined
 }
 
-/**
- * Empties a projection's tables and checkpoint in one transaction, then replays every event it
- * reads from the start. A runtime feeding the same projection notices the moved checkpoint and
- * follows it.
- */
-export async function rebuildProjection(
-  db: Kysely<Database>,
-  store: EventStore,
-  projection: Projection,
-  onProgress: (progress: RebuildProgress) => void = () => {},
-  /** Events of its streams, when the caller counted them already. */
-  counted?: number,
-): Promise<number> {
-  const filter = { streamPrefixes: projection.streamPrefixes }
-  const total = counted ?? (await store.count(filter))
-  await db.transaction().execute(async (trx) => {
-    // The checkpoint row first, as a live reader takes it before touching the tables: in the
-    // other order the two deadlock.
-    await writeCheckpoint(trx, projection.name, START)
-    for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
-  })
-  let position = START
-  let done = 0
-  onProgress({ projection: projection.name, done, total })
-  for (;;) {
-    const batch = await store.readAll({ ...filter, from: position, limit: BATCH })
-    if (batch.length === 0) break
-    const outcome = await applyBatch(db, projection, position, batch)
-    // A live runtime that applied this stretch first has done the work already.
-    position = outcome.position
-    done = outcome.applied ? done + batch.length : done
-    onProgress({ projection: projection.name, done, total })
-  }
-  return done
-}
-
-
-export interface RebuildAllOptions {
-  /** How many projections replay at once; each holds one connection of `db` at a time. */
+export interface RebuildOptions {
+  /** How many projections write a batch at once; each holds one connection of `db` while it does. */
   concurrency: number
   onProgress?: (progress: RebuildProgress) => void
   /** Called as each projection finishes, with the events it applied and its own duration. */
   onRebuilt?: (projection: string, events: number, seconds: number) => void
+  /** Events read from the log at a time (REBUILD_BATCH). */
+  batchSize?: number
+}
+
+/** Batches the reader may hold ahead of the slowest projection: the read overlaps the writes. */
+const READ_AHEAD = 3
+
+/**
+ * A projection's part of a rebuild: the batches read for it and not yet applied, handed over with
+ * back-pressure, so the shared reader is never more than READ_AHEAD batches ahead of it.
+ */
+class RebuildFeed {
+  private readonly batches: (RecordedEvent[] | undefined)[] = []
+  private readonly waiting: { taker?: () => void; giver?: () => void } = {}
+  position = START
+  done = 0
+
+  constructor(readonly projection: Projection) {}
+
+  async put(batch: RecordedEvent[] | undefined): Promise<void> {
+    while (this.batches.length >= READ_AHEAD) await new Promise<void>((resolve) => (this.waiting.giver = resolve))
+    this.batches.push(batch)
+    this.waiting.taker?.()
+  }
+
+  /** The next batch, or undefined once the log is read to its end. */
+  async take(): Promise<RecordedEvent[] | undefined> {
+    while (this.batches.length === 0) await new Promise<void>((resolve) => (this.waiting.taker = resolve))
+    const batch = this.batches.shift()
+    this.waiting.giver?.()
+    return batch
+  }
+}
+
+/** A counting semaphore: at most `permits` holders at once. */
+function limiter(permits: number) {
+  const queue: (() => void)[] = []
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (permits > 0) permits--
+    else await new Promise<void>((resolve) => queue.push(resolve))
+    try {
+      return await work()
+    } finally {
+      const next = queue.shift()
+      if (next) next()
+      else permits++
+    }
+  }
 }
 
 /**
- * Rebuilds several projections, up to `concurrency` at once. They share nothing but the event
- * log: each truncates only its own tables and locks only its own checkpoint row. The biggest start
- * first, so the longest replay does not begin last. After a failure no further one starts; those
- * under way finish, then the first error is thrown.
+ * Empties the projections' tables and checkpoints, then replays the log into them. The log is read
+ * once, in order, for all of them: each gets the events of its streams, and writes them in
+ * batches of its own, at most `concurrency` projections at a time. A runtime feeding the same
+ * projection notices the moved checkpoint and follows it; if it applies a stretch first, the
+ * rebuild skips what it applied.
  */
 export async function rebuildProjections(
   db: Kysely<Database>,
   store: EventStore,
   projections: readonly Projection[],
-  { concurrency, onProgress, onRebuilt }: RebuildAllOptions,
+  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH }: RebuildOptions,
 ): Promise<Map<string, number>> {
-  const sized = await Promise.all(projections.map(async (projection) => ({ projection, total: await store.count({ streamPrefixes: projection.streamPrefixes }) })))
-  const queue = sized.sort((a, b) => (b.total ?? 0) - (a.total ?? 0))
+  const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
+  for (const projection of projections) {
+    await db.transaction().execute(async (trx) => {
+      // The checkpoint row first, as a live reader takes it before touching the tables: in the
+      // other order the two deadlock.
+      await writeCheckpoint(trx, projection.name, START)
+      for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
+    })
+  }
+  const feeds = projections.map((projection) => new RebuildFeed(projection))
+  const writing = limiter(concurrency)
+  const abort = new AbortController()
   const rebuilt = new Map<string, number>()
-  let failed = false
-  const worker = async () => {
-    for (let next = queue.shift(); next && !failed; next = queue.shift()) {
-      const started = performance.now()
-      try {
-        const events = await rebuildProjection(db, store, next.projection, onProgress, next.total)
-        rebuilt.set(next.projection.name, events)
-        onRebuilt?.(next.projection.name, events, (performance.now() - started) / 1000)
-      } catch (error) {
-        failed = true
-        throw error
+
+  const apply = async (feed: RebuildFeed) => {
+    const { projection } = feed
+    const started = performance.now()
+    onProgress?.({ projection: projection.name, done: 0, total: totals.get(projection.name) })
+    for (let batch = await feed.take(); batch; batch = await feed.take()) {
+      // Past what a live runtime may have applied meanwhile.
+      const events = batch.filter((event) => comparePositions(event.position, feed.position) > 0)
+      if (events.length === 0) continue
+      // Without waiting for each commit's WAL flush: a crash loses at most the last batches, with
+      // their checkpoint (the same transaction), and the runtime goes on from what is durable.
+      const outcome = await writing(() => applyBatch(db, projection, feed.position, events, { waitForFlush: false }))
+      feed.position = outcome.position
+      if (outcome.applied) feed.done += events.length
+      onProgress?.({ projection: projection.name, done: feed.done, total: totals.get(projection.name) })
+    }
+    // The log was not read to its end: another projection or the reader failed.
+    if (abort.signal.aborted) return
+    rebuilt.set(projection.name, feed.done)
+    onRebuilt?.(projection.name, feed.done, (performance.now() - started) / 1000)
+  }
+
+  const read = async () => {
+    const everything = projections.some((p) => p.streamPrefixes.length === 0)
+    const filter = { streamPrefixes: everything ? [] : [...new Set(projections.flatMap((p) => p.streamPrefixes))] }
+    let position = START
+    try {
+      for (;;) {
+        if (abort.signal.aborted) return
+        const batch = await store.readAll({ ...filter, from: position, limit: batchSize })
+        if (batch.length === 0) return
+        position = batch[batch.length - 1]!.position
+        for (const feed of feeds) {
+          const mine = batch.filter((event) => matchesFilter(event.stream, feed.projection))
+          if (mine.length > 0) await feed.put(mine)
+        }
       }
+    } catch (error) {
+      abort.abort()
+      throw error
+    } finally {
+      for (const feed of feeds) await feed.put(undefined)
     }
   }
-  const outcomes = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker))
+
+  const outcomes = await Promise.allSettled([
+    read(),
+    ...feeds.map((feed) =>
+      apply(feed).catch(async (error: unknown) => {
+        abort.abort()
+        // Drain, so the reader is never left waiting on a feed nobody takes from.
+        while (await feed.take());
+        throw error
+      }),
+    ),
+  ])
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
   if (failure) throw failure.reason
   return rebuilt
+}
+
+/** Rebuilds one projection (see {@link rebuildProjections}); returns the events it applied. */
+export async function rebuildProjection(db: Kysely<Database>, store: EventStore, projection: Projection, onProgress?: (progress: RebuildProgress) => void): Promise<number> {
+  const rebuilt = await rebuildProjections(db, store, [projection], { concurrency: 1, onProgress })
+  return rebuilt.get(projection.name) ?? 0
 }

@@ -1,12 +1,14 @@
-import { sql, type SelectQueryBuilder, type Transaction } from 'kysely'
+import { sql, type Insertable, type SelectQueryBuilder, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
-import type { Database, DbOrTrx } from '../store/database.js'
+import type { Database, DbOrTrx, SessionLogsTable } from '../store/database.js'
 import { startOfNextUtcDay, type DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
 import { defineProjection } from './projection.js'
 
 /** The log's status words (spec §3) for the session's states. */
 export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
+
+type NewSessionLog = Insertable<SessionLogsTable>
 
 /** What a run of messages and turns changes in one session's log, merged. */
 interface LogChange {
@@ -32,6 +34,22 @@ async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChang
     where s.id = v.id`.execute(trx)
 }
 
+type SessionStarted = Extract<SessionEvent, { type: 'SessionStarted' }>['data']
+
+const newSessionLog = (d: SessionStarted): NewSessionLog => ({
+  id: d.sessionId,
+  workspace_id: d.workspaceId,
+  organization_id: d.organizationId,
+  flow_id: d.flowId,
+  flow_version: d.flowVersion,
+  external_id: d.externalId,
+  status: 'running',
+  warnings: 0,
+  started_at: d.startedAt,
+  expires_at: d.expiresAt,
+  finished_at: null,
+})
+
 export const sessionLogsProjection = defineProjection<SessionEvent>({
   name: 'session-logs',
   streamPrefixes: ['session-'],
@@ -40,10 +58,20 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
   // Messages and turns, the bulk of a busy log, merge per session into one update for the batch
   // (the last expiry, the warnings added up, the last finishing turn's status); a start or an
   // expiry first writes what is pending for its session, so the order of each session's events holds.
+  // Starts go in together, ahead of every update: a start is its session's first event.
   async applyBatch(trx, events) {
     const pending = new Map<string, LogChange>()
+    let starts: NewSessionLog[] = []
+    const insertStarts = async () => {
+      if (starts.length > 0) await trx.insertInto('session_logs').values(starts).onConflict((oc) => oc.column('id').doNothing()).execute()
+      starts = []
+    }
     for (const { event, recorded } of events) {
       const id = event.data.sessionId
+      if (event.type === 'SessionStarted') {
+        starts.push(newSessionLog(event.data))
+        continue
+      }
       if (event.type === 'MessageReceived' || event.type === 'TurnCompleted') {
         const change = pending.get(id) ?? { id, expires_at: null, warnings: 0, status: null, finished_at: null }
         if (event.type === 'MessageReceived') change.expires_at = event.data.expiresAt
@@ -57,6 +85,7 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
         pending.set(id, change)
         continue
       }
+      await insertStarts()
       const earlier = pending.get(id)
       if (earlier) {
         await updateLogs(trx, [earlier])
@@ -64,31 +93,14 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
       }
       await sessionLogsProjection.apply(trx, recorded)
     }
+    await insertStarts()
     await updateLogs(trx, pending.values())
   },
   async apply(trx, event) {
     switch (event.type) {
-      case 'SessionStarted': {
-        const d = event.data
-        await trx
-          .insertInto('session_logs')
-          .values({
-            id: d.sessionId,
-            workspace_id: d.workspaceId,
-            organization_id: d.organizationId,
-            flow_id: d.flowId,
-            flow_version: d.flowVersion,
-            external_id: d.externalId,
-            status: 'running',
-            warnings: 0,
-            started_at: d.startedAt,
-            expires_at: d.expiresAt,
-            finished_at: null,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute()
+      case 'SessionStarted':
+        await trx.insertInto('session_logs').values(newSessionLog(event.data)).onConflict((oc) => oc.column('id').doNothing()).execute()
         break
-      }
       case 'MessageReceived':
         await trx.updateTable('session_logs').set({ expires_at: event.data.expiresAt }).where('id', '=', event.data.sessionId).execute()
         break

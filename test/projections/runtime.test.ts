@@ -12,6 +12,7 @@ import { ProjectionRuntime, rebuildProjection, rebuildProjections } from '../../
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
 import { silentLogger } from '../helpers/app.js'
+import { readModelRows } from '../helpers/read-model-rows.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 /** Counts how often each event is applied: any count above 1 is a double application. */
@@ -80,6 +81,26 @@ for (const backend of reachableBackends) {
       t.same(await counts(), { total: 135, doubled: 0 })
     })
 
+    await t.test('a rebuild stops at a failing projection and reports its error', async (t) => {
+      const failure = new Error('cannot apply tick 7')
+      let seen = 0
+      const failing: Projection = {
+        name: 'failing',
+        streamPrefixes: ['tick-'],
+        tables: [],
+        async apply() {
+          if (++seen === 7) throw failure
+        },
+      }
+      const rebuilt: string[] = []
+      // Batches of 2 against a read-ahead of 3: the reader fills the failing projection's feed
+      // and must not be left waiting on it.
+      const outcome = rebuildProjections(db, store, [countingProjection, failing], { concurrency: 2, batchSize: 2, onRebuilt: (name) => rebuilt.push(name) })
+      await t.rejects(outcome, failure)
+      t.same(rebuilt, [], 'no read model is reported rebuilt from part of the log')
+      t.ok((await counts()).total < 135, 'the other read model stopped short of the end')
+    })
+
     await t.test('waitFor resolves once the read model holds the write, and false when it cannot', async (t) => {
       const runtime = new ProjectionRuntime(db, store, allProjections, silentLogger)
       await runtime.start()
@@ -137,12 +158,7 @@ for (const backend of reachableBackends) {
       t.same((await runtime.status(5000)).filter((s) => !s.caughtUp).map((s) => s.name), [], 'the live projections hold every event')
       await runtime.stop()
       const tables = allProjections.flatMap((p) => p.tables)
-      const snapshot = async () =>
-        Object.fromEntries(
-          await Promise.all(
-            tables.map(async (table) => [table, (await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db)).rows.map((row) => JSON.stringify(row)).sort()] as const),
-          ),
-        )
+      const snapshot = async () => Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await readModelRows(db, table)] as const)))
       const live = await snapshot()
       t.equal(live.kanban_cards!.length, 4, 'the data set holds cards, one of them moved and one deleted')
       const reported: string[] = []

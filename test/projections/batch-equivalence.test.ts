@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import fc from 'fast-check'
+import { sql, type Kysely } from 'kysely'
+import t from 'tap'
+import { invalidReplyWarning } from '../../src/engine/turn.js'
+import type { RecordedEvent } from '../../src/eventstore/port.js'
+import { analyticsCardStaysProjection } from '../../src/projections/analytics-card-stays.js'
+import { analyticsSessionsProjection } from '../../src/projections/analytics-sessions.js'
+import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
+import { cardsProjection } from '../../src/projections/cards.js'
+import type { Projection } from '../../src/projections/projection.js'
+import { sessionLogsProjection } from '../../src/projections/session-logs.js'
+import type { Database } from '../../src/store/database.js'
+import { readModelRows } from '../helpers/read-model-rows.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+// A projection's batch method folds a batch in memory and writes it in a few statements. Whatever the
+// events and however they are cut into batches, it must leave exactly the rows that `apply`, event
+// by event, leaves. The events are generated as a valid history: sessions start before their
+// messages and turns and stop changing once they end, cards are created before they change and
+// change no more once deleted.
+
+const RUNS = 40
+const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, cardsProjection, analyticsCardStaysProjection]
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `01a20247-${prefix}-7000-8000-${String(i + 1).padStart(12, '0')}`)
+const [workspace, organization, flow, pipeline] = ids('0000', 4) as [string, string, string, string]
+const stages = ids('5000', 3)
+const fields = ids('f000', 3)
+const nodes = ['start', 'ask', 'menu', 'end']
+
+/** One step of the history: what to do to which session or card, with the generated details. */
+const step = fc.record({
+  target: fc.nat(5),
+  kind: fc.nat(9),
+  visited: fc.array(fc.constantFrom(...nodes), { maxLength: 5 }),
+  invalid: fc.boolean(),
+  transfers: fc.nat(2),
+  status: fc.constantFrom('active', 'active', 'completed', 'error'),
+  stage: fc.constantFrom(...stages),
+  values: fc.dictionary(fc.constantFrom(...fields), fc.oneof(fc.integer({ min: -50, max: 50 }), fc.constantFrom('alpha', 'beta'), fc.boolean()), { maxKeys: 3 }),
+  tags: fc.uniqueArray(fc.constantFrom('vip', 'new', 'late'), { maxLength: 2 }),
+})
+type Step = typeof step extends fc.Arbitrary<infer S> ? S : never
+
+/** Turns steps into a valid event history over six sessions and six cards. */
+function history(steps: readonly Step[]): RecordedEvent[] {
+  const sessions = ids('1000', 6)
+  const cards = ids('c000', 6)
+  const sessionState = new Map<string, 'running' | 'ended'>()
+  const cardState = new Map<string, { stage: string; revision: bigint; tags: string[] } | 'deleted'>()
+  const revisions = new Map<string, bigint>()
+  const events: RecordedEvent[] = []
+  let second = 0
+  let micros = 1_795_000_000_000_000
+  const at = () => new Date(Date.UTC(2026, 10, 24, 8, 0, second++)).toISOString()
+  const push = (stream: string, type: string, data: Record<string, unknown>) => {
+    const revision = revisions.get(stream) ?? 0n
+    revisions.set(stream, revision + 1n)
+    const position = BigInt(events.length + 1)
+    events.push({ id: randomUUID(), type, data, metadata: {}, stream, revision, position: { commit: position, prepare: position }, createdAt: at() })
+    return revision
+  }
+  for (const s of steps) {
+    if (s.kind < 6) {
+      const sessionId = sessions[s.target]!
+      const stream = `session-${sessionId}`
+      const state = sessionState.get(sessionId)
+      if (state === undefined) {
+        sessionState.set(sessionId, 'running')
+        push(stream, 'SessionStarted', { sessionId, workspaceId: workspace, organizationId: organization, flowId: flow, flowVersion: 1, externalId: null, startedAt: at(), expiresAt: at() })
+      } else if (state === 'running') {
+        if (s.kind === 0) {
+          sessionState.set(sessionId, 'ended')
+          push(stream, 'SessionExpired', { sessionId, expiredAt: at() })
+        } else if (s.kind === 1) push(stream, 'MessageReceived', { sessionId, expiresAt: at() })
+        else {
+          if (s.status !== 'active') sessionState.set(sessionId, 'ended')
+          const functions = Array.from({ length: s.transfers }, (_, i) => ({ type: 'transfer', targetType: i === 0 ? 'sector' : 'agent', targetId: `target-${i}`, timestamp: micros++ }))
+          const warnings = s.invalid && s.visited[0] ? [invalidReplyWarning(s.visited[0])] : []
+          push(stream, 'TurnCompleted', { sessionId, completedAt: at(), output: { status: s.status, visited: s.visited, warnings, functions, messages: [], kanban: [] } })
+        }
+      }
+      continue
+    }
+    const cardId = cards[s.target]!
+    const stream = `card-${cardId}`
+    const card = cardState.get(cardId)
+    if (card === 'deleted') continue
+    if (card === undefined) {
+      const revision = push(stream, 'CardCreated', { cardId, pipelineId: pipeline, workspaceId: workspace, stageId: s.stage, sessionId: null, values: s.values, tags: s.tags, createdAt: at() })
+      cardState.set(cardId, { stage: s.stage, revision, tags: s.tags })
+    } else if (s.kind === 6) {
+      push(stream, 'CardUpdated', { cardId, pipelineId: pipeline, stageId: card.stage, sessionId: null, changedFieldIds: Object.keys(s.values), tagsChanged: true, values: s.values, tags: s.tags, updatedAt: at() })
+      card.tags = s.tags
+    } else if (s.kind === 7 && s.stage !== card.stage) {
+      push(stream, 'CardStageChanged', { cardId, pipelineId: pipeline, stageId: s.stage, previousStageId: card.stage, sessionId: null, tags: card.tags, movedAt: at() })
+      card.stage = s.stage
+    } else if (s.kind === 8) {
+      push(stream, 'CardDeleted', { cardId, pipelineId: pipeline, stageId: card.stage, sessionId: null, tags: card.tags, deletedAt: at() })
+      cardState.set(cardId, 'deleted')
+    } else if (s.kind === 9) {
+      push(`pipeline-${pipeline}`, 'PipelineUpdated', { pipelineId: pipeline, workspaceId: workspace, name: 'Sales', stages: [], fields: [], removedStageIds: [], removedFieldIds: [fields[s.target % fields.length]], updatedAt: at() })
+    }
+  }
+  return events
+}
+
+async function snapshot(db: Kysely<Database>, projection: Projection): Promise<Record<string, string[]>> {
+  const snap: Record<string, string[]> = {}
+  for (const table of projection.tables) snap[table] = await readModelRows(db, table)
+  return snap
+}
+
+async function truncate(db: Kysely<Database>, projection: Projection): Promise<void> {
+  for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(db)
+}
+
+/** Cuts `events` into consecutive batches of the given sizes (the last takes the rest). */
+function cut(events: RecordedEvent[], sizes: readonly number[]): RecordedEvent[][] {
+  const batches: RecordedEvent[][] = []
+  let from = 0
+  for (const size of sizes) {
+    if (from >= events.length) break
+    batches.push(events.slice(from, from + size))
+    from += size
+  }
+  if (from < events.length) batches.push(events.slice(from))
+  return batches
+}
+
+const readsStream = (projection: Projection, event: RecordedEvent) => projection.streamPrefixes.some((prefix) => event.stream.startsWith(prefix))
+
+for (const backend of reachableBackends) {
+  t.test(`batches leave the rows that event-by-event application leaves (${backend.name})`, async (t) => {
+    const { db } = await backend.open(t)
+    for (const projection of BATCHED) {
+      let compared = 0
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 10, maxLength: 80 }), fc.array(fc.integer({ min: 1, max: 30 }), { maxLength: 10 }), async (steps, sizes) => {
+          const events = history(steps).filter((event) => readsStream(projection, event))
+          await truncate(db, projection)
+          await db.transaction().execute(async (trx) => {
+            for (const event of events) await projection.apply(trx, event)
+          })
+          const oneByOne = await snapshot(db, projection)
+          await truncate(db, projection)
+          for (const batch of cut(events, sizes)) await db.transaction().execute((trx) => projection.applyBatch!(trx, batch))
+          const batched = await snapshot(db, projection)
+          if (Object.values(oneByOne).some((rows) => rows.length > 0)) compared++
+          // Thrown, so fast-check shrinks a failing history to a small one before tap reports it.
+          assert.deepStrictEqual(batched, oneByOne, `${projection.name}: ${events.length} events in batches of ${sizes.join(', ') || 'one'}`)
+        }),
+        { numRuns: RUNS, seed: 20261124 },
+      )
+      t.pass(`${projection.name}: ${RUNS} histories, the same rows batched and event by event`)
+      t.ok(compared > RUNS / 2, `${projection.name}: most histories left rows to compare (${compared} of ${RUNS})`)
+    }
+  })
+}
