@@ -1,4 +1,4 @@
-import { sql, type Selectable, type Transaction } from 'kysely'
+import { sql, type Insertable, type Selectable, type Transaction } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
@@ -47,12 +47,6 @@ async function enqueue(trx: Transaction<Database>, recorded: RecordedEvent, rout
     .execute()
 }
 
-/**
- * The webhook outbox: one row per webhook, written in the transaction that moves its checkpoint,
- * so each turn's webhook exists exactly once whatever crashes. A session's route (its key and the
- * callback as it was at start) is kept beside it. Only that route table is rebuilt; delivery rows
- * survive a rebuild and are not sent again.
- */
 /** A turn's webhook waiting to be written with the others of its batch. */
 interface TurnDelivery {
   id: string
@@ -65,72 +59,106 @@ interface TurnDelivery {
   created_at: string
 }
 
-/** The turns' deliveries, each on its session's route, in one statement; then the finished sessions' routes closed. */
-async function enqueueTurns(trx: Transaction<Database>, turns: TurnDelivery[], finished: Set<string>): Promise<void> {
-  if (turns.length > 0) {
-    await sql`
-      insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
-        body, event_ids, source_commit, source_prepare, status, created_at)
-      select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
-        v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
-      from jsonb_to_recordset(cast(${JSON.stringify(turns)} as jsonb))
-        as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
-      join webhook_sessions r on r.session_id = v.session_id
-      order by v.source_commit, v.source_prepare
-      on conflict (id) do nothing`.execute(trx)
+type NewRoute = Insertable<WebhookSessionsTable>
+
+const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): NewRoute => ({
+  session_id: d.sessionId,
+  organization_id: d.organizationId,
+  workspace_id: d.workspaceId,
+  api_key_id: d.apiKeyId,
+  callback_url: d.callbackUrl,
+  active: true,
+})
+
+/** A batch's routes, turn deliveries and finished sessions, written in three statements. */
+class OutboxWrites {
+  routes: NewRoute[] = []
+  turns: TurnDelivery[] = []
+  finished = new Set<string>()
+
+  /** Routes first (the turns' deliveries are made on them), the finished sessions' routes closed last. */
+  async flush(trx: Transaction<Database>): Promise<void> {
+    if (this.routes.length > 0) await trx.insertInto('webhook_sessions').values(this.routes).onConflict((oc) => oc.column('session_id').doNothing()).execute()
+    if (this.turns.length > 0) {
+      await sql`
+        insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
+          body, event_ids, source_commit, source_prepare, status, created_at)
+        select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
+          v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
+        from jsonb_to_recordset(cast(${JSON.stringify(this.turns)} as jsonb))
+          as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
+        join webhook_sessions r on r.session_id = v.session_id
+        order by v.source_commit, v.source_prepare
+        on conflict (id) do nothing`.execute(trx)
+    }
+    if (this.finished.size > 0) await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', 'in', [...this.finished]).execute()
+    this.routes = []
+    this.turns = []
+    this.finished = new Set()
   }
-  if (finished.size > 0) await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', 'in', [...finished]).execute()
 }
 
+/** Whether a card event reports to its session's webhook: one the API made on a session's card. */
+const reportsCardEvent = (event: CardEvent, recorded: RecordedEvent) => event.data.sessionId !== null && recorded.metadata.actor !== ENGINE_ACTOR
+
+/**
+ * The webhook outbox: one row per webhook, written in the transaction that moves its checkpoint,
+ * so each turn's webhook exists exactly once whatever crashes. A session's route (its key and the
+ * callback as it was at start) is kept beside it. Only that route table is rebuilt; delivery rows
+ * survive a rebuild and are not sent again.
+ */
 export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent>({
   name: 'webhook-outbox',
   streamPrefixes: ['session-', 'card-'],
   tables: ['webhook_sessions'],
-  // Turns, the bulk of a busy outbox, go in one insert for the batch; any other event first writes
-  // the turns before it (a card event reads whether its session is still active).
+  // Starts, turns and expiries, the bulk of a busy outbox, are written together for the batch; a
+  // card event that reports to a session first writes what is before it, as it reads whether the
+  // session is still active.
   async applyBatch(trx, events) {
-    let turns: TurnDelivery[] = []
-    let finished = new Set<string>()
+    const writes = new OutboxWrites()
     for (const { event, recorded } of events) {
-      if (event.type === 'MessageReceived') continue
-      if (event.type === 'TurnCompleted') {
-        const { sessionId, messageId, output, completedAt } = event.data
-        const body = turnWebhookBody(sessionId, messageId, output)
-        if (body) {
-          turns.push({
-            id: deliveryIdOf(recorded.id),
-            session_id: sessionId,
-            message_id: body.messageId,
-            body: JSON.stringify(body),
-            event_ids: [recorded.id],
-            source_commit: String(recorded.position.commit),
-            source_prepare: String(recorded.position.prepare),
-            created_at: completedAt,
-          })
+      switch (event.type) {
+        case 'MessageReceived':
+          break
+        case 'SessionStarted':
+          writes.routes.push(routeOf(event.data))
+          break
+        case 'TurnCompleted': {
+          const { sessionId, messageId, output, completedAt } = event.data
+          const body = turnWebhookBody(sessionId, messageId, output)
+          if (body) {
+            writes.turns.push({
+              id: deliveryIdOf(recorded.id),
+              session_id: sessionId,
+              message_id: body.messageId,
+              body: JSON.stringify(body),
+              event_ids: [recorded.id],
+              source_commit: String(recorded.position.commit),
+              source_prepare: String(recorded.position.prepare),
+              created_at: completedAt,
+            })
+          }
+          if (output.status !== 'active') writes.finished.add(sessionId)
+          break
         }
-        if (output.status !== 'active') finished.add(sessionId)
-        continue
+        case 'SessionExpired':
+          writes.finished.add(event.data.sessionId)
+          break
+        default:
+          if (!reportsCardEvent(event, recorded)) break
+          await writes.flush(trx)
+          await webhookOutboxProjection.apply(trx, recorded)
       }
-      await enqueueTurns(trx, turns, finished)
-      turns = []
-      finished = new Set()
-      await webhookOutboxProjection.apply(trx, recorded)
     }
-    await enqueueTurns(trx, turns, finished)
+    await writes.flush(trx)
   },
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
   eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   async apply(trx, event, recorded) {
     switch (event.type) {
-      case 'SessionStarted': {
-        const d = event.data
-        await trx
-          .insertInto('webhook_sessions')
-          .values({ session_id: d.sessionId, organization_id: d.organizationId, workspace_id: d.workspaceId, api_key_id: d.apiKeyId, callback_url: d.callbackUrl, active: true })
-          .onConflict((oc) => oc.column('session_id').doNothing())
-          .execute()
+      case 'SessionStarted':
+        await trx.insertInto('webhook_sessions').values(routeOf(event.data)).onConflict((oc) => oc.column('session_id').doNothing()).execute()
         break
-      }
       case 'TurnCompleted': {
         const { sessionId, messageId, output, completedAt } = event.data
         const body = turnWebhookBody(sessionId, messageId, output)
@@ -147,7 +175,7 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
       case 'CardStageChanged':
       case 'CardDeleted': {
         const { sessionId } = event.data
-        if (sessionId === null || recorded.metadata.actor === ENGINE_ACTOR) break
+        if (sessionId === null || !reportsCardEvent(event, recorded)) break
         const route = await findRoute(trx, sessionId)
         if (route?.active) await enqueue(trx, recorded, route, cardWebhookBody(sessionId, recorded.id, event), recorded.createdAt)
         break

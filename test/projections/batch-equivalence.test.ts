@@ -11,6 +11,7 @@ import { analyticsTransfersProjection } from '../../src/projections/analytics-tr
 import { cardsProjection } from '../../src/projections/cards.js'
 import type { Projection } from '../../src/projections/projection.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
+import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
 import { reachableBackends } from '../helpers/storage.js'
@@ -22,10 +23,13 @@ import { reachableBackends } from '../helpers/storage.js'
 // change no more once deleted.
 
 const RUNS = 40
-const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, cardsProjection, analyticsCardStaysProjection]
+const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, cardsProjection, analyticsCardStaysProjection, webhookOutboxProjection]
+/** Tables a projection writes beyond the ones a rebuild empties: the outbox's deliveries survive rebuilds. */
+const ALSO_WRITES: Record<string, string[]> = { [webhookOutboxProjection.name]: ['webhook_deliveries'] }
+const writtenBy = (projection: Projection) => [...projection.tables, ...(ALSO_WRITES[projection.name] ?? [])]
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `01a20247-${prefix}-7000-8000-${String(i + 1).padStart(12, '0')}`)
-const [workspace, organization, flow, pipeline] = ids('0000', 4) as [string, string, string, string]
+const [workspace, organization, flow, pipeline, apiKey] = ids('0000', 5) as [string, string, string, string, string]
 const stages = ids('5000', 3)
 const fields = ids('f000', 3)
 const nodes = ['start', 'ask', 'menu', 'end']
@@ -41,6 +45,11 @@ const step = fc.record({
   stage: fc.constantFrom(...stages),
   values: fc.dictionary(fc.constantFrom(...fields), fc.oneof(fc.integer({ min: -50, max: 50 }), fc.constantFrom('alpha', 'beta'), fc.boolean()), { maxKeys: 3 }),
   tags: fc.uniqueArray(fc.constantFrom('vip', 'new', 'late'), { maxLength: 2 }),
+  /** Messages the turn sends; a card's session (by index; 6 and up: none); who made a card event. */
+  sent: fc.nat(2),
+  cardSession: fc.nat(9),
+  byEngine: fc.boolean(),
+  callback: fc.boolean(),
 })
 type Step = typeof step extends fc.Arbitrary<infer S> ? S : never
 
@@ -49,17 +58,17 @@ function history(steps: readonly Step[]): RecordedEvent[] {
   const sessions = ids('1000', 6)
   const cards = ids('c000', 6)
   const sessionState = new Map<string, 'running' | 'ended'>()
-  const cardState = new Map<string, { stage: string; revision: bigint; tags: string[] } | 'deleted'>()
+  const cardState = new Map<string, { stage: string; revision: bigint; tags: string[]; sessionId: string | null } | 'deleted'>()
   const revisions = new Map<string, bigint>()
   const events: RecordedEvent[] = []
   let second = 0
   let micros = 1_795_000_000_000_000
   const at = () => new Date(Date.UTC(2026, 10, 24, 8, 0, second++)).toISOString()
-  const push = (stream: string, type: string, data: Record<string, unknown>) => {
+  const push = (stream: string, type: string, data: Record<string, unknown>, actor = 'api-key') => {
     const revision = revisions.get(stream) ?? 0n
     revisions.set(stream, revision + 1n)
     const position = BigInt(events.length + 1)
-    events.push({ id: randomUUID(), type, data, metadata: {}, stream, revision, position: { commit: position, prepare: position }, createdAt: at() })
+    events.push({ id: randomUUID(), type, data, metadata: { actor }, stream, revision, position: { commit: position, prepare: position }, createdAt: at() })
     return revision
   }
   for (const s of steps) {
@@ -69,7 +78,10 @@ function history(steps: readonly Step[]): RecordedEvent[] {
       const state = sessionState.get(sessionId)
       if (state === undefined) {
         sessionState.set(sessionId, 'running')
-        push(stream, 'SessionStarted', { sessionId, workspaceId: workspace, organizationId: organization, flowId: flow, flowVersion: 1, externalId: null, startedAt: at(), expiresAt: at() })
+        push(stream, 'SessionStarted', {
+          sessionId, workspaceId: workspace, organizationId: organization, flowId: flow, flowVersion: 1, externalId: null, startedAt: at(), expiresAt: at(),
+          apiKeyId: apiKey, callbackUrl: s.callback ? 'https://hooks.example.com/flows' : null,
+        })
       } else if (state === 'running') {
         if (s.kind === 0) {
           sessionState.set(sessionId, 'ended')
@@ -79,7 +91,9 @@ function history(steps: readonly Step[]): RecordedEvent[] {
           if (s.status !== 'active') sessionState.set(sessionId, 'ended')
           const functions = Array.from({ length: s.transfers }, (_, i) => ({ type: 'transfer', targetType: i === 0 ? 'sector' : 'agent', targetId: `target-${i}`, timestamp: micros++ }))
           const warnings = s.invalid && s.visited[0] ? [invalidReplyWarning(s.visited[0])] : []
-          push(stream, 'TurnCompleted', { sessionId, completedAt: at(), output: { status: s.status, visited: s.visited, warnings, functions, messages: [], kanban: [] } })
+          const messages = Array.from({ length: s.sent }, (_, i) => ({ type: 'text', text: { body: `reply ${i}` }, nodeId: s.visited[0] ?? 'start' }))
+          const output = { status: s.status, visited: s.visited, warnings, functions, messages, kanban: [] }
+          push(stream, 'TurnCompleted', { sessionId, messageId: randomUUID(), completedAt: at(), output })
         }
       }
       continue
@@ -88,17 +102,19 @@ function history(steps: readonly Step[]): RecordedEvent[] {
     const stream = `card-${cardId}`
     const card = cardState.get(cardId)
     if (card === 'deleted') continue
+    const sessionId = card === undefined ? (sessions[s.cardSession] ?? null) : card.sessionId
+    const actor = s.byEngine ? 'engine' : 'api-key'
     if (card === undefined) {
-      const revision = push(stream, 'CardCreated', { cardId, pipelineId: pipeline, workspaceId: workspace, stageId: s.stage, sessionId: null, values: s.values, tags: s.tags, createdAt: at() })
-      cardState.set(cardId, { stage: s.stage, revision, tags: s.tags })
+      const revision = push(stream, 'CardCreated', { cardId, pipelineId: pipeline, workspaceId: workspace, stageId: s.stage, sessionId, values: s.values, tags: s.tags, createdAt: at() }, actor)
+      cardState.set(cardId, { stage: s.stage, revision, tags: s.tags, sessionId })
     } else if (s.kind === 6) {
-      push(stream, 'CardUpdated', { cardId, pipelineId: pipeline, stageId: card.stage, sessionId: null, changedFieldIds: Object.keys(s.values), tagsChanged: true, values: s.values, tags: s.tags, updatedAt: at() })
+      push(stream, 'CardUpdated', { cardId, pipelineId: pipeline, stageId: card.stage, sessionId, changedFieldIds: Object.keys(s.values), tagsChanged: true, values: s.values, tags: s.tags, updatedAt: at() }, actor)
       card.tags = s.tags
     } else if (s.kind === 7 && s.stage !== card.stage) {
-      push(stream, 'CardStageChanged', { cardId, pipelineId: pipeline, stageId: s.stage, previousStageId: card.stage, sessionId: null, tags: card.tags, movedAt: at() })
+      push(stream, 'CardStageChanged', { cardId, pipelineId: pipeline, stageId: s.stage, previousStageId: card.stage, sessionId, tags: card.tags, movedAt: at() }, actor)
       card.stage = s.stage
     } else if (s.kind === 8) {
-      push(stream, 'CardDeleted', { cardId, pipelineId: pipeline, stageId: card.stage, sessionId: null, tags: card.tags, deletedAt: at() })
+      push(stream, 'CardDeleted', { cardId, pipelineId: pipeline, stageId: card.stage, sessionId, tags: card.tags, deletedAt: at() }, actor)
       cardState.set(cardId, 'deleted')
     } else if (s.kind === 9) {
       push(`pipeline-${pipeline}`, 'PipelineUpdated', { pipelineId: pipeline, workspaceId: workspace, name: 'Sales', stages: [], fields: [], removedStageIds: [], removedFieldIds: [fields[s.target % fields.length]], updatedAt: at() })
@@ -109,12 +125,12 @@ function history(steps: readonly Step[]): RecordedEvent[] {
 
 async function snapshot(db: Kysely<Database>, projection: Projection): Promise<Record<string, string[]>> {
   const snap: Record<string, string[]> = {}
-  for (const table of projection.tables) snap[table] = await readModelRows(db, table)
+  for (const table of writtenBy(projection)) snap[table] = await readModelRows(db, table)
   return snap
 }
 
 async function truncate(db: Kysely<Database>, projection: Projection): Promise<void> {
-  for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(db)
+  for (const table of writtenBy(projection)) await sql`truncate table ${sql.table(table)} cascade`.execute(db)
 }
 
 /** Cuts `events` into consecutive batches of the given sizes (the last takes the rest). */
