@@ -10,13 +10,16 @@ export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
 
 type NewSessionLog = Insertable<SessionLogsTable>
 
-/** What a run of messages and turns changes in one session's log, merged. */
+/** What a batch's messages, turns and expiries change in one session's log, merged. */
 interface LogChange {
   id: string
   expires_at: string | null
   warnings: number
+  /** Set by the last turn that finished the session. */
   status: string | null
   finished_at: string | null
+  /** The first expiry before any finishing turn of the batch: it times out a session still running. */
+  expired_at: string | null
 }
 
 /** One statement for the merged changes of many sessions. */
@@ -27,10 +30,10 @@ async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChang
     update session_logs as s set
       expires_at = coalesce(v.expires_at, s.expires_at),
       warnings = s.warnings + v.warnings,
-      status = coalesce(v.status, s.status),
-      finished_at = coalesce(v.finished_at, s.finished_at)
+      status = case when v.status is not null then v.status when v.expired_at is not null and s.status = 'running' then 'timeout' else s.status end,
+      finished_at = case when v.status is not null then v.finished_at when v.expired_at is not null and s.status = 'running' then v.expired_at else s.finished_at end
     from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
-      as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz)
+      as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz)
     where s.id = v.id`.execute(trx)
 }
 
@@ -55,46 +58,39 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
   streamPrefixes: ['session-'],
   // The counts are written by triggers on session_logs (migration 0013), in the same transaction.
   tables: ['session_logs', 'session_log_counts', 'session_log_day_counts'],
-  // Messages and turns, the bulk of a busy log, merge per session into one update for the batch
-  // (the last expiry, the warnings added up, the last finishing turn's status); a start or an
-  // expiry first writes what is pending for its session, so the order of each session's events holds.
-  // Starts go in together, ahead of every update: a start is its session's first event.
+  // A batch merges per session into one update for all its sessions (the last expiry time, the
+  // warnings added up, the last finishing turn's status, or else the first expiry's timeout), after
+  // one insert of its starts: a start is its session's first event.
   async applyBatch(trx, events) {
-    const pending = new Map<string, LogChange>()
-    let starts: NewSessionLog[] = []
-    const insertStarts = async () => {
-      if (starts.length > 0) await trx.insertInto('session_logs').values(starts).onConflict((oc) => oc.column('id').doNothing()).execute()
-      starts = []
-    }
-    for (const { event, recorded } of events) {
-      const id = event.data.sessionId
+    const changes = new Map<string, LogChange>()
+    const starts: NewSessionLog[] = []
+    for (const { event } of events) {
       if (event.type === 'SessionStarted') {
         starts.push(newSessionLog(event.data))
         continue
       }
-      if (event.type === 'MessageReceived' || event.type === 'TurnCompleted') {
-        const change = pending.get(id) ?? { id, expires_at: null, warnings: 0, status: null, finished_at: null }
-        if (event.type === 'MessageReceived') change.expires_at = event.data.expiresAt
-        else {
+      const id = event.data.sessionId
+      const change = changes.get(id) ?? { id, expires_at: null, warnings: 0, status: null, finished_at: null, expired_at: null }
+      changes.set(id, change)
+      switch (event.type) {
+        case 'MessageReceived':
+          change.expires_at = event.data.expiresAt
+          break
+        case 'TurnCompleted':
           change.warnings += event.data.output.warnings.length
           if (event.data.output.status !== 'active') {
             change.status = event.data.output.status
             change.finished_at = event.data.completedAt
           }
-        }
-        pending.set(id, change)
-        continue
+          break
+        case 'SessionExpired':
+          // Once the batch has finished the session, or expired it, a later expiry changes nothing.
+          if (change.status === null && change.expired_at === null) change.expired_at = event.data.expiredAt
+          break
       }
-      await insertStarts()
-      const earlier = pending.get(id)
-      if (earlier) {
-        await updateLogs(trx, [earlier])
-        pending.delete(id)
-      }
-      await sessionLogsProjection.apply(trx, recorded)
     }
-    await insertStarts()
-    await updateLogs(trx, pending.values())
+    if (starts.length > 0) await trx.insertInto('session_logs').values(starts).onConflict((oc) => oc.column('id').doNothing()).execute()
+    await updateLogs(trx, changes.values())
   },
   async apply(trx, event) {
     switch (event.type) {
