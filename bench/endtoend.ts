@@ -13,7 +13,7 @@ import { Api, echoFlow } from './lib/api.js'
 import { makeLocalCertificate } from './lib/certificate.js'
 import { createBenchDatabase, postgresSettings, sampleBackendStates, type BenchDatabase } from './lib/db.js'
 import { benchDist } from './lib/env.js'
-import { bootstrap, cpuWindow, freePort, runWorker, sampleRss, sleep, startService, type CpuWindow } from './lib/processes.js'
+import { DEPLOYED_MAX_OLD_SPACE_MIB, bootstrap, cpuWindow, freePort, runWorker, sampleRss, sleep, startService, type CpuWindow } from './lib/processes.js'
 import { figure } from './lib/results.js'
 import { round, summarize, type LatencySummary } from './lib/stats.js'
 import { summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
@@ -51,7 +51,7 @@ export const defaultEndToEndSettings: EndToEndSettings = {
   connections: 128,
   verifyEvery: 10,
   cpuProfile: false,
-  serviceMaxOldSpaceMiB: 384,
+  serviceMaxOldSpaceMiB: DEPLOYED_MAX_OLD_SPACE_MIB,
 }
 
 const MiB = 2 ** 20

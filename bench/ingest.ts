@@ -16,6 +16,7 @@ import { bootstrap, cpuWindow, runWorker, sampleRss, sleep, startService, type C
 import { figure } from './lib/results.js'
 import { round } from './lib/stats.js'
 import { summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
+import type { BareHttpInput, BareHttpOutput, BareHttpProgress } from './load/bare-http.js'
 import type { HttpLoadInput, HttpLoadOutput } from './load/http-load.js'
 import type { BenchmarkRun } from './run.js'
 
@@ -128,6 +129,33 @@ async function explainAppend(db: BenchDatabase): Promise<Record<string, { execut
   return plans
 }
 
+/**
+ * The same load against fastify alone (bench/load/bare-http.ts): a warm-up, then the measured run;
+ * the server's own CPU beside the generator's.
+ */
+async function bareHttpCeiling(settings: IngestSettings, sessionIds: string[]) {
+  let base: string | undefined
+  const server = runWorker<BareHttpInput, BareHttpOutput>(
+    join(benchDist, 'load', 'bare-http.js'),
+    { maxSeconds: settings.warmupSeconds + settings.durationSeconds + 120 },
+    (settings.warmupSeconds + settings.durationSeconds + 180) * 1000,
+    [],
+    (progress) => (base = (progress as BareHttpProgress).base),
+  )
+  while (base === undefined) await Promise.race([sleep(20), server])
+  const load = (durationSeconds: number) =>
+    runWorker<HttpLoadInput, HttpLoadOutput>(
+      join(benchDist, 'load', 'http-load.js'),
+      { base: base!, apiKey: 'bare', sessionIds, connections: settings.connections, durationSeconds },
+      (durationSeconds + 60) * 1000,
+    )
+  await load(settings.warmupSeconds)
+  const measured = await load(settings.durationSeconds)
+  await fetch(`${base}/stop`, { method: 'POST' })
+  const { cpuCores } = await server
+  return { acceptedPerSecond: measured.accepted / measured.durationSeconds, latencyMs: measured.latencyMs, serverCores: cpuCores, loadCores: measured.cpuCores }
+}
+
 async function pgbenchLimit(db: BenchDatabase, settings: IngestSettings): Promise<{ warmup: PgbenchResult; measured: PgbenchResult; cpu: CpuWindow; script: string }> {
   await db.query('create table pgbench_events (like events including all)')
   await db.query('create sequence pgbench_revision')
@@ -228,6 +256,9 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
       process.stdout.write(`  limit: pgbench, ${settings.connections} clients for ${settings.durationSeconds} s (after ${settings.warmupSeconds} s warm-up)\n`)
       const limit = await pgbenchLimit(db, settings)
 
+      process.stdout.write(`  the HTTP layer alone: fastify, no database, ${settings.connections} connections for ${settings.durationSeconds} s\n`)
+      const bare = await bareHttpCeiling(settings, sessionIds)
+
       const acceptedPerSecond = measured.accepted / measured.durationSeconds
       const ratio = acceptedPerSecond / limit.measured.tps
       const answered = Object.values(measured.statusCodes).reduce((a, b) => a + b, 0)
@@ -244,6 +275,8 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
         figure('limit_p50_ms', 'limit: latency p50', round(limit.measured.latencyMs.p50, 2), 'ms'),
         figure('limit_p99_ms', 'limit: latency p99', round(limit.measured.latencyMs.p99, 2), 'ms'),
         figure('ratio', 'ingest / limit', round(ratio, 3), '', { op: '>=', value: 0.6 }),
+        figure('bare_http_per_s', 'the HTTP layer alone (fastify, 202, no database): requests/s', round(bare.acceptedPerSecond), 'req/s'),
+        figure('bare_http_ratio', 'the HTTP layer alone / limit (not the bottleneck when above the goal)', round(bare.acceptedPerSecond / limit.measured.tps, 3), ''),
         figure('peak_rss_mib', 'service peak RSS (setup + warm-up + ingest)', round((peakRss ?? Number.NaN) / MiB), 'MiB', { op: '<', value: 300 }),
         figure('non_202', 'answers other than 202, errors, timeouts', answered - measured.accepted + measured.errors, '', { op: '<', value: 1 }),
       ]
@@ -271,6 +304,7 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
           turnsCompletedDuringRun: turnsDuring,
           limit: limit.measured,
           limitWarmup: limit.warmup,
+          bareHttp: bare,
           explain: plans,
           ...(profile ? { cpuProfile: profile } : {}),
         },

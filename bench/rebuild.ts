@@ -12,7 +12,7 @@ import { onCleanup } from './lib/cleanup.js'
 import { createBenchDatabase, postgresSettings, sampleBackendStates, type BenchDatabase } from './lib/db.js'
 import { cliPath } from './lib/env.js'
 import { createTenants, generateEvents, recordTemplates } from './lib/generate.js'
-import { bootstrap, commandCpuSeconds, cpuBetween, cpuWindow, processCpuSeconds, procStatusBytes, sleep, startService } from './lib/processes.js'
+import { DEPLOYED_MAX_OLD_SPACE_MIB, bootstrap, commandCpuSeconds, cpuBetween, cpuWindow, processCpuSeconds, procStatusBytes, sleep, startService } from './lib/processes.js'
 import { figure } from './lib/results.js'
 import { round } from './lib/stats.js'
 import { summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
@@ -54,7 +54,9 @@ async function runRebuild(databaseUrl: string, profileDir: string | undefined, d
   const dataDir = mkdtempSync(join(tmpdir(), 'flowd-bench-'))
   const { DATABASE_URL: _d, PORT: _p, DATA_DIR: _dd, NODE_OPTIONS: _n, ...rest } = process.env
   const started = performance.now()
-  const child = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), cliPath, 'projections', 'rebuild'], {
+  // With the heap cap the image gives every flowd process, as an operator's rebuild runs there.
+  const nodeOptions = [`--max-old-space-size=${DEPLOYED_MAX_OLD_SPACE_MIB}`, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
+  const child = spawn(process.execPath, [...nodeOptions, cliPath, 'projections', 'rebuild'], {
     env: { ...rest, LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -192,7 +194,7 @@ export async function rebuild(settings: RebuildSettings, notes: string[]): Promi
       figure('mismatches', 'read-model counts not matching the log', mismatches.length, '', { op: '<', value: 1 }),
     ]
     return {
-      settings: { ...settings, command: 'node dist/src/cli/main.js projections rebuild', postgres: await postgresSettings() },
+      settings: { ...settings, command: `node --max-old-space-size=${DEPLOYED_MAX_OLD_SPACE_MIB} dist/src/cli/main.js projections rebuild`, postgres: await postgresSettings() },
       figures,
       details: {
         generated,

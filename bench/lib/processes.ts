@@ -22,6 +22,9 @@ export async function freePort(): Promise<number> {
   })
 }
 
+/** The heap cap the image sets for every flowd process (Dockerfile, NODE_OPTIONS), in MiB. */
+export const DEPLOYED_MAX_OLD_SPACE_MIB = 384
+
 /** The child's environment: ours, without database or port settings it should not inherit, plus `env`. */
 function serviceEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, NODE_OPTIONS: _n, ...rest } = process.env
