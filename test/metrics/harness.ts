@@ -38,12 +38,22 @@ export interface MetricsHarness {
   scrape(): Promise<Exposition>
 }
 
+/** Three quick attempts: a failing delivery is dead within about half a second. */
+const QUICK_RETRIES = [0, 0.2, 0.2]
+
 /**
  * Wired as `openBackend` and `startService` wire production, on a fresh database of `backend`: the
  * event store counted, engine and webhook delivery running with the metrics, read-model lag and
- * the outbox watched, and a local HTTPS receiver that callbacks may reach.
+ * the outbox watched, and a local HTTPS receiver that callbacks may reach. `retrySchedule` is the
+ * delivery's (seconds before each attempt), three quick attempts unless a test needs a delivery to
+ * stay open.
  */
-export async function openMetricsHarness(t: Test, backend: Backend, env: Record<string, string> = {}): Promise<MetricsHarness> {
+export async function openMetricsHarness(
+  t: Test,
+  backend: Backend,
+  env: Record<string, string> = {},
+  options: { retrySchedule?: readonly number[] } = {},
+): Promise<MetricsHarness> {
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
   const config: Config = loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: LOOPBACK, ...env })
@@ -59,7 +69,7 @@ export async function openMetricsHarness(t: Test, backend: Backend, env: Record<
   const webhooks = new WebhookDelivery(
     storage.db,
     readModels,
-    { allowedPrivateCidrs: [LOOPBACK], caFile: receiver.caFile, retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, metrics },
+    { allowedPrivateCidrs: [LOOPBACK], caFile: receiver.caFile, retrySchedule: options.retrySchedule ?? QUICK_RETRIES, pollIntervalMs: 100, now, metrics },
     silentLogger,
   )
   webhooks.start()

@@ -137,7 +137,9 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an open delivery is on the gauges while the receiver is down', async (t) => {
-      const h = await openMetricsHarness(t, backend)
+      // The retry an hour after the first failure: the delivery stays open whenever the scrape comes
+      // (with the quick schedule it was dead about 0.4 s later, before a slow scrape read the gauges).
+      const h = await openMetricsHarness(t, backend, {}, { retrySchedule: [0, 3600] })
       const { key, flowId } = await echoSetup(h)
       await h.receiver.down()
       await call(h, 'POST', `/v1/sessions/flows/${flowId}/create`, key, {})

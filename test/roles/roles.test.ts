@@ -33,10 +33,13 @@ async function startRole(t: Test, role: string, env: NodeJS.ProcessEnv): Promise
   return { ...proc, base }
 }
 
-/** The leases a process logged `message` for (its logs are JSON lines on stdout at LOG_LEVEL=info). */
+/**
+ * The leases a process logged `message` for (its logs are JSON lines on stdout at LOG_LEVEL=info).
+ * Complete lines only: the output read so far may end in the middle of one.
+ */
 function leasesLogged(proc: Service, message: string): string[] {
   const leases = new Set<string>()
-  for (const line of proc.stdout().split('\n')) {
+  for (const line of proc.stdout().split('\n').slice(0, -1)) {
     if (!line.startsWith('{')) continue
     const entry = JSON.parse(line) as { msg?: string; lease?: string }
     if (entry.msg === message && entry.lease) leases.add(entry.lease)
