@@ -51,23 +51,29 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
     // Bars redraw on stderr; while they do, a line written to the same terminal on stdout would
     // tear them, so it goes through the bars' own log there. Piped, stdout gets each line as it ends.
     const bars = new cliProgress.MultiBar(
-      { format: '{name} [{bar}] {value}/{total} events | {rate} events/s', stream: process.stderr, hideCursor: true },
+      // The counts are the bar's payload: a bar needs a total of at least 1, a read model may have no events.
+      { format: '{name} [{bar}] {done}/{events} events | {rate} events/s', stream: process.stderr, hideCursor: true },
       cliProgress.Presets.shades_classic,
     )
     const sharesTerminal = process.stdout.isTTY && process.stderr.isTTY
     const started = new Map<string, number>()
-    const barOf = new Map(chosen.map((p) => [p.name, bars.create(1, 0, { name: p.name.padEnd(20), rate: 0 })]))
+    const barOf = new Map(chosen.map((p) => [p.name, bars.create(1, 0, { name: p.name.padEnd(20), done: 0, events: '?', rate: 0 })]))
+    // The payload given to update replaces the one given at create: every key goes each time.
+    const show = (projection: string, done: number, events: number, rate: number) => {
+      const bar = barOf.get(projection)!
+      bar.setTotal(Math.max(events, done, 1))
+      bar.update(events === 0 ? 1 : done, { name: projection.padEnd(20), done, events, rate })
+    }
     try {
       await rebuildProjections(backend.storage.projectorDb, backend.store, chosen, {
         concurrency: backend.embedded ? 1 : parallel,
         onProgress: ({ projection, done, total }) => {
           if (!started.has(projection)) started.set(projection, Date.now())
           const seconds = Math.max((Date.now() - started.get(projection)!) / 1000, 0.001)
-          const bar = barOf.get(projection)!
-          bar.setTotal(Math.max(total ?? done, done, 1))
-          bar.update(done, { rate: Math.round(done / seconds) })
+          show(projection, done, total ?? done, Math.round(done / seconds))
         },
         onRebuilt: (projection, events, seconds) => {
+          show(projection, events, events, Math.round(events / Math.max(seconds, 0.001)))
           const line = `${projection}: rebuilt from ${events} events in ${seconds.toFixed(2)} s\n`
           if (sharesTerminal) bars.log(line)
           else process.stdout.write(line)

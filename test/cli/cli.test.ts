@@ -77,6 +77,8 @@ t.test('flowd projections rebuild rebuilds each read model to the same rows', as
   t.match(rebuilt.stdout, /organizations: rebuilt from 2 events/)
   t.match(rebuilt.stdout, /workspaces: rebuilt from 2 events/)
   t.match(rebuilt.stdout, /api-keys: rebuilt from 2 events/)
+  t.match(rebuilt.stderr, /^workspaces +\[█+\] 2\/2 events/m, 'each read model ends with a full bar, named')
+  t.match(rebuilt.stderr, /^sectors +\[█+\] 0\/0 events/m, 'one without events too')
   t.same(await snapshot(), before)
 
   const one = await runCli(['projections', 'rebuild', 'workspaces'], { DATA_DIR: dataDir })
