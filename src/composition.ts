@@ -11,10 +11,11 @@ import type { Metrics } from './metrics/registry.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
 import { WebhookDelivery } from './webhooks/delivery.js'
+import { buildAbandonedDeferredIndexes } from './projections/deferred-indexes.js'
 import { allProjections } from './projections/index.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
-import { AdvisoryLeases } from './store/lease.js'
+import { AdvisoryLeases, type Leases } from './store/lease.js'
 import { lockDataDir } from './store/lock.js'
 import { migrateToLatest } from './store/migrate.js'
 
@@ -28,6 +29,8 @@ export interface Backend {
   conversations: ConversationRunner
   /** Sends the webhook outbox; started by the server, not by CLI commands. */
   webhooks: WebhookDelivery
+  /** One process at a time for leased work (Postgres); absent on the embedded database, one process. */
+  leases: Leases | undefined
   /** True on the embedded PGlite default. */
   embedded: boolean
   close(): Promise<void>
@@ -43,19 +46,20 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
   try {
     const storage = await openStorage(storageTarget(config))
     await migrateToLatest(storage.db)
+    // Processes sharing a Postgres database take turns: one active reader per projection and one
+    // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
+    const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
+    await buildAbandonedDeferredIndexes(storage.db, leases, logger)
     const adapter: EventStore =
       config.eventStore === 'esdb'
         ? new EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const store = metrics ? countingAppends(adapter, metrics) : adapter
-    // Processes sharing a Postgres database take turns: one active reader per projection and one
-    // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
-    const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
     const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger, { leases, checkpointsMoved })
     const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases })
     const webhooks = new WebhookDelivery(
-      storage.db,
+      storage.dispatcherDb,
       readModels,
       { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule, concurrency: config.webhookMaxInFlight, leaseMs: config.webhookLeaseSeconds * 1000, metrics, checkpointsMoved },
       logger,
@@ -69,6 +73,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       readModels,
       conversations,
       webhooks,
+      leases,
       embedded,
       async close() {
         await webhooks.close()

@@ -67,6 +67,7 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
     try {
       await rebuildProjections(backend.storage.projectorDb, backend.store, chosen, {
         concurrency: backend.embedded ? 1 : parallel,
+        leases: backend.leases,
         onProgress: ({ projection, done, total }) => {
           if (!started.has(projection)) started.set(projection, Date.now())
           const seconds = Math.max((Date.now() - started.get(projection)!) / 1000, 0.001)

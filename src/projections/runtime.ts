@@ -6,6 +6,7 @@ import { START, comparePositions, matchesFilter, type EventStore, type Position,
 import type { WakeUp } from '../eventstore/wake-up.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
+import { buildDeferredIndexes, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
 import { applyAll, type Projection } from './projection.js'
 
 export interface ProjectionStatus {
@@ -52,10 +53,11 @@ interface Waiter {
 
 const BATCH = 500
 /**
- * A rebuild's batches: bigger, as nobody waits on them, and within the parameter limits of the
- * batch writers' multi-row inserts (at most 11 columns a row).
+ * A rebuild's batches: bigger, as nobody waits on them (a session's events then fall in fewer
+ * batches, each writing its row once), and within the parameter limits of the batch writers'
+ * multi-row inserts: at most 11 columns a row, 55,000 of PostgreSQL's 65,535 parameters.
  */
-const REBUILD_BATCH = 2000
+const REBUILD_BATCH = 5000
 /** The NOTIFY channel on which processes announce that a projection's checkpoint moved. */
 export const CHECKPOINTS_CHANNEL = 'flowd_checkpoints'
 /** How often a wait on a projection applied by another process reads the checkpoints when no NOTIFY woke it. */
@@ -325,6 +327,8 @@ export interface RebuildOptions {
   onRebuilt?: (projection: string, events: number, seconds: number) => void
   /** Events read from the log at a time (REBUILD_BATCH). */
   batchSize?: number
+  /** Processes sharing a Postgres database: a read model is rebuilt by one of them at a time. */
+  leases?: Leases
 }
 
 /** Batches the reader may hold ahead of the slowest projection: the read overlaps the writes. */
@@ -376,15 +380,35 @@ function limiter(permits: number) {
 /**
  * Empties the projections' tables and checkpoints, then replays the log into them. The log is read
  * once, in order, for all of them: each gets the events of its streams, and writes them in
- * batches of its own, at most `concurrency` projections at a time. A runtime feeding the same
- * projection notices the moved checkpoint and follows it; if it applies a stretch first, the
+ * batches of its own, at most `concurrency` projections at a time. Their secondary indexes are
+ * dropped meanwhile and built once each replay ends (deferred-indexes.ts). A runtime feeding the
+ * same projection notices the moved checkpoint and follows it; if it applies a stretch first, the
  * rebuild skips what it applied.
  */
 export async function rebuildProjections(
   db: Kysely<Database>,
   store: EventStore,
   projections: readonly Projection[],
+  options: RebuildOptions,
+): Promise<Map<string, number>> {
+  const leases = await takeRebuildLeases(options.leases, projections)
+  const indexed = new Set<string>()
+  try {
+    return await replayInto(db, store, projections, options, indexed)
+  } finally {
+    // Stopped early: the runtime goes on from the checkpoints reached, with the indexes it needs.
+    // Failing here too (the database gone), they are built by the next process to start.
+    await Promise.allSettled(projections.filter((p) => !indexed.has(p.name)).map((p) => buildDeferredIndexes(db, p.name)))
+    await Promise.allSettled(leases.map((lease) => lease.release()))
+  }
+}
+
+async function replayInto(
+  db: Kysely<Database>,
+  store: EventStore,
+  projections: readonly Projection[],
   { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH }: RebuildOptions,
+  indexed: Set<string>,
 ): Promise<Map<string, number>> {
   const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
   for (const projection of projections) {
@@ -393,6 +417,7 @@ export async function rebuildProjections(
       // other order the two deadlock.
       await writeCheckpoint(trx, projection.name, START)
       for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
+      await deferSecondaryIndexes(trx, projection)
     })
   }
   const feeds = projections.map((projection) => new RebuildFeed(projection))
@@ -417,6 +442,8 @@ export async function rebuildProjections(
     }
     // The log was not read to its end: another projection or the reader failed.
     if (abort.signal.aborted) return
+    await writing(() => buildDeferredIndexes(db, projection.name))
+    indexed.add(projection.name)
     rebuilt.set(projection.name, feed.done)
     onRebuilt?.(projection.name, feed.done, (performance.now() - started) / 1000)
   }

@@ -30,6 +30,14 @@ export interface ProjectionCheckpointsTable {
   updated_at: Generated<Timestamp>
 }
 
+/** A read model's secondary index dropped for a rebuild, until it is built again. */
+export interface ProjectionDeferredIndexesTable {
+  index_name: string
+  projection: string
+  definition: string
+  deferred_at: Generated<Timestamp>
+}
+
 export interface OrganizationsTable {
   id: string
   name: string
@@ -312,6 +320,7 @@ export interface Database {
   events: EventsTable
   streams: StreamsTable
   projection_checkpoints: ProjectionCheckpointsTable
+  projection_deferred_indexes: ProjectionDeferredIndexesTable
   organizations: OrganizationsTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable

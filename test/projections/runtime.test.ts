@@ -161,6 +161,9 @@ for (const backend of reachableBackends) {
       const snapshot = async () => Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await readModelRows(db, table)] as const)))
       const live = await snapshot()
       t.equal(live.kanban_cards!.length, 4, 'the data set holds cards, one of them moved and one deleted')
+      const indexes = async () =>
+        (await sql<{ definition: string }>`select indexdef as definition from pg_indexes where tablename = any(${tables}::text[]) order by indexname`.execute(db)).rows.map((r) => r.definition)
+      const indexesBefore = await indexes()
       const reported: string[] = []
       const rebuilt = await rebuildProjections(storage.projectorDb, store, allProjections, {
         concurrency: allProjections.length,
@@ -169,6 +172,7 @@ for (const backend of reachableBackends) {
       t.same([...rebuilt.keys()].sort(), allProjections.map((p) => p.name).sort(), 'every read model rebuilt')
       t.same(reported.sort(), allProjections.map((p) => p.name).sort(), 'each reported once')
       t.same(await snapshot(), live)
+      t.same(await indexes(), indexesBefore, 'every read model has its indexes back, as the migrations made them')
     })
   })
 }

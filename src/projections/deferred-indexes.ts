@@ -1,0 +1,106 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+import { ConflictError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import type { Database } from '../store/database.js'
+import type { Lease, Leases } from '../store/lease.js'
+import type { Projection } from './projection.js'
+
+// A full rebuild writes every row of a read model again. Maintaining its secondary indexes row by
+// row cost more than the rows themselves (session logs carry eight), while building an index once
+// over the filled table is one sort. So a rebuild drops them when it empties the tables and builds
+// them when its replay ends. Their definitions wait in `projection_deferred_indexes` meanwhile: if
+// the rebuild dies, the next process to start builds them (docs/decisions.md, "Projection rebuild").
+
+/** The lease a rebuild of `projection` holds while it runs: the indexes it deferred are its own to build. */
+export const rebuildLeaseName = (projection: string) => `rebuild:${projection}`
+
+/**
+ * Drops the secondary indexes of a projection's tables, recording each definition first. Unique
+ * indexes and those behind constraints stay: the batch writers' upserts and key lookups need them.
+ * Runs in the transaction that empties the tables, so nobody reads them half indexed.
+ */
+export async function deferSecondaryIndexes(trx: Transaction<Database>, projection: Projection): Promise<void> {
+  const { rows } = await sql<{ name: string; definition: string }>`
+    select c.relname as name, pg_get_indexdef(i.indexrelid) as definition
+    from pg_index i
+    join pg_class c on c.oid = i.indexrelid
+    join pg_class t on t.oid = i.indrelid
+    where t.relname = any(${[...projection.tables]}::text[]) and pg_table_is_visible(t.oid)
+      and not i.indisunique
+      and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
+    order by c.relname`.execute(trx)
+  for (const { name, definition } of rows) {
+    await trx
+      .insertInto('projection_deferred_indexes')
+      .values({ index_name: name, projection: projection.name, definition })
+      .onConflict((oc) => oc.column('index_name').doNothing())
+      .execute()
+    await sql`drop index ${sql.id(name)}`.execute(trx)
+  }
+}
+
+/** Builds the indexes deferred for `projection` that do not exist, and forgets them; returns their names. */
+export async function buildDeferredIndexes(db: Kysely<Database>, projection: string): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const deferred = await trx
+      .selectFrom('projection_deferred_indexes')
+      .select(['index_name', 'definition'])
+      .where('projection', '=', projection)
+      .orderBy('index_name')
+      .forUpdate()
+      .execute()
+    const built: string[] = []
+    for (const { index_name: name, definition } of deferred) {
+      const { rows } = await sql<{ present: boolean }>`select to_regclass(quote_ident(${name})) is not null as present`.execute(trx)
+      if (rows[0]?.present) continue
+      // The definition is PostgreSQL's own (pg_get_indexdef) of an index of ours.
+      await sql.raw(definition).execute(trx)
+      built.push(name)
+    }
+    await trx.deleteFrom('projection_deferred_indexes').where('projection', '=', projection).execute()
+    return built
+  })
+}
+
+/**
+ * Takes the rebuild lease of every projection, or none: a read model can be rebuilt by one process
+ * at a time. Without leases (the embedded database: one process) there is nothing to take.
+ */
+export async function takeRebuildLeases(leases: Leases | undefined, projections: readonly Projection[]): Promise<Lease[]> {
+  if (!leases) return []
+  const taken: Lease[] = []
+  for (const projection of projections) {
+    const lease = await leases.tryAcquire(rebuildLeaseName(projection.name))
+    if (!lease) {
+      await Promise.all(taken.map((l) => l.release()))
+      throw new RebuildRunningError(projection.name)
+    }
+    taken.push(lease)
+  }
+  return taken
+}
+
+/** The CLI exits with "refused" (4) on it, as for any conflict with the state of things. */
+export class RebuildRunningError extends ConflictError {
+  constructor(readonly projection: string) {
+    super(`another process is rebuilding the read model '${projection}'`)
+  }
+}
+
+/**
+ * At start: builds the indexes of rebuilds that ended without building them (the process died).
+ * One still running holds its lease and builds its own.
+ */
+export async function buildAbandonedDeferredIndexes(db: Kysely<Database>, leases: Leases | undefined, logger: Logger): Promise<void> {
+  const waiting = await db.selectFrom('projection_deferred_indexes').select('projection').distinct().execute()
+  for (const { projection } of waiting) {
+    const lease = leases && (await leases.tryAcquire(rebuildLeaseName(projection)))
+    if (leases && !lease) continue
+    try {
+      const built = await buildDeferredIndexes(db, projection)
+      if (built.length > 0) logger.warn({ projection, indexes: built }, 'built the indexes an interrupted rebuild had dropped')
+    } finally {
+      await lease?.release()
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Kysely } from 'kysely'
+import t from 'tap'
+import { PostgresEventStore } from '../../src/eventstore/postgres.js'
+import { buildAbandonedDeferredIndexes, deferSecondaryIndexes, RebuildRunningError, rebuildLeaseName } from '../../src/projections/deferred-indexes.js'
+import type { Projection } from '../../src/projections/projection.js'
+import { rebuildProjections } from '../../src/projections/runtime.js'
+import { openStorage } from '../../src/store/connect.js'
+import type { Database } from '../../src/store/database.js'
+import { AdvisoryLeases } from '../../src/store/lease.js'
+import { migrateToLatest } from '../../src/store/migrate.js'
+import { silentLogger } from '../helpers/app.js'
+import { createTestDatabase, postgresUrl, reachableBackends } from '../helpers/storage.js'
+
+/** The indexes of the test's table, by name, with PostgreSQL's definition of each. */
+const indexesOf = async (db: Kysely<Database>) => {
+  const { rows } = await sql<{ name: string; definition: string }>`
+    select indexname as name, indexdef as definition from pg_indexes where tablename = 'ticks' order by indexname`.execute(db)
+  return rows
+}
+
+const deferred = async (db: Kysely<Database>) => (await db.selectFrom('projection_deferred_indexes').select(['index_name', 'projection']).execute()).map((r) => r.index_name)
+
+async function setUp(db: Kysely<Database>) {
+  await sql`create table ticks (event_id uuid primary key, i int not null, stream text not null)`.execute(db)
+  await sql`create index ticks_i_idx on ticks (i)`.execute(db)
+  await sql`create index ticks_stream_idx on ticks (stream, i desc) where i >= 0`.execute(db)
+  await sql`create unique index ticks_stream_i_key on ticks (stream, i)`.execute(db)
+  return indexesOf(db)
+}
+
+/** Records, for each event it applies, which of the table's indexes exist at that moment. */
+function observingProjection(seen: Set<string>, failAt?: number): Projection {
+  let applied = 0
+  return {
+    name: 'ticks',
+    streamPrefixes: ['tick-'],
+    tables: ['ticks' as keyof Database & string],
+    async apply(trx, event) {
+      if (++applied === failAt) throw new Error(`cannot apply tick ${failAt}`)
+      const { rows } = await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'ticks'`.execute(trx)
+      for (const row of rows) seen.add(row.name)
+      const { i } = event.data as { i: number }
+      await sql`insert into ticks (event_id, i, stream) values (${event.id}, ${i}, ${event.stream}) on conflict do nothing`.execute(trx)
+    },
+  }
+}
+
+const appendTicks = async (store: PostgresEventStore, count: number) => {
+  for (let i = 0; i < count; i++) await store.append(`tick-${i % 3}`, [{ id: randomUUID(), type: 'Ticked', data: { i } }], { expectedRevision: 'any' })
+}
+
+for (const backend of reachableBackends) {
+  t.test(`deferred indexes on ${backend.name}`, async (t) => {
+    const storage = await backend.open(t)
+    const { db } = storage
+    const indexes = await setUp(db)
+    const store = new PostgresEventStore({ db, pool: storage.pool })
+    t.teardown(() => store.close())
+    await appendTicks(store, 30)
+
+    await t.test('a rebuild replays without the secondary indexes and builds them again as they were', async (t) => {
+      const seen = new Set<string>()
+      const rebuilt = await rebuildProjections(db, store, [observingProjection(seen)], { concurrency: 1, batchSize: 7 })
+      t.equal(rebuilt.get('ticks'), 30)
+      t.same([...seen].sort(), ['ticks_pkey', 'ticks_stream_i_key'], 'only the unique indexes were there during the replay')
+      t.same(await indexesOf(db), indexes, 'every index is back, with its definition')
+      t.same(await deferred(db), [], 'nothing is left deferred')
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from ticks where i >= 0`.execute(db)
+      t.equal(rows[0]!.n, 30)
+    })
+
+    await t.test('a rebuild that fails builds the indexes again for the runtime that goes on', async (t) => {
+      await t.rejects(rebuildProjections(db, store, [observingProjection(new Set(), 12)], { concurrency: 1, batchSize: 5 }), /cannot apply tick 12/)
+      t.same(await indexesOf(db), indexes)
+      t.same(await deferred(db), [])
+    })
+
+    await t.test('indexes a rebuild dropped and never built are built by the next process to start', async (t) => {
+      await db.transaction().execute((trx) => deferSecondaryIndexes(trx, observingProjection(new Set())))
+      t.same((await indexesOf(db)).map((i) => i.name), ['ticks_pkey', 'ticks_stream_i_key'], 'the interrupted rebuild left the table without them')
+      t.same((await deferred(db)).sort(), ['ticks_i_idx', 'ticks_stream_idx'])
+      await buildAbandonedDeferredIndexes(db, undefined, silentLogger)
+      t.same(await indexesOf(db), indexes)
+      t.same(await deferred(db), [])
+    })
+  })
+}
+
+t.test('on a shared Postgres, one process rebuilds a read model at a time', { skip: postgresUrl ? false : 'DATABASE_URL is not set: needs PostgreSQL (advisory locks across processes)' }, async (t) => {
+  const database = await createTestDatabase()
+  const storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 4 })
+  const mine = new AdvisoryLeases(database.url, silentLogger)
+  const otherProcess = new AdvisoryLeases(database.url, silentLogger)
+  t.teardown(async () => {
+    await mine.close()
+    await otherProcess.close()
+    await storage.close()
+    await database.drop()
+  })
+  await migrateToLatest(storage.db)
+  const { db } = storage
+  const indexes = await setUp(db)
+  const store = new PostgresEventStore({ db, pool: storage.pool })
+  t.teardown(() => store.close())
+  await appendTicks(store, 10)
+
+  const running = await otherProcess.tryAcquire(rebuildLeaseName('ticks'))
+  t.ok(running, 'the other process is rebuilding')
+  await db.transaction().execute((trx) => deferSecondaryIndexes(trx, observingProjection(new Set())))
+  await t.rejects(rebuildProjections(db, store, [observingProjection(new Set())], { concurrency: 1, leases: mine }), RebuildRunningError)
+  await buildAbandonedDeferredIndexes(db, mine, silentLogger)
+  t.same((await deferred(db)).sort(), ['ticks_i_idx', 'ticks_stream_idx'], 'a starting process leaves a running rebuild its own indexes to build')
+
+  await running!.release()
+  await buildAbandonedDeferredIndexes(db, mine, silentLogger)
+  t.same(await indexesOf(db), indexes, 'once that rebuild is gone, they are built')
+  const rebuilt = await rebuildProjections(db, store, [observingProjection(new Set())], { concurrency: 1, leases: mine })
+  t.equal(rebuilt.get('ticks'), 10, 'and the read model can be rebuilt')
+  t.ok(await otherProcess.tryAcquire(rebuildLeaseName('ticks')), 'the rebuild let its lease go')
+})
