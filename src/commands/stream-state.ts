@@ -25,11 +25,18 @@ export async function foldStream<Command, State, Event extends DomainEvent>(
   store: EventStore,
   decider: Decider<Command, State, Event>,
   stream: string,
+  /**
+   * The caller already knows the stream up to this revision (it read those events itself): a kept
+   * state that far on is taken without asking the store. It may then miss newer events; a write
+   * based on it fails its expected revision, and the caller reads again.
+   */
+  { knownThrough }: { knownThrough?: bigint } = {},
 ): Promise<FoldedStream<State>> {
   let cache = caches.get(store)
   if (!cache) caches.set(store, (cache = new Map()))
   const entry = cache.get(stream)
   const known = entry?.decider === decider ? (entry.folded as FoldedStream<State>) : { state: decider.initialState, revision: undefined }
+  if (knownThrough !== undefined && known.revision !== undefined && known.revision >= knownThrough) return known
   const newer = await store.readStream(stream, { from: known.revision === undefined ? 0n : known.revision + 1n })
   const folded = newer.length === 0 ? known : {
     state: newer.reduce((state, e) => decider.evolve(state, { type: e.type, data: e.data } as Event), known.state),

@@ -80,12 +80,13 @@ export class EngineWorker {
   }
 
   private async handleBatch(batch: RecordedEvent[]): Promise<void> {
-    const toDrive = new Set<string>()
+    // Each session to drive, with the revision of its newest event in the batch.
+    const toDrive = new Map<string, bigint>()
     for (const recorded of batch) {
       const event = recorded as unknown as SessionEvent
-      if (event.type === 'SessionStarted' || event.type === 'MessageReceived') toDrive.add(event.data.sessionId)
+      if (event.type === 'SessionStarted' || event.type === 'MessageReceived') toDrive.set(event.data.sessionId, recorded.revision)
     }
-    await Promise.all([...toDrive].map((sessionId) => this.drive(sessionId)))
+    await Promise.all([...toDrive].map(([sessionId, seenThrough]) => this.drive(sessionId, seenThrough)))
     for (const recorded of batch) {
       const event = recorded as unknown as SessionEvent
       if (event.type !== 'TurnCompleted' || event.data.output.kanban.length === 0) continue
@@ -97,10 +98,15 @@ export class EngineWorker {
     }
   }
 
-  /** Runs every pending turn of one session, oldest first. */
-  async drive(sessionId: string): Promise<void> {
+  /**
+   * Runs every pending turn of one session, oldest first. `seenThrough`: the session's events up to
+   * this revision were read with the batch, so a state kept at least that far on is used without a
+   * read; after a conflict the stream is read again.
+   */
+  async drive(sessionId: string, seenThrough?: bigint): Promise<void> {
     for (let conflicts = 0; conflicts < MAX_ATTEMPTS; ) {
-      const outcome = await withStreamLock(sessionStream(sessionId), () => this.runNextTurn(sessionId))
+      const knownThrough = conflicts === 0 ? seenThrough : undefined
+      const outcome = await withStreamLock(sessionStream(sessionId), () => this.runNextTurn(sessionId, knownThrough))
       if (outcome === 'idle') return
       if (outcome === 'conflict') conflicts++
     }
@@ -108,8 +114,8 @@ export class EngineWorker {
   }
 
   /** Runs the oldest pending turn: 'idle' when there is none, 'conflict' when another writer came first. */
-  private async runNextTurn(sessionId: string): Promise<'ran' | 'idle' | 'conflict'> {
-    const { state, revision } = await foldStream(this.store, session, sessionStream(sessionId))
+  private async runNextTurn(sessionId: string, knownThrough?: bigint): Promise<'ran' | 'idle' | 'conflict'> {
+    const { state, revision } = await foldStream(this.store, session, sessionStream(sessionId), { knownThrough })
     if (state.status === 'none' || revision === undefined) return 'idle'
     const next = state.pending[0]
     if (!next) return 'idle'

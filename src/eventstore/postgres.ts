@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely'
 import type pg from 'pg'
-import { PROJECTOR_APPLICATION_NAME } from '../store/connect.js'
+import { NON_APPENDING_APPLICATION_NAMES } from '../store/connect.js'
 import { toBigInt, type Database } from '../store/database.js'
 import {
   START,
@@ -65,7 +65,7 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
  * Every transaction that could still append has a larger id: events below it can no longer be
  * preceded. That is the oldest transaction running in the statement's snapshot, leaving out those
  * known not to append: transactions of other databases of the cluster (a long one there must not
- * stall this service) and of the projector connections. A transaction is left out only on positive
+ * stall this service) and of the projector and dispatcher connections. A transaction is left out only on positive
  * knowledge (its backend's xid, database and name, all fixed for the backend's life); when in doubt
  * it counts, as in the plain rule (`pg_snapshot_xmin`). Xids are compared on their low 32 bits, as
  * the activity view shows them.
@@ -75,7 +75,7 @@ const horizon = sql`coalesce(
    where xip::text::bigint % 4294967296 not in (
      select backend_xid::text::bigint from pg_stat_get_activity(null)
      where backend_xid is not null
-       and (datid <> (select oid from pg_database where datname = current_database()) or application_name = ${PROJECTOR_APPLICATION_NAME}))),
+       and (datid <> (select oid from pg_database where datname = current_database()) or application_name = any(${NON_APPENDING_APPLICATION_NAMES}::text[])))),
   pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
 
 const eventColumns = sql`global_position, transaction_id, event_id, stream_id, stream_revision,

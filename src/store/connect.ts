@@ -24,11 +24,17 @@ export type DatabaseTarget =
  * src/eventstore/postgres.ts); none of them ever runs anything else.
  */
 export const PROJECTOR_APPLICATION_NAME = 'flowd-projector'
+/** The same for the webhook dispatcher's connections: claims and attempt records, never an append. */
+export const DISPATCHER_APPLICATION_NAME = 'flowd-dispatcher'
+/** Connections whose transactions the event store's readers never wait for. */
+export const NON_APPENDING_APPLICATION_NAMES = [PROJECTOR_APPLICATION_NAME, DISPATCHER_APPLICATION_NAME]
 
 export interface Storage {
   db: Kysely<Database>
   /** Where projections apply their batches: on Postgres a pool of its own (see PROJECTOR_APPLICATION_NAME); on PGlite `db`. */
   projectorDb: Kysely<Database>
+  /** Where the webhook dispatcher claims and records: on Postgres a pool of its own (DISPATCHER_APPLICATION_NAME); on PGlite `db`. */
+  dispatcherDb: Kysely<Database>
   target: DatabaseTarget
   /** Present on Postgres: new pools and LISTEN connections use it. */
   pool?: pg.Pool
@@ -36,6 +42,9 @@ export interface Storage {
   pglite?: PGlite
   close(): Promise<void>
 }
+
+/** Claims and attempt records at once; a delivery holds a connection only for those, not for its POST. */
+const DISPATCHER_POOL_SIZE = 10
 
 function newPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config)
@@ -54,12 +63,18 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     const projectorDb = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: target.projectorPoolSize ?? 16, application_name: PROJECTOR_APPLICATION_NAME }) }),
     })
+    // Opened on first use: only a process with the dispatcher role connects it.
+    const dispatcherDb = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: DISPATCHER_POOL_SIZE, application_name: DISPATCHER_APPLICATION_NAME }) }),
+    })
     return {
       db,
       projectorDb,
+      dispatcherDb,
       target,
       pool,
       close: async () => {
+        await dispatcherDb.destroy()
         await projectorDb.destroy()
         await db.destroy()
       },
@@ -71,5 +86,5 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
   const extensions = { pg_trgm, btree_gin }
   const pglite = target.dataDir ? await PGlite.create(target.dataDir, { extensions }) : await PGlite.create({ loadDataDir: target.initialData, extensions })
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
-  return { db, projectorDb: db, target, pglite, close: () => db.destroy() }
+  return { db, projectorDb: db, dispatcherDb: db, target, pglite, close: () => db.destroy() }
 }

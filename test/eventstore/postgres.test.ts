@@ -40,7 +40,7 @@ if (postgresUrl) {
     t.ok(events[0]!.position.prepare > events[1]!.position.prepare)
   })
 
-  t.test('transactions that cannot append hold nothing back: other databases, projector connections', async (t) => {
+  t.test('transactions that cannot append hold nothing back: other databases, projector and dispatcher connections', async (t) => {
     const storage = await postgresBackend.open(t)
     const store = new PostgresEventStore({ db: storage.db, pool: storage.pool })
     t.teardown(() => store.close())
@@ -51,10 +51,13 @@ if (postgresUrl) {
     t.teardown(() => otherDatabase.end())
     await otherDatabase.query('begin')
     await otherDatabase.query('select pg_current_xact_id()')
-    await storage.projectorDb.transaction().execute(async (trx) => {
-      await sql`select pg_current_xact_id()`.execute(trx)
-      await store.append('not-held', [{ id: randomUUID(), type: 'Seen', data: {} }], { expectedRevision: 'no_stream' })
-      t.same((await store.readAll({ from: START, limit: 10 })).map((e) => e.type), ['Seen'], 'readable while both older transactions are still open')
+    await storage.dispatcherDb.transaction().execute(async (dispatcherTrx) => {
+      await sql`select pg_current_xact_id()`.execute(dispatcherTrx)
+      await storage.projectorDb.transaction().execute(async (trx) => {
+        await sql`select pg_current_xact_id()`.execute(trx)
+        await store.append('not-held', [{ id: randomUUID(), type: 'Seen', data: {} }], { expectedRevision: 'no_stream' })
+        t.same((await store.readAll({ from: START, limit: 10 })).map((e) => e.type), ['Seen'], 'readable while the three older transactions are still open')
+      })
     })
     await otherDatabase.query('rollback')
   })

@@ -77,7 +77,7 @@ export async function openTestApp(
   const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
   await conversations?.start()
   const webhooks = options.webhooks
-    ? new WebhookDelivery(storage.db, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
+    ? new WebhookDelivery(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
     : undefined
   webhooks?.start()
   t.teardown(async () => {

@@ -67,7 +67,7 @@ export async function openMetricsHarness(
   const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200, metrics })
   await conversations.start()
   const webhooks = new WebhookDelivery(
-    storage.db,
+    storage.dispatcherDb,
     readModels,
     { allowedPrivateCidrs: [LOOPBACK], caFile: receiver.caFile, retrySchedule: options.retrySchedule ?? QUICK_RETRIES, pollIntervalMs: 100, now, metrics },
     silentLogger,
