@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Transaction } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type Insertable, type SqlBool, type Transaction } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
 import type { Database, DbOrTrx, KanbanCardsTable } from '../store/database.js'
@@ -213,6 +213,29 @@ export interface CardQuery {
   size: number
 }
 
+/** The index expression of migration 0017: each card's tags and search trigrams, keyed by its pipeline. */
+const filterKeys = sql`(kanban_card_filter_keys(pipeline_id, tags, search_text) collate "C")`
+
+/** Three letters or digits in a row: `q` has a trigram of its own to look up (migration 0017). */
+const mayHaveTrigram = (q: string) => /[\p{L}\p{N}]{3}/u.test(q)
+
+const containing = (text: string) => `%${escapeLike(text)}%`
+
+/**
+ * `search_text` contains `q` in any case. ILIKE lowers each text it reads, most of a search's time
+ * per card; a plain LIKE of `q` as typed, in lower case, in upper case or capitalized finds most
+ * matches without it. Each LIKE implies the ILIKE when its spelling lowers to what `q` does (not
+ * so for an I in a Turkish collation), so the answer is the ILIKE's. ASCII only: beyond it, a
+ * spelling's case may not map one to one.
+ */
+function containsText(eb: ExpressionBuilder<Database, 'kanban_cards'>, q: string): Expression<SqlBool> {
+  const anyCase = eb('search_text', 'ilike', containing(q))
+  if (!/^[\x20-\x7e]*$/.test(q)) return anyCase
+  const lower = q.toLowerCase()
+  const spellings = new Set([q, lower, q.toUpperCase(), lower.replace(/(^|[^a-z0-9])([a-z])/g, (_, before: string, letter: string) => before + letter.toUpperCase())])
+  return eb.or([...[...spellings].map((spelling) => sql<SqlBool>`(lower(${spelling}::text) = lower(${q}::text) and search_text like ${containing(spelling)})`), anyCase])
+}
+
 /** The tag whose kept totals are exactly the query's ('' for every card), when kept totals cover it. */
 function keptTotalsTag(query: CardQuery): string | undefined {
   if (query.createdAfter !== undefined || (query.q !== undefined && query.q !== '')) return undefined
@@ -242,15 +265,21 @@ async function keptTotals(db: DbOrTrx, query: CardQuery, tag: string): Promise<{
  * page past the first picks its ids from the index alone and then reads only those rows (a deep
  * OFFSET otherwise fetches every skipped card from the table; docs/performance.md, benchmark 5).
  * The totals come from the kept counts and sums when the filters are a stage and at most one tag,
- * and are counted over the matching cards otherwise.
+ * and are counted over the matching cards otherwise, which are then looked up by their pipeline's
+ * keys for their tags and `q` (migration 0017).
  */
 export async function listCards(db: DbOrTrx, query: CardQuery) {
+  const tags = query.tags ?? []
+  const q = query.q ?? ''
+  const keptTag = keptTotalsTag(query)
+  const keyed = keptTag === undefined && (tags.length > 0 || mayHaveTrigram(q))
   let matching = db.selectFrom('kanban_cards').where('pipeline_id', '=', query.pipelineId)
   if (query.stageId !== undefined) matching = matching.where('stage_id', '=', query.stageId)
   if (query.createdAfter !== undefined) matching = matching.where(sql<boolean>`created_at > ${query.createdAfter}::timestamptz`)
-  if (query.tags !== undefined && query.tags.length > 0) matching = matching.where(sql<boolean>`tags @> ${query.tags}::text[]`)
-  if (query.q !== undefined && query.q !== '') matching = matching.where('search_text', 'ilike', `%${escapeLike(query.q)}%`)
-  const keptTag = keptTotalsTag(query)
+  // The tags' keys are the tags themselves; `q`'s only narrow the cards down to those that may contain it.
+  if (keyed) matching = matching.where(sql<boolean>`${filterKeys} @> kanban_card_query_keys(${query.pipelineId}::uuid, ${tags}::text[], ${q}::text)`)
+  else if (tags.length > 0) matching = matching.where(sql<boolean>`tags @> ${tags}::text[]`)
+  if (q !== '') matching = matching.where((eb) => containsText(eb, q))
   const countedTotals = async () => {
     const row: Record<string, string | number | null> = await matching
       .select((eb) => [
@@ -261,7 +290,8 @@ export async function listCards(db: DbOrTrx, query: CardQuery) {
     return { total: Number(row.total), sums: new Map(query.sumFieldIds.map((id, i) => [id, Number(row[`sum${i}`] ?? 0)])) }
   }
   const [rows, totals] = await Promise.all([
-    query.page === 0
+    // Keyed cards are all read to be ordered: the page then reads its own rows only.
+    query.page === 0 && !keyed
       ? matching.select(columns).orderBy('created_at').orderBy('id').$call(onePage(query)).execute()
       : db
           .selectFrom('kanban_cards')
