@@ -7,7 +7,7 @@ import t from 'tap'
 import { browserSkipReason, launchBrowser } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
 import { pgliteBackend } from '../helpers/storage.js'
-import { eventually } from '../helpers/wait.js'
+import { eventually, sleep } from '../helpers/wait.js'
 
 /**
  * Issue 6's acceptance test: the demo host page (`/embed-demo`) signs the editor in through the
@@ -147,8 +147,10 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
   await place(transferId, { x: 500, y: 60 })
   await place('end', { x: 500, y: 280 })
 
-  // Every node in view, then connect exits to entries by clicking one and then the other.
+  // Every node in view, then connect exits to entries by clicking one and then the other. Fit view
+  // animates the viewport; a click while it moves can miss its handle, so wait for it to rest.
   await editor.getByRole('button', { name: /Fit view/ }).click()
+  await viewportAtRest(editor)
   const exit = (node: string, handle?: string) =>
     editor.locator(`[data-testid="node-${node}"] .react-flow__handle.source${handle ? `[data-handleid="${handle}"]` : ''}`)
   const entry = (node: string) => editor.locator(`[data-testid="node-${node}"] .react-flow__handle.target`)
@@ -159,12 +161,18 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
     [questionId, 'support', 'end'],
     [questionId, 'invalid', 'end'],
   ]
+  // React Flow labels each edge "Edge from <source> to <target>".
+  const edgeBetween = (from: string, to: string) => editor.locator(`.react-flow__edge[aria-label="Edge from ${from} to ${to}"]`)
   for (const [from, handle, to] of links) {
+    const before = await edgeBetween(from, to).count()
     await exit(from, handle).click()
     await entry(to).click()
+    await edgeBetween(from, to).nth(before).waitFor().catch(() => {
+      throw new Error(`connecting ${from}${handle ? `:${handle}` : ''} → ${to} made no edge`)
+    })
   }
-  await editor.locator('.react-flow__edge').nth(links.length - 1).waitFor()
-  t.equal(await editor.locator('.react-flow__edge').count(), links.length, 'the canvas shows one edge per connection (start→end was replaced)')
+  t.equal(await edgeBetween('start', 'end').count(), 0, 'connecting the start to the message replaced start→end')
+  t.equal(await editor.locator('.react-flow__edge').count(), links.length, 'the canvas shows one edge per connection')
 
   // --- 3. save and publish ---------------------------------------------------------------------
   const saved = await nextDemoMessage(page, 'saved', () => editor.getByTestId('save').click())
@@ -258,6 +266,18 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
   }
   t.comment(`screenshots of the built flow (en/pt × light/dark) are in ${ARTIFACTS}`)
 })
+
+/** Waits until the editor's viewport transform reads the same three times in a row, 50 ms apart. */
+async function viewportAtRest(editor: FrameLocator): Promise<void> {
+  const viewport = editor.locator('.react-flow__viewport')
+  let last = await viewport.getAttribute('style')
+  for (let same = 0; same < 2; ) {
+    await sleep(50)
+    const now = await viewport.getAttribute('style')
+    same = now === last ? same + 1 : 0
+    last = now
+  }
+}
 
 interface TurnOutputLike {
   messages: Record<string, unknown>[]
