@@ -37,6 +37,11 @@ export interface Config {
   rateLimitPerMinute: number
   /** Requests a minute to `/auth/*` per client address; 0: no limit. */
   authRateLimitPerMinute: number
+  /**
+   * Proxies in front of the service, by address, CIDR or range name: when one of them is the TCP peer,
+   * `X-Forwarded-For` gives the client address (rate limits by address, logs). False: the peer is the client.
+   */
+  trustProxy: false | string[]
   /** Serve Prometheus metrics at /metrics (METRICS_ENABLED, on by default). */
   metricsEnabled: boolean
   /** When set, /metrics answers only `Authorization: Bearer <this>`. */
@@ -105,6 +110,8 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const trustProxy = trustedProxies(value('TRUST_PROXY'), problems)
+
   const webhookCaFile = value('WEBHOOK_CA_FILE')
   if (webhookCaFile !== undefined && !existsSync(webhookCaFile)) problems.push(`WEBHOOK_CA_FILE: no file at ${webhookCaFile}`)
 
@@ -166,9 +173,32 @@ export function loadConfig(env: Env = process.env): Config {
     editorFrameAncestors,
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     authRateLimitPerMinute: integer('AUTH_RATE_LIMIT_PER_MINUTE', 30, 0, 1_000_000),
+    trustProxy,
     metricsEnabled: oneOf('METRICS_ENABLED', ['true', 'false'] as const, 'true') === 'true',
     metricsToken,
   }
   if (problems.length) throw new ConfigError(problems)
   return config
+}
+
+/** proxy-addr's names for address ranges, accepted in TRUST_PROXY beside addresses and CIDRs. */
+const NAMED_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal']
+
+/**
+ * TRUST_PROXY: the proxies' addresses, CIDRs or range names, comma-separated. Neither `true` nor a
+ * hop count: either would let a caller that reaches the service directly choose the address its
+ * requests are counted against (fastify ignores hop counts for that reason).
+ */
+function trustedProxies(raw: string | undefined, problems: string[]): string[] | false {
+  if (raw === undefined || raw === 'false') return false
+  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean)
+  // Four-part IPv4 only: ipaddr.js would also read `1` or `10.1` as addresses.
+  const address = (entry: string) => ipaddr.IPv4.isValidFourPartDecimal(entry) || ipaddr.IPv6.isValid(entry)
+  const cidr = (entry: string) => ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) || ipaddr.IPv6.isValidCIDR(entry)
+  const invalid = entries.filter((entry) => !(NAMED_PROXY_RANGES.includes(entry) || address(entry) || cidr(entry)))
+  if (invalid.length) {
+    problems.push(`TRUST_PROXY: ${invalid.join(', ')} not a proxy address, CIDR or ${NAMED_PROXY_RANGES.join('/')}, such as 10.0.0.5 or 10.0.0.0/8`)
+    return false
+  }
+  return entries
 }

@@ -72,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
+    trustProxy: deps.config.trustProxy,
     genReqId: () => randomUUID(),
     frameworkErrors,
     schemaErrorFormatter: (errors, dataVar) =>

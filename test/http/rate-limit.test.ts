@@ -111,6 +111,26 @@ t.test('with small limits', async (t) => {
   })
 })
 
+t.test('behind a trusted proxy, addresses come from X-Forwarded-For', async (t) => {
+  const proxy = '10.9.0.1'
+  const { app } = await openTestApp(t, pgliteBackend, {
+    config: { ...loadConfig({ TRUST_PROXY: `${proxy}, fd00::/8` }), rateLimitPerMinute: API_LIMIT, authRateLimitPerMinute: AUTH_LIMIT },
+  })
+  const exchange = (remoteAddress: string, forwardedFor?: string) =>
+    app.inject({ method: 'POST', url: '/auth/exchange', payload: { ott: 'made-up' }, remoteAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} })
+
+  for (let i = 0; i < AUTH_LIMIT; i++) t.equal((await exchange(proxy, '203.0.113.7')).statusCode, 401, 'a client behind the proxy is served')
+  expectLimited(t, await exchange(proxy, '203.0.113.7'), AUTH_LIMIT)
+  t.equal((await exchange(proxy, '203.0.113.8')).statusCode, 401, 'another client behind the same proxy has a budget of its own')
+  t.equal((await exchange('fd00::5', '203.0.113.9')).statusCode, 401, 'a proxy in a trusted CIDR')
+  expectLimited(t, await exchange('fd00::6', '10.1.1.1, 203.0.113.7'), AUTH_LIMIT)
+
+  // A caller that reaches the service directly cannot choose its address with the header.
+  const direct = '198.51.100.4'
+  for (let i = 0; i < AUTH_LIMIT; i++) t.equal((await exchange(direct, `192.0.2.${i}`)).statusCode, 401)
+  expectLimited(t, await exchange(direct, '192.0.2.99'), AUTH_LIMIT)
+})
+
 t.test('a limit of 0 turns it off', async (t) => {
   const { app, admin } = await openTestApp(t, pgliteBackend, { config: { ...loadConfig({}), rateLimitPerMinute: 0, authRateLimitPerMinute: 0 } })
   const statuses = new Set<number>()
@@ -132,6 +152,12 @@ t.test('configuration', async (t) => {
   t.equal(defaults.authRateLimitPerMinute, 30, 'AUTH_RATE_LIMIT_PER_MINUTE defaults to 30')
   const set = loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '5' })
   t.same([set.rateLimitPerMinute, set.authRateLimitPerMinute], [0, 5])
+  t.equal(defaults.trustProxy, false, 'no proxy is trusted by default')
+  t.same(loadConfig({ TRUST_PROXY: ' 10.0.0.5, 10.1.0.0/16,::1, fd00::/8, loopback,uniquelocal ' }).trustProxy, ['10.0.0.5', '10.1.0.0/16', '::1', 'fd00::/8', 'loopback', 'uniquelocal'])
+  t.throws(() => loadConfig({ TRUST_PROXY: 'true, 1, 10.1, 10.0.0.256, 10.0.0.0/33, 10.0.0.5' }), {
+    name: 'ConfigError',
+    problems: ['TRUST_PROXY: true, 1, 10.1, 10.0.0.256, 10.0.0.0/33 not a proxy address, CIDR or loopback/linklocal/uniquelocal, such as 10.0.0.5 or 10.0.0.0/8'],
+  })
   t.throws(() => loadConfig({ RATE_LIMIT_PER_MINUTE: '-1', AUTH_RATE_LIMIT_PER_MINUTE: 'many' }), {
     name: 'ConfigError',
     problems: ['RATE_LIMIT_PER_MINUTE=-1: expected a whole number from 0 to 1000000', 'AUTH_RATE_LIMIT_PER_MINUTE=many: expected a whole number from 0 to 1000000'],
