@@ -2,7 +2,7 @@ import { sql, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import { invalidReplyWarning, type TurnOutput } from '../engine/turn.js'
 import type { AnalyticsSessionsTable, Database, DbOrTrx } from '../store/database.js'
-import { defineProjection } from './projection.js'
+import { ROWS_PER_STATEMENT, defineProjection, inChunks, type TypedFold } from './projection.js'
 
 /**
  * The question a reply turn answered: a reply turn starts at the question it replies to, and the
@@ -50,18 +50,27 @@ interface NodeVisit {
 }
 
 /**
- * A batch folded in memory: the sessions it touches as they end up (the stored ones read first) and
- * the node visits it adds, so the whole batch is written in three statements.
+ * Events folded in memory: the sessions they touch as they end up (the stored ones read first) and
+ * the node visits they add, so the whole fold is written in two statements.
  */
-class SessionsFold {
-  readonly sessions = new Map<string, SessionRow>()
-  readonly visits = new Map<string, NodeVisit>()
+class SessionsFold implements TypedFold<SessionEvent> {
+  private readonly sessions = new Map<string, SessionRow>()
+  private readonly visits = new Map<string, NodeVisit>()
 
-  constructor(stored: readonly SessionRow[]) {
-    for (const row of stored) this.sessions.set(row.session_id, row)
+  get held(): number {
+    return this.sessions.size + this.visits.size
   }
 
-  add(event: SessionEvent): void {
+  async add(db: DbOrTrx, events: readonly { event: SessionEvent }[]): Promise<void> {
+    const unread = new Set<string>()
+    for (const { event } of events) {
+      if ((event.type === 'TurnCompleted' || event.type === 'SessionExpired') && !this.sessions.has(event.data.sessionId)) unread.add(event.data.sessionId)
+    }
+    if (unread.size > 0) for (const row of await db.selectFrom('analytics_sessions').selectAll().where('session_id', 'in', [...unread]).execute()) this.sessions.set(row.session_id, row)
+    for (const { event } of events) this.addOne(event)
+  }
+
+  private addOne(event: SessionEvent): void {
     switch (event.type) {
       case 'SessionStarted':
         if (!this.sessions.has(event.data.sessionId)) this.sessions.set(event.data.sessionId, startedSession(event.data))
@@ -104,27 +113,27 @@ class SessionsFold {
   }
 
   async write(trx: Transaction<Database>): Promise<void> {
-    if (this.sessions.size > 0) {
-      await sql`
+    await inChunks(this.sessions.values(), ROWS_PER_STATEMENT, (rows) =>
+      sql`
         insert into analytics_sessions as s
           (session_id, organization_id, workspace_id, flow_id, flow_version, status, started_at, finished_at, last_node_id, turns)
-        select * from jsonb_to_recordset(cast(${JSON.stringify([...this.sessions.values()])} as jsonb))
+        select * from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
           as v(session_id uuid, organization_id uuid, workspace_id uuid, flow_id uuid, flow_version integer, status text,
                started_at timestamptz, finished_at timestamptz, last_node_id text, turns integer)
         on conflict (session_id) do update set
-          status = excluded.status, finished_at = excluded.finished_at, last_node_id = excluded.last_node_id, turns = excluded.turns`.execute(trx)
-    }
-    if (this.visits.size > 0) {
-      await sql`
+          status = excluded.status, finished_at = excluded.finished_at, last_node_id = excluded.last_node_id, turns = excluded.turns`.execute(trx),
+    )
+    await inChunks(this.visits.values(), ROWS_PER_STATEMENT, (rows) =>
+      sql`
         insert into analytics_session_nodes as n
           (session_id, node_id, flow_id, flow_version, workspace_id, session_started_at, first_reached_at, visits, answered_at)
-        select * from jsonb_to_recordset(cast(${JSON.stringify([...this.visits.values()])} as jsonb))
+        select * from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
           as v(session_id uuid, node_id text, flow_id uuid, flow_version integer, workspace_id uuid,
                session_started_at timestamptz, first_reached_at timestamptz, visits integer, answered_at timestamptz)
         on conflict (session_id, node_id) do update set
           visits = n.visits + excluded.visits,
-          answered_at = coalesce(n.answered_at, excluded.answered_at)`.execute(trx)
-    }
+          answered_at = coalesce(n.answered_at, excluded.answered_at)`.execute(trx),
+    )
   }
 }
 
@@ -138,14 +147,7 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   streamPrefixes: ['session-'],
   tables: ['analytics_sessions', 'analytics_session_nodes'],
   eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired'],
-  // The same rows as `apply` event by event (test/projections/batch-equivalence.test.ts).
-  async applyBatch(trx, events) {
-    const ids = [...new Set(events.flatMap(({ event }) => (event.type === 'TurnCompleted' || event.type === 'SessionExpired' ? [event.data.sessionId] : [])))]
-    const stored = ids.length === 0 ? [] : await trx.selectFrom('analytics_sessions').selectAll().where('session_id', 'in', ids).execute()
-    const fold = new SessionsFold(stored)
-    for (const { event } of events) fold.add(event)
-    await fold.write(trx)
-  },
+  fold: () => new SessionsFold(),
   async apply(trx, event) {
     switch (event.type) {
       case 'SessionStarted':

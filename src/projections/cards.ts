@@ -1,9 +1,10 @@
 import { sql, type Expression, type ExpressionBuilder, type Insertable, type SqlBool, type Transaction } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
+import type { RecordedEvent } from '../eventstore/port.js'
 import type { Database, DbOrTrx, KanbanCardsTable } from '../store/database.js'
 import { onePage } from './list-filters.js'
-import { defineProjection } from './projection.js'
+import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
 
 /** A new card's row, as a batch's later events for the card left it. */
 type NewCard = Omit<Insertable<KanbanCardsTable>, 'field_values'> & { field_values: CardValues }
@@ -20,7 +21,7 @@ interface CardChange {
 const isCardEvent = (event: CardEvent | PipelineEvent): event is CardEvent =>
   event.type === 'CardCreated' || event.type === 'CardUpdated' || event.type === 'CardStageChanged' || event.type === 'CardDeleted'
 
-/** A batch's card events merged per card: each card is inserted, changed or deleted once. */
+/** Card events merged per card: each card is inserted, changed or deleted once. */
 class CardWrites {
   private readonly inserts = new Map<string, NewCard>()
   private readonly changes = new Map<string, CardChange>()
@@ -48,36 +49,60 @@ class CardWrites {
     }
   }
 
+  get held(): number {
+    return this.inserts.size + this.changes.size + this.deletes.size
+  }
+
   private change(id: string, fields: Omit<CardChange, 'id'>): void {
     const created = this.inserts.get(id)
     if (created) Object.assign(created, fields)
     else this.changes.set(id, { ...this.changes.get(id), ...fields, id })
   }
 
-  /** One statement per kind of write; the kept totals' triggers then run once per statement too. */
-  async flush(trx: Transaction<Database>): Promise<void> {
-    if (this.deletes.size > 0) await trx.deleteFrom('kanban_cards').where('id', 'in', [...this.deletes]).execute()
-    if (this.inserts.size > 0) {
-      await trx
-        .insertInto('kanban_cards')
-        .values([...this.inserts.values()].map((row) => ({ ...row, field_values: JSON.stringify(row.field_values) })))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute()
-    }
-    if (this.changes.size > 0) {
-      await sql`
+  /** A statement per kind of write (and ROWS_PER_STATEMENT); the kept totals' triggers then run once per statement too. */
+  async write(trx: Transaction<Database>): Promise<void> {
+    await inChunks(this.deletes, ROWS_PER_STATEMENT, (ids) => trx.deleteFrom('kanban_cards').where('id', 'in', ids).execute())
+    await insertInChunks(
+      [...this.inserts.values()].map((row) => ({ ...row, field_values: JSON.stringify(row.field_values) })),
+      (rows) => trx.insertInto('kanban_cards').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute(),
+    )
+    await inChunks(this.changes.values(), ROWS_PER_STATEMENT, (rows) =>
+      sql`
         update kanban_cards as c set
           field_values = coalesce(v.field_values, c.field_values),
           tags = coalesce(v.tags, c.tags),
           stage_id = coalesce(v.stage_id, c.stage_id),
           moved_at = coalesce(v.moved_at, c.moved_at)
-        from jsonb_to_recordset(cast(${JSON.stringify([...this.changes.values()])} as jsonb))
+        from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
           as v(id uuid, field_values jsonb, tags text[], stage_id uuid, moved_at timestamptz)
-        where c.id = v.id`.execute(trx)
+        where c.id = v.id`.execute(trx),
+    )
+  }
+}
+
+/**
+ * Card events merged per card, in stretches: a pipeline event ends one, as it may change any card
+ * of its pipeline, and is applied in its place between the stretches before and after it.
+ */
+class CardsFold implements TypedFold<CardEvent | PipelineEvent> {
+  private readonly stretches = new Stretches(
+    () => new CardWrites(),
+    (trx, event) => cardsProjection.apply(trx, event),
+  )
+
+  get held(): number {
+    return this.stretches.held
+  }
+
+  async add(_db: DbOrTrx, events: readonly { event: CardEvent | PipelineEvent; recorded: RecordedEvent }[]): Promise<void> {
+    for (const { event, recorded } of events) {
+      if (isCardEvent(event)) this.stretches.stretch().add(event)
+      else this.stretches.applyInPlace(recorded)
     }
-    this.inserts.clear()
-    this.changes.clear()
-    this.deletes.clear()
+  }
+
+  write(trx: Transaction<Database>): Promise<void> {
+    return this.stretches.write(trx)
   }
 }
 
@@ -87,20 +112,7 @@ export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
   streamPrefixes: ['card-', 'pipeline-'],
   // The totals are written by triggers on kanban_cards (migration 0013), in the same transaction.
   tables: ['kanban_cards', 'kanban_card_counts', 'kanban_card_sums'],
-  // Card events merge per card (a card's events come in its stream's order); a pipeline event
-  // first writes what is pending, as it may change any card of its pipeline.
-  async applyBatch(trx, events) {
-    const writes = new CardWrites()
-    for (const { event, recorded } of events) {
-      if (isCardEvent(event)) {
-        writes.add(event)
-        continue
-      }
-      await writes.flush(trx)
-      await cardsProjection.apply(trx, recorded)
-    }
-    await writes.flush(trx)
-  },
+  fold: () => new CardsFold(),
   async apply(trx, event) {
     switch (event.type) {
       case 'CardCreated': {

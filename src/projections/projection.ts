@@ -1,6 +1,29 @@
 import type { Transaction } from 'kysely'
-import type { RecordedEvent } from '../eventstore/port.js'
-import type { Database } from '../store/database.js'
+import type { Position, RecordedEvent } from '../eventstore/port.js'
+import type { Database, DbOrTrx } from '../store/database.js'
+
+/**
+ * Events folded in memory, then written in a few statements. A live batch is one fold; a rebuild
+ * folds a window of many batches, so a row that the window touches again and again (a session's
+ * log, its analytics) is written once. Folding then writing must leave the rows that `apply`
+ * leaves event by event, however the events are cut (test/projections/batch-equivalence.test.ts).
+ */
+export interface Fold {
+  /** Folds the events in, reading through `db` the stored rows it builds on; writes nothing. */
+  add(db: DbOrTrx, events: readonly RecordedEvent[]): Promise<void>
+  /** Rows held for writing: a rebuild writes its window before this grows past its bound. */
+  readonly held: number
+  write(trx: Transaction<Database>): Promise<void>
+}
+
+export interface FoldOptions {
+  /**
+   * A rebuild's replay: the projection's checkpoint before the rebuild emptied its tables. What it
+   * wrote outside them for events up to there (the outbox's deliveries, which survive a rebuild)
+   * exists already.
+   */
+  appliedBefore?: Position
+}
 
 /**
  * One read model. `apply` must be idempotent SQL (upserts, or guards on what it already holds):
@@ -16,14 +39,26 @@ export interface Projection {
   /** The event types `apply` acts on, when not every type of its streams: a write of other types does not wait for it. */
   readonly eventTypes?: readonly string[]
   apply(trx: Transaction<Database>, event: RecordedEvent): Promise<void>
-  /** A batch in a few statements instead of one or more per event, with the same result as applying each in order. */
-  applyBatch?(trx: Transaction<Database>, events: readonly RecordedEvent[]): Promise<void>
+  /** Folds batches to write them in a few statements instead of one or more per event. */
+  fold?(options?: FoldOptions): Fold
 }
 
-/** Applies a batch with the projection's own batch method, or event by event. */
+/** Applies a batch with the projection's fold, or event by event. */
 export async function applyAll(trx: Transaction<Database>, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
-  if (projection.applyBatch) return projection.applyBatch(trx, events)
-  for (const event of events) await projection.apply(trx, event)
+  if (!projection.fold) {
+    for (const event of events) await projection.apply(trx, event)
+    return
+  }
+  const fold = projection.fold()
+  await fold.add(trx, events)
+  await fold.write(trx)
+}
+
+/** A fold over the events of known types (see {@link defineProjection}). */
+export interface TypedFold<Event> {
+  add(db: DbOrTrx, events: readonly { event: Event; recorded: RecordedEvent }[]): Promise<void>
+  readonly held: number
+  write(trx: Transaction<Database>): Promise<void>
 }
 
 /**
@@ -36,12 +71,90 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
   tables: readonly (keyof Database & string)[]
   eventTypes?: readonly Event['type'][]
   apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>
-  applyBatch?(trx: Transaction<Database>, events: readonly { event: Event; recorded: RecordedEvent }[]): Promise<void>
+  fold?(options: FoldOptions): TypedFold<Event>
 }): Projection {
-  const { applyBatch } = spec
+  const { fold } = spec
   return {
     ...spec,
     apply: (trx, recorded) => spec.apply(trx, recorded as unknown as Event, recorded),
-    applyBatch: applyBatch && ((trx, events) => applyBatch(trx, events.map((recorded) => ({ event: recorded as unknown as Event, recorded })))),
+    fold:
+      fold &&
+      ((options = {}) => {
+        const typed = fold(options)
+        return {
+          add: (db, events) => typed.add(db, events.map((recorded) => ({ event: recorded as unknown as Event, recorded }))),
+          get held() {
+            return typed.held
+          },
+          write: (trx) => typed.write(trx),
+        }
+      }),
+  }
+}
+
+/** Rows a statement of a fold's write takes at most: a window's rows go in several, to bound the text each one builds. */
+export const ROWS_PER_STATEMENT = 5_000
+
+/** PostgreSQL's limit on a statement's parameters, less a margin for the statement's own. */
+const MAX_PARAMETERS = 65_000
+
+/** Runs `write` over consecutive slices of `rows` of at most `size` rows each. */
+export async function inChunks<Row>(rows: Iterable<Row>, size: number, write: (chunk: Row[]) => Promise<unknown>): Promise<void> {
+  const all = Array.isArray(rows) ? (rows as Row[]) : [...rows]
+  for (let from = 0; from < all.length; from += size) await write(all.slice(from, from + size))
+}
+
+/**
+ * Runs a multi-row insert of plain values (one parameter per column) over consecutive slices of
+ * `rows`, each within a statement's parameter limit and ROWS_PER_STATEMENT.
+ */
+export async function insertInChunks<Row extends object>(rows: readonly Row[], insert: (chunk: Row[]) => Promise<unknown>): Promise<void> {
+  if (rows.length === 0) return
+  await inChunks(rows, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length)), insert)
+}
+
+/** Writes merged over a stretch of events. */
+export interface Stretch {
+  readonly held: number
+  write(trx: Transaction<Database>): Promise<void>
+}
+
+/**
+ * A fold's writes in stretches: events merged into the current stretch, and events that must see
+ * what comes before them written (a pipeline change, a card event that reads its session's route)
+ * applied on their own, in their place between the stretches.
+ */
+export class Stretches<S extends Stretch> {
+  private readonly steps: ({ stretch: S } | { event: RecordedEvent })[] = []
+  private current: S | undefined
+  private singles = 0
+
+  constructor(
+    private readonly newStretch: () => S,
+    private readonly applyOne: (trx: Transaction<Database>, event: RecordedEvent) => Promise<void>,
+  ) {}
+
+  get held(): number {
+    return this.steps.reduce((sum, step) => sum + ('stretch' in step ? step.stretch.held : 0), this.singles)
+  }
+
+  /** The stretch that events merge into now. */
+  stretch(): S {
+    if (!this.current) this.steps.push({ stretch: (this.current = this.newStretch()) })
+    return this.current
+  }
+
+  /** Applies `event` on its own at write time, after the stretch before it; the next events merge into a new one. */
+  applyInPlace(event: RecordedEvent): void {
+    this.steps.push({ event })
+    this.current = undefined
+    this.singles++
+  }
+
+  async write(trx: Transaction<Database>): Promise<void> {
+    for (const step of this.steps) {
+      if ('stretch' in step) await step.stretch.write(trx)
+      else await this.applyOne(trx, step.event)
+    }
   }
 }

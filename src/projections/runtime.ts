@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events'
+import { getHeapStatistics } from 'node:v8'
 import { setTimeout as delay } from 'node:timers/promises'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
@@ -85,13 +86,19 @@ async function writeCheckpoint(trx: Transaction<Database>, name: string, positio
 type BatchOutcome = { applied: true; position: Position } | { applied: false; position: Position }
 
 /**
- * Applies a batch in one transaction with the checkpoint. The checkpoint moves first, and only
- * from where this reader started: if another process (or a rebuild) moved it, nothing is applied
- * and the reader follows the stored position. The row lock the move takes serialises readers of
- * one projection, so each event reaches the read model once.
+ * Writes events up to `reached` in one transaction with the checkpoint. The checkpoint moves first,
+ * and only from where this reader started: if another process (or a rebuild) moved it, nothing is
+ * written and the reader follows the stored position. The row lock the move takes serialises
+ * readers of one projection, so each event reaches the read model once.
  */
-async function applyBatch(db: Kysely<Database>, projection: Projection, from: Position, events: RecordedEvent[], { waitForFlush = true } = {}): Promise<BatchOutcome> {
-  const reached = events[events.length - 1]!.position
+async function writeWithCheckpoint(
+  db: Kysely<Database>,
+  projection: Projection,
+  from: Position,
+  reached: Position,
+  write: (trx: Transaction<Database>) => Promise<void>,
+  { waitForFlush = true } = {},
+): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
     if (!waitForFlush) await sql`set local synchronous_commit = off`.execute(trx)
     const moved = await trx
@@ -106,7 +113,7 @@ async function applyBatch(db: Kysely<Database>, projection: Projection, from: Po
       await insertCheckpointIfMissing(trx, projection.name)
       return { applied: false, position: await readCheckpoint(trx, projection.name) }
     }
-    await applyAll(trx, projection, events)
+    await write(trx)
     return { applied: true, position: reached }
   })
 }
@@ -165,7 +172,7 @@ export class ProjectionRuntime {
             state.active = true
           }
           for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
-            const outcome = await applyBatch(this.db, projection, state.position, batch)
+            const outcome = await writeWithCheckpoint(this.db, projection, state.position, batch[batch.length - 1]!.position, (trx) => applyAll(trx, projection, batch))
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()
@@ -333,6 +340,23 @@ export interface RebuildOptions {
 
 /** Batches the reader may hold ahead of the slowest projection: the read overlaps the writes. */
 const READ_AHEAD = 3
+/**
+ * A rebuild's window: events folded before they are written, and the most rows a fold holds. A
+ * session's events are spread over the log (tens of thousands of events apart when many sessions run
+ * at once); a window this long writes most rows once instead of once per batch, in memory a few tens
+ * of MiB per read model.
+ */
+const WINDOW_EVENTS = 100_000
+const WINDOW_ROWS = 60_000
+/**
+ * Past this share of the heap limit every window ends at its next batch, whatever its bounds: rows
+ * differ in size (a turn's webhook body is a kilobyte, a session's log row a few hundred bytes), so
+ * rows alone cannot keep all the folds under the deployed heap cap (a first build of 1,000,000
+ * events ran out of its 384 MiB without this; with it, the live heap stays near 220 MiB). The used
+ * heap counts garbage not yet collected, so a window may end early for nothing: slower, never wrong.
+ */
+const WINDOW_HEAP_SHARE = 0.6
+const heapIsFilling = () => getHeapStatistics().used_heap_size > WINDOW_HEAP_SHARE * getHeapStatistics().heap_size_limit
 
 /**
  * A projection's part of a rebuild: the batches read for it and not yet applied, handed over with
@@ -341,10 +365,15 @@ const READ_AHEAD = 3
 class RebuildFeed {
   private readonly batches: (RecordedEvent[] | undefined)[] = []
   private readonly waiting: { taker?: () => void; giver?: () => void } = {}
+  private ended = false
   position = START
   done = 0
 
-  constructor(readonly projection: Projection) {}
+  constructor(
+    readonly projection: Projection,
+    /** Its checkpoint before the rebuild. */
+    readonly appliedBefore: Position,
+  ) {}
 
   async put(batch: RecordedEvent[] | undefined): Promise<void> {
     while (this.batches.length >= READ_AHEAD) await new Promise<void>((resolve) => (this.waiting.giver = resolve))
@@ -354,10 +383,37 @@ class RebuildFeed {
 
   /** The next batch, or undefined once the log is read to its end. */
   async take(): Promise<RecordedEvent[] | undefined> {
+    if (this.ended) return undefined
     while (this.batches.length === 0) await new Promise<void>((resolve) => (this.waiting.taker = resolve))
     const batch = this.batches.shift()
+    this.ended = batch === undefined
     this.waiting.giver?.()
     return batch
+  }
+
+  /**
+   * The next window: batches folded until it spans WINDOW_EVENTS, the fold holds WINDOW_ROWS rows, the
+   * heap is filling or the log ends (one batch for a projection without a fold), with the position it reaches.
+   * Undefined at the end.
+   */
+  async nextWindow(db: Kysely<Database>): Promise<{ reached: Position; events: number; write: (trx: Transaction<Database>) => Promise<void> } | undefined> {
+    const fold = this.projection.fold?.({ appliedBefore: this.appliedBefore })
+    const unfolded: RecordedEvent[] = []
+    let reached: Position | undefined
+    let events = 0
+    for (let batch = await this.take(); batch; batch = await this.take()) {
+      // Past what a live runtime may have applied meanwhile.
+      const fresh = batch.filter((event) => comparePositions(event.position, this.position) > 0)
+      if (fresh.length === 0) continue
+      if (fold) await fold.add(db, fresh)
+      else unfolded.push(...fresh)
+      reached = fresh[fresh.length - 1]!.position
+      events += fresh.length
+      if (!fold || events >= WINDOW_EVENTS || fold.held >= WINDOW_ROWS || heapIsFilling()) break
+    }
+    if (!reached) return undefined
+    const projection = this.projection
+    return { reached, events, write: fold ? (trx) => fold.write(trx) : (trx) => applyAll(trx, projection, unfolded) }
   }
 }
 
@@ -379,8 +435,9 @@ function limiter(permits: number) {
 
 /**
  * Empties the projections' tables and checkpoints, then replays the log into them. The log is read
- * once, in order, for all of them: each gets the events of its streams, and writes them in
- * batches of its own, at most `concurrency` projections at a time. Their secondary indexes are
+ * once, in order, for all of them: each gets the events of its streams, folds them in windows of
+ * many batches (WINDOW_EVENTS) and writes each window in one transaction with its checkpoint, at most
+ * `concurrency` projections writing at a time. Their secondary indexes are
  * dropped meanwhile and built once each replay ends (deferred-indexes.ts). A runtime feeding the
  * same projection notices the moved checkpoint and follows it; if it applies a stretch first, the
  * rebuild skips what it applied.
@@ -411,7 +468,9 @@ async function replayInto(
   indexed: Set<string>,
 ): Promise<Map<string, number>> {
   const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
+  const appliedBefore = new Map<string, Position>()
   for (const projection of projections) {
+    appliedBefore.set(projection.name, await readCheckpoint(db, projection.name))
     await db.transaction().execute(async (trx) => {
       // The checkpoint row first, as a live reader takes it before touching the tables: in the
       // other order the two deadlock.
@@ -420,7 +479,7 @@ async function replayInto(
       await deferSecondaryIndexes(trx, projection)
     })
   }
-  const feeds = projections.map((projection) => new RebuildFeed(projection))
+  const feeds = projections.map((projection) => new RebuildFeed(projection, appliedBefore.get(projection.name) ?? START))
   const writing = limiter(concurrency)
   const abort = new AbortController()
   const rebuilt = new Map<string, number>()
@@ -429,15 +488,13 @@ async function replayInto(
     const { projection } = feed
     const started = performance.now()
     onProgress?.({ projection: projection.name, done: 0, total: totals.get(projection.name) })
-    for (let batch = await feed.take(); batch; batch = await feed.take()) {
-      // Past what a live runtime may have applied meanwhile.
-      const events = batch.filter((event) => comparePositions(event.position, feed.position) > 0)
-      if (events.length === 0) continue
-      // Without waiting for each commit's WAL flush: a crash loses at most the last batches, with
+    for (let window = await feed.nextWindow(db); window; window = await feed.nextWindow(db)) {
+      // Without waiting for each commit's WAL flush: a crash loses at most the last windows, with
       // their checkpoint (the same transaction), and the runtime goes on from what is durable.
-      const outcome = await writing(() => applyBatch(db, projection, feed.position, events, { waitForFlush: false }))
+      const { reached, write } = window
+      const outcome = await writing(() => writeWithCheckpoint(db, projection, feed.position, reached, write, { waitForFlush: false }))
       feed.position = outcome.position
-      if (outcome.applied) feed.done += events.length
+      if (outcome.applied) feed.done += window.events
       onProgress?.({ projection: projection.name, done: feed.done, total: totals.get(projection.name) })
     }
     // The log was not read to its end: another projection or the reader failed.

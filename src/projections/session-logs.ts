@@ -3,7 +3,7 @@ import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx, SessionLogsTable } from '../store/database.js'
 import { startOfNextUtcDay, type DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
-import { defineProjection } from './projection.js'
+import { ROWS_PER_STATEMENT, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
 
 /** The log's status words (spec §3) for the session's states. */
 export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
@@ -22,11 +22,9 @@ interface LogChange {
   expired_at: string | null
 }
 
-/** One statement for the merged changes of many sessions. */
+/** The merged changes of many sessions, in a statement per ROWS_PER_STATEMENT. */
 async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChange>): Promise<void> {
-  const rows = [...changes]
-  if (rows.length === 0) return
-  await sql`
+  await inChunks(changes, ROWS_PER_STATEMENT, (rows) => sql`
     update session_logs as s set
       expires_at = coalesce(v.expires_at, s.expires_at),
       warnings = s.warnings + v.warnings,
@@ -34,7 +32,7 @@ async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChang
       finished_at = case when v.status is not null then v.finished_at when v.expired_at is not null and s.status = 'running' then v.expired_at else s.finished_at end
     from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
       as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz)
-    where s.id = v.id`.execute(trx)
+    where s.id = v.id`.execute(trx))
 }
 
 type SessionStarted = Extract<SessionEvent, { type: 'SessionStarted' }>['data']
@@ -53,45 +51,63 @@ const newSessionLog = (d: SessionStarted): NewSessionLog => ({
   finished_at: null,
 })
 
+/**
+ * The logs a fold's events change: one insert of its starts (a start is its session's first event),
+ * then one update merging, per session, the rest (the last expiry time, the warnings added up, the
+ * last finishing turn's status, or else the first expiry's timeout).
+ */
+class SessionLogsFold implements TypedFold<SessionEvent> {
+  private readonly starts: NewSessionLog[] = []
+  private readonly changes = new Map<string, LogChange>()
+
+  get held(): number {
+    return this.starts.length + this.changes.size
+  }
+
+  async add(_db: DbOrTrx, events: readonly { event: SessionEvent }[]): Promise<void> {
+    for (const { event } of events) this.addOne(event)
+  }
+
+  private addOne(event: SessionEvent): void {
+    if (event.type === 'SessionStarted') {
+      this.starts.push(newSessionLog(event.data))
+      return
+    }
+    const id = event.data.sessionId
+    let change = this.changes.get(id)
+    if (!change) this.changes.set(id, (change = { id, expires_at: null, warnings: 0, status: null, finished_at: null, expired_at: null }))
+    switch (event.type) {
+      case 'MessageReceived':
+        change.expires_at = event.data.expiresAt
+        break
+      case 'TurnCompleted':
+        change.warnings += event.data.output.warnings.length
+        if (event.data.output.status !== 'active') {
+          change.status = event.data.output.status
+          change.finished_at = event.data.completedAt
+        }
+        break
+      case 'SessionExpired':
+        // Once the fold has finished the session, or expired it, a later expiry changes nothing.
+        if (change.status === null && change.expired_at === null) change.expired_at = event.data.expiredAt
+        break
+    }
+  }
+
+  async write(trx: Transaction<Database>): Promise<void> {
+    await insertInChunks(this.starts, (rows) =>
+      trx.insertInto('session_logs').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute(),
+    )
+    await updateLogs(trx, this.changes.values())
+  }
+}
+
 export const sessionLogsProjection = defineProjection<SessionEvent>({
   name: 'session-logs',
   streamPrefixes: ['session-'],
   // The counts are written by triggers on session_logs (migration 0013), in the same transaction.
   tables: ['session_logs', 'session_log_counts', 'session_log_day_counts'],
-  // A batch merges per session into one update for all its sessions (the last expiry time, the
-  // warnings added up, the last finishing turn's status, or else the first expiry's timeout), after
-  // one insert of its starts: a start is its session's first event.
-  async applyBatch(trx, events) {
-    const changes = new Map<string, LogChange>()
-    const starts: NewSessionLog[] = []
-    for (const { event } of events) {
-      if (event.type === 'SessionStarted') {
-        starts.push(newSessionLog(event.data))
-        continue
-      }
-      const id = event.data.sessionId
-      const change = changes.get(id) ?? { id, expires_at: null, warnings: 0, status: null, finished_at: null, expired_at: null }
-      changes.set(id, change)
-      switch (event.type) {
-        case 'MessageReceived':
-          change.expires_at = event.data.expiresAt
-          break
-        case 'TurnCompleted':
-          change.warnings += event.data.output.warnings.length
-          if (event.data.output.status !== 'active') {
-            change.status = event.data.output.status
-            change.finished_at = event.data.completedAt
-          }
-          break
-        case 'SessionExpired':
-          // Once the batch has finished the session, or expired it, a later expiry changes nothing.
-          if (change.status === null && change.expired_at === null) change.expired_at = event.data.expiredAt
-          break
-      }
-    }
-    if (starts.length > 0) await trx.insertInto('session_logs').values(starts).onConflict((oc) => oc.column('id').doNothing()).execute()
-    await updateLogs(trx, changes.values())
-  },
+  fold: () => new SessionLogsFold(),
   async apply(trx, event) {
     switch (event.type) {
       case 'SessionStarted':

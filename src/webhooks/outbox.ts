@@ -2,9 +2,9 @@ import { sql, type Insertable, type Selectable, type Transaction } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
-import type { RecordedEvent } from '../eventstore/port.js'
-import { defineProjection } from '../projections/projection.js'
-import type { Database, WebhookSessionsTable } from '../store/database.js'
+import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, insertInChunks, type TypedFold } from '../projections/projection.js'
+import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
 import { cardWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
 
 // A delivery's id (its `webhook-id`) is derived from the event it reports, so a replay of the
@@ -70,36 +70,124 @@ const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): 
   active: true,
 })
 
-/** A batch's routes, turn deliveries and finished sessions, written in three statements. */
+/**
+ * A stretch's routes, turn deliveries and finished sessions, written in three statements. A session
+ * that starts and finishes within the stretch gets its route closed from the start.
+ */
 class OutboxWrites {
-  routes: NewRoute[] = []
-  turns: TurnDelivery[] = []
-  finished = new Set<string>()
+  readonly routes = new Map<string, NewRoute>()
+  readonly turns: TurnDelivery[] = []
+  readonly finished = new Set<string>()
+
+  get held(): number {
+    return this.routes.size + this.turns.length + this.finished.size
+  }
+
+  finish(sessionId: string): void {
+    const route = this.routes.get(sessionId)
+    if (route) route.active = false
+    else this.finished.add(sessionId)
+  }
 
   /** Routes first (the turns' deliveries are made on them), the finished sessions' routes closed last. */
-  async flush(trx: Transaction<Database>): Promise<void> {
-    if (this.routes.length > 0) await trx.insertInto('webhook_sessions').values(this.routes).onConflict((oc) => oc.column('session_id').doNothing()).execute()
-    if (this.turns.length > 0) {
-      await sql`
+  async write(trx: Transaction<Database>): Promise<void> {
+    // A route stored already (a replay) keeps what it holds, but closes if the stretch closed it.
+    await insertInChunks([...this.routes.values()], (rows) =>
+      trx
+        .insertInto('webhook_sessions')
+        .values(rows)
+        .onConflict((oc) => oc.column('session_id').doUpdateSet({ active: sql<boolean>`webhook_sessions.active and excluded.active` }))
+        .execute(),
+    )
+    await inChunks(this.turns, ROWS_PER_STATEMENT, (turns) =>
+      sql`
         insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
           body, event_ids, source_commit, source_prepare, status, created_at)
         select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
           v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
-        from jsonb_to_recordset(cast(${JSON.stringify(this.turns)} as jsonb))
+        from jsonb_to_recordset(cast(${JSON.stringify(turns)} as jsonb))
           as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
         join webhook_sessions r on r.session_id = v.session_id
         order by v.source_commit, v.source_prepare
-        on conflict (id) do nothing`.execute(trx)
-    }
-    if (this.finished.size > 0) await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', 'in', [...this.finished]).execute()
-    this.routes = []
-    this.turns = []
-    this.finished = new Set()
+        on conflict (id) do nothing`.execute(trx),
+    )
+    await inChunks(this.finished, ROWS_PER_STATEMENT, (ids) => trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', 'in', ids).execute())
   }
 }
 
 /** Whether a card event reports to its session's webhook: one the API made on a session's card. */
 const reportsCardEvent = (event: CardEvent, recorded: RecordedEvent) => event.data.sessionId !== null && recorded.metadata.actor !== ENGINE_ACTOR
+
+/**
+ * The outbox's events in stretches. Starts, turns and expiries, the bulk of a busy outbox, are
+ * written together; a card event that reports to a session ends a stretch, as it reads whether the
+ * session is still active, and is applied in its place.
+ *
+ * A rebuild's replay makes no delivery again for the events the outbox applied before it: their
+ * rows survive the rebuild (each was written with the checkpoint that passed its event), and one
+ * deleted since must not be sent again.
+ */
+class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
+  private readonly stretches = new Stretches(
+    () => new OutboxWrites(),
+    (trx, event) => webhookOutboxProjection.apply(trx, event),
+  )
+
+  constructor(private readonly appliedBefore: Position | undefined) {}
+
+  get held(): number {
+    return this.stretches.held
+  }
+
+  private writes(): OutboxWrites {
+    return this.stretches.stretch()
+  }
+
+  private deliveredBefore(recorded: RecordedEvent): boolean {
+    return this.appliedBefore !== undefined && comparePositions(recorded.position, this.appliedBefore) <= 0
+  }
+
+  async add(_db: DbOrTrx, events: readonly { event: SessionEvent | CardEvent; recorded: RecordedEvent }[]): Promise<void> {
+    for (const { event, recorded } of events) {
+      switch (event.type) {
+        case 'MessageReceived':
+          break
+        case 'SessionStarted': {
+          const { routes } = this.writes()
+          if (!routes.has(event.data.sessionId)) routes.set(event.data.sessionId, routeOf(event.data))
+          break
+        }
+        case 'TurnCompleted': {
+          const { sessionId, messageId, output, completedAt } = event.data
+          const body = this.deliveredBefore(recorded) ? undefined : turnWebhookBody(sessionId, messageId, output)
+          if (body) {
+            this.writes().turns.push({
+              id: deliveryIdOf(recorded.id),
+              session_id: sessionId,
+              message_id: body.messageId,
+              body: JSON.stringify(body),
+              event_ids: [recorded.id],
+              source_commit: String(recorded.position.commit),
+              source_prepare: String(recorded.position.prepare),
+              created_at: completedAt,
+            })
+          }
+          if (output.status !== 'active') this.writes().finish(sessionId)
+          break
+        }
+        case 'SessionExpired':
+          this.writes().finish(event.data.sessionId)
+          break
+        default:
+          if (reportsCardEvent(event, recorded) && !this.deliveredBefore(recorded)) this.stretches.applyInPlace(recorded)
+      }
+    }
+  }
+
+  write(trx: Transaction<Database>): Promise<void> {
+    return this.stretches.write(trx)
+  }
+}
 
 /**
  * The webhook outbox: one row per webhook, written in the transaction that moves its checkpoint,
@@ -111,47 +199,7 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   name: 'webhook-outbox',
   streamPrefixes: ['session-', 'card-'],
   tables: ['webhook_sessions'],
-  // Starts, turns and expiries, the bulk of a busy outbox, are written together for the batch; a
-  // card event that reports to a session first writes what is before it, as it reads whether the
-  // session is still active.
-  async applyBatch(trx, events) {
-    const writes = new OutboxWrites()
-    for (const { event, recorded } of events) {
-      switch (event.type) {
-        case 'MessageReceived':
-          break
-        case 'SessionStarted':
-          writes.routes.push(routeOf(event.data))
-          break
-        case 'TurnCompleted': {
-          const { sessionId, messageId, output, completedAt } = event.data
-          const body = turnWebhookBody(sessionId, messageId, output)
-          if (body) {
-            writes.turns.push({
-              id: deliveryIdOf(recorded.id),
-              session_id: sessionId,
-              message_id: body.messageId,
-              body: JSON.stringify(body),
-              event_ids: [recorded.id],
-              source_commit: String(recorded.position.commit),
-              source_prepare: String(recorded.position.prepare),
-              created_at: completedAt,
-            })
-          }
-          if (output.status !== 'active') writes.finished.add(sessionId)
-          break
-        }
-        case 'SessionExpired':
-          writes.finished.add(event.data.sessionId)
-          break
-        default:
-          if (!reportsCardEvent(event, recorded)) break
-          await writes.flush(trx)
-          await webhookOutboxProjection.apply(trx, recorded)
-      }
-    }
-    await writes.flush(trx)
-  },
+  fold: ({ appliedBefore }) => new OutboxFold(appliedBefore),
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
   eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   async apply(trx, event, recorded) {

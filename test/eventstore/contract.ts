@@ -201,6 +201,10 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     t.equal(rest.length, 7, 'paging by position continues after the last event read')
     const head = await store.headPosition()
     t.ok(comparePositions(head, rest[rest.length - 1]!.position) >= 0, 'the head is at or past the last event')
+    await store.append(`${wanted}0`, [newEvent('Wanted'), newEvent('Wanted')], { expectedRevision: 'any' })
+    const counted = await store.count({ streamPrefixes: [wanted] })
+    // An adapter may not count (undefined); one that does counts every event of the matching streams.
+    if (counted !== undefined) t.equal(counted, 7, 'the events of the matching streams, counted')
   })
 
   t.test('a subscription ends when its signal aborts', async (t) => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import t from 'tap'
 import type { RecordedEvent } from '../../src/eventstore/port.js'
+import { applyAll } from '../../src/projections/projection.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
@@ -56,7 +57,7 @@ t.test('a batch leaves the rows that event-by-event application leaves', async (
   })
   const oneByOne = await rows()
   await sql`truncate session_logs`.execute(storage.db)
-  await storage.db.transaction().execute((trx) => sessionLogsProjection.applyBatch!(trx, events))
+  await storage.db.transaction().execute((trx) => applyAll(trx, sessionLogsProjection, events))
   const batched = await rows()
 
   t.equal(oneByOne.length, 4)
