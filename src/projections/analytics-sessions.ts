@@ -51,7 +51,7 @@ interface NodeVisit {
 
 /**
  * Events folded in memory: the sessions they touch as they end up (the stored ones read first) and
- * the node visits they add, so the whole fold is written in two statements.
+ * the node visits they add, so the whole fold is written in a few statements.
  */
 class SessionsFold implements TypedFold<SessionEvent> {
   private readonly sessions = new Map<string, SessionRow>()
