@@ -11,7 +11,7 @@ import type { Metrics } from './metrics/registry.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
 import { WebhookDelivery } from './webhooks/delivery.js'
-import { buildAbandonedDeferredIndexes } from './projections/deferred-indexes.js'
+import { completeAbandonedDeferred } from './projections/deferred-indexes.js'
 import { allProjections } from './projections/index.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
@@ -49,7 +49,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     // Processes sharing a Postgres database take turns: one active reader per projection and one
     // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
     const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
-    await buildAbandonedDeferredIndexes(storage.db, leases, logger)
+    await completeAbandonedDeferred(storage.db, leases, logger)
     const adapter: EventStore =
       config.eventStore === 'esdb'
         ? new EsdbEventStore({ connectionString: config.eventstoreConnectionString! })

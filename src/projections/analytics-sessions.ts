@@ -57,6 +57,14 @@ class SessionsFold implements TypedFold<SessionEvent> {
   private readonly sessions = new Map<string, SessionRow>()
   private readonly visits = new Map<string, NodeVisit>()
 
+  /** The sessions of a rebuild's window still being written, as they will be stored. */
+  private readonly beingWritten: ReadonlyMap<string, SessionRow> | undefined
+
+  /** `writing`: that window's fold. Only its sessions are kept: keeping the fold would keep every fold before it. */
+  constructor(writing?: SessionsFold) {
+    this.beingWritten = writing?.sessions
+  }
+
   get held(): number {
     return this.sessions.size + this.visits.size
   }
@@ -64,7 +72,11 @@ class SessionsFold implements TypedFold<SessionEvent> {
   async add(db: DbOrTrx, events: readonly { event: SessionEvent }[]): Promise<void> {
     const unread = new Set<string>()
     for (const { event } of events) {
-      if ((event.type === 'TurnCompleted' || event.type === 'SessionExpired') && !this.sessions.has(event.data.sessionId)) unread.add(event.data.sessionId)
+      if ((event.type !== 'TurnCompleted' && event.type !== 'SessionExpired') || this.sessions.has(event.data.sessionId)) continue
+      const beingWritten = this.beingWritten?.get(event.data.sessionId)
+      // A copy: that fold may still be serialising its rows.
+      if (beingWritten) this.sessions.set(event.data.sessionId, { ...beingWritten })
+      else unread.add(event.data.sessionId)
     }
     if (unread.size > 0) for (const row of await db.selectFrom('analytics_sessions').selectAll().where('session_id', 'in', [...unread]).execute()) this.sessions.set(row.session_id, row)
     for (const { event } of events) this.addOne(event)
@@ -147,7 +159,7 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   streamPrefixes: ['session-'],
   tables: ['analytics_sessions', 'analytics_session_nodes'],
   eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired'],
-  fold: () => new SessionsFold(),
+  fold: ({ writing }) => new SessionsFold(writing instanceof SessionsFold ? writing : undefined),
   async apply(trx, event) {
     switch (event.type) {
       case 'SessionStarted':

@@ -10,6 +10,15 @@ import type { Projection } from './projection.js'
 // over the filled table is one sort. So a rebuild drops them when it empties the tables and builds
 // them when its replay ends. Their definitions wait in `projection_deferred_indexes` meanwhile: if
 // the rebuild dies, the next process to start builds them (docs/decisions.md, "Projection rebuild").
+// The kept list totals (migration 0013) go the same way: their triggers are off during the replay,
+// and the totals are counted once at its end (`projection_deferred_counts`, migration 0018).
+
+/**
+ * Tables whose totals triggers keep, named `<table>_count_<operation>`, each with its
+ * `<table>_recount()` (migration 0018). Truncation's trigger stays on: emptying the rows empties them.
+ */
+const KEPT_COUNTS: readonly string[] = ['session_logs', 'kanban_cards']
+const COUNTING_OPERATIONS = ['insert', 'update', 'delete'] as const
 
 /** The lease a rebuild of `projection` holds while it runs: the indexes it deferred are its own to build. */
 export const rebuildLeaseName = (projection: string) => `rebuild:${projection}`
@@ -37,6 +46,40 @@ export async function deferSecondaryIndexes(trx: Transaction<Database>, projecti
       .execute()
     await sql`drop index ${sql.id(name)}`.execute(trx)
   }
+}
+
+/**
+ * Turns off the triggers that keep the totals of a projection's tables, noting the tables first.
+ * Runs in the transaction that empties them.
+ */
+export async function deferKeptCounts(trx: Transaction<Database>, projection: Projection): Promise<void> {
+  for (const table of projection.tables.filter((t) => KEPT_COUNTS.includes(t))) {
+    await trx.insertInto('projection_deferred_counts').values({ table_name: table, projection: projection.name }).onConflict((oc) => oc.column('table_name').doNothing()).execute()
+    for (const operation of COUNTING_OPERATIONS) await sql`alter table ${sql.table(table)} disable trigger ${sql.id(`${table}_count_${operation}`)}`.execute(trx)
+  }
+}
+
+/**
+ * Counts the totals of `projection`'s tables deferred by a rebuild and turns their triggers on again,
+ * in one transaction; returns the tables. Turning a trigger on locks its table against writes until
+ * the commit, so no row escapes both the count and the triggers.
+ */
+export async function countDeferredTotals(db: Kysely<Database>, projection: string): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const deferred = await trx.selectFrom('projection_deferred_counts').select('table_name').where('projection', '=', projection).orderBy('table_name').forUpdate().execute()
+    for (const { table_name: table } of deferred) {
+      for (const operation of COUNTING_OPERATIONS) await sql`alter table ${sql.table(table)} enable trigger ${sql.id(`${table}_count_${operation}`)}`.execute(trx)
+      await sql`select ${sql.id(`${table}_recount`)}()`.execute(trx)
+    }
+    await trx.deleteFrom('projection_deferred_counts').where('projection', '=', projection).execute()
+    return deferred.map((d) => d.table_name)
+  })
+}
+
+/** What a rebuild of `projection` put off until its replay ended: its totals counted, its indexes built. */
+export async function completeDeferred(db: Kysely<Database>, projection: string): Promise<{ counted: string[]; built: string[] }> {
+  const counted = await countDeferredTotals(db, projection)
+  return { counted, built: await buildDeferredIndexes(db, projection) }
 }
 
 /** Builds the indexes deferred for `projection` that do not exist, and forgets them; returns their names. */
@@ -88,16 +131,21 @@ export class RebuildRunningError extends ConflictError {
 }
 
 /**
- * At start: builds the indexes of rebuilds that ended without building them (the process died).
- * One still running holds its lease and builds its own.
+ * At start: counts the totals and builds the indexes of rebuilds that ended without (the process
+ * died). One still running holds its lease and completes its own.
  */
-export async function buildAbandonedDeferredIndexes(db: Kysely<Database>, leases: Leases | undefined, logger: Logger): Promise<void> {
-  const waiting = await db.selectFrom('projection_deferred_indexes').select('projection').distinct().execute()
+export async function completeAbandonedDeferred(db: Kysely<Database>, leases: Leases | undefined, logger: Logger): Promise<void> {
+  const waiting = await db
+    .selectFrom('projection_deferred_indexes')
+    .select('projection')
+    .union(db.selectFrom('projection_deferred_counts').select('projection'))
+    .execute()
   for (const { projection } of waiting) {
     const lease = leases && (await leases.tryAcquire(rebuildLeaseName(projection)))
     if (leases && !lease) continue
     try {
-      const built = await buildDeferredIndexes(db, projection)
+      const { counted, built } = await completeDeferred(db, projection)
+      if (counted.length > 0) logger.warn({ projection, tables: counted }, 'counted the totals an interrupted rebuild had left off')
       if (built.length > 0) logger.warn({ projection, indexes: built }, 'built the indexes an interrupted rebuild had dropped')
     } finally {
       await lease?.release()

@@ -23,6 +23,11 @@ export interface FoldOptions {
    * exists already.
    */
   appliedBefore?: Position
+  /**
+   * A rebuild's window still being written as this one folds: the rows it leaves are in it, not yet
+   * in the tables. A fold that reads stored rows reads those from it.
+   */
+  writing?: Fold
 }
 
 /**
@@ -71,26 +76,32 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
   tables: readonly (keyof Database & string)[]
   eventTypes?: readonly Event['type'][]
   apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>
-  fold?(options: FoldOptions): TypedFold<Event>
+  fold?(options: TypedFoldOptions<Event>): TypedFold<Event>
 }): Projection {
   const { fold } = spec
+  const typedFolds = new WeakMap<Fold, TypedFold<Event>>()
   return {
     ...spec,
     apply: (trx, recorded) => spec.apply(trx, recorded as unknown as Event, recorded),
     fold:
       fold &&
-      ((options = {}) => {
-        const typed = fold(options)
-        return {
+      (({ writing, ...options } = {}) => {
+        const typed = fold({ ...options, writing: writing && typedFolds.get(writing) })
+        const untyped: Fold = {
           add: (db, events) => typed.add(db, events.map((recorded) => ({ event: recorded as unknown as Event, recorded }))),
           get held() {
             return typed.held
           },
           write: (trx) => typed.write(trx),
         }
+        typedFolds.set(untyped, typed)
+        return untyped
       }),
   }
 }
+
+/** {@link FoldOptions} for a fold over the events of known types: the window being written is one of its own. */
+export type TypedFoldOptions<Event> = Omit<FoldOptions, 'writing'> & { writing?: TypedFold<Event> }
 
 /** Rows a statement of a fold's write takes at most: a window's rows go in several, to bound the text each one builds. */
 export const ROWS_PER_STATEMENT = 5_000

@@ -7,8 +7,8 @@ import { START, comparePositions, matchesFilter, type EventStore, type Position,
 import type { WakeUp } from '../eventstore/wake-up.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
-import { buildDeferredIndexes, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
-import { applyAll, type Projection } from './projection.js'
+import { completeDeferred, deferKeptCounts, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
+import { applyAll, type Fold, type Projection } from './projection.js'
 
 export interface ProjectionStatus {
   name: string
@@ -334,6 +334,8 @@ export interface RebuildOptions {
   onRebuilt?: (projection: string, events: number, seconds: number) => void
   /** Events read from the log at a time (REBUILD_BATCH). */
   batchSize?: number
+  /** Events a window spans at most (WINDOW_EVENTS). */
+  windowEvents?: number
   /** Processes sharing a Postgres database: a read model is rebuilt by one of them at a time. */
   leases?: Leases
 }
@@ -366,13 +368,15 @@ class RebuildFeed {
   private readonly batches: (RecordedEvent[] | undefined)[] = []
   private readonly waiting: { taker?: () => void; giver?: () => void } = {}
   private ended = false
-  position = START
+  /** Where the next window starts: the last event folded into a window. */
+  folded = START
   done = 0
 
   constructor(
     readonly projection: Projection,
     /** Its checkpoint before the rebuild. */
     readonly appliedBefore: Position,
+    private readonly windowEvents: number,
   ) {}
 
   async put(batch: RecordedEvent[] | undefined): Promise<void> {
@@ -392,29 +396,36 @@ class RebuildFeed {
   }
 
   /**
-   * The next window: batches folded until it spans WINDOW_EVENTS, the fold holds WINDOW_ROWS rows, the
-   * heap is filling or the log ends (one batch for a projection without a fold), with the position it reaches.
-   * Undefined at the end.
+   * The next window: batches folded until it spans `windowEvents`, the fold holds WINDOW_ROWS rows, the
+   * heap is filling or the log ends (one batch for a projection without a fold), with where it starts
+   * and ends. `writing` is the window before it, still being written: a fold reads the rows that one
+   * leaves from it rather than from the tables. Undefined at the end.
    */
-  async nextWindow(db: Kysely<Database>): Promise<{ reached: Position; events: number; write: (trx: Transaction<Database>) => Promise<void> } | undefined> {
-    const fold = this.projection.fold?.({ appliedBefore: this.appliedBefore })
+  async nextWindow(db: Kysely<Database>, writing: Fold | undefined): Promise<RebuildWindow | undefined> {
+    const fold = this.projection.fold?.({ appliedBefore: this.appliedBefore, writing })
     const unfolded: RecordedEvent[] = []
-    let reached: Position | undefined
+    const from = this.folded
     let events = 0
     for (let batch = await this.take(); batch; batch = await this.take()) {
-      // Past what a live runtime may have applied meanwhile.
-      const fresh = batch.filter((event) => comparePositions(event.position, this.position) > 0)
-      if (fresh.length === 0) continue
-      if (fold) await fold.add(db, fresh)
-      else unfolded.push(...fresh)
-      reached = fresh[fresh.length - 1]!.position
-      events += fresh.length
-      if (!fold || events >= WINDOW_EVENTS || fold.held >= WINDOW_ROWS || heapIsFilling()) break
+      if (fold) await fold.add(db, batch)
+      else unfolded.push(...batch)
+      this.folded = batch[batch.length - 1]!.position
+      events += batch.length
+      if (!fold || events >= this.windowEvents || fold.held >= WINDOW_ROWS || heapIsFilling()) break
     }
-    if (!reached) return undefined
+    if (events === 0) return undefined
     const projection = this.projection
-    return { reached, events, write: fold ? (trx) => fold.write(trx) : (trx) => applyAll(trx, projection, unfolded) }
+    return { from, reached: this.folded, events, fold, write: fold ? (trx) => fold.write(trx) : (trx) => applyAll(trx, projection, unfolded) }
   }
+}
+
+interface RebuildWindow {
+  /** The last event before it (the checkpoint its write moves from) and its own last. */
+  from: Position
+  reached: Position
+  events: number
+  fold: Fold | undefined
+  write: (trx: Transaction<Database>) => Promise<void>
 }
 
 /** A counting semaphore: at most `permits` holders at once. */
@@ -436,11 +447,12 @@ function limiter(permits: number) {
 /**
  * Empties the projections' tables and checkpoints, then replays the log into them. The log is read
  * once, in order, for all of them: each gets the events of its streams, folds them in windows of
- * many batches (WINDOW_EVENTS) and writes each window in one transaction with its checkpoint, at most
- * `concurrency` projections writing at a time. Their secondary indexes are
- * dropped meanwhile and built once each replay ends (deferred-indexes.ts). A runtime feeding the
- * same projection notices the moved checkpoint and follows it; if it applies a stretch first, the
- * rebuild skips what it applied.
+ * many batches (WINDOW_EVENTS) and writes each window in one transaction with its checkpoint, while
+ * it folds the next, at most `concurrency` projections writing at a time. Their secondary indexes are
+ * dropped meanwhile and their kept totals left off, both made once each replay ends
+ * (deferred-indexes.ts). A runtime feeding the
+ * same projection notices the moved checkpoint and follows it; should it apply events first, the
+ * rebuild leaves the rest of that read model to it.
  */
 export async function rebuildProjections(
   db: Kysely<Database>,
@@ -449,13 +461,13 @@ export async function rebuildProjections(
   options: RebuildOptions,
 ): Promise<Map<string, number>> {
   const leases = await takeRebuildLeases(options.leases, projections)
-  const indexed = new Set<string>()
+  const completed = new Set<string>()
   try {
-    return await replayInto(db, store, projections, options, indexed)
+    return await replayInto(db, store, projections, options, completed)
   } finally {
-    // Stopped early: the runtime goes on from the checkpoints reached, with the indexes it needs.
-    // Failing here too (the database gone), they are built by the next process to start.
-    await Promise.allSettled(projections.filter((p) => !indexed.has(p.name)).map((p) => buildDeferredIndexes(db, p.name)))
+    // Stopped early: the runtime goes on from the checkpoints reached, with the indexes and totals
+    // it needs. Failing here too (the database gone), the next process to start makes them.
+    await Promise.allSettled(projections.filter((p) => !completed.has(p.name)).map((p) => completeDeferred(db, p.name)))
     await Promise.allSettled(leases.map((lease) => lease.release()))
   }
 }
@@ -464,8 +476,8 @@ async function replayInto(
   db: Kysely<Database>,
   store: EventStore,
   projections: readonly Projection[],
-  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH }: RebuildOptions,
-  indexed: Set<string>,
+  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH, windowEvents = WINDOW_EVENTS }: RebuildOptions,
+  completed: Set<string>,
 ): Promise<Map<string, number>> {
   const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
   const appliedBefore = new Map<string, Position>()
@@ -477,30 +489,52 @@ async function replayInto(
       await writeCheckpoint(trx, projection.name, START)
       for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
       await deferSecondaryIndexes(trx, projection)
+      await deferKeptCounts(trx, projection)
     })
   }
-  const feeds = projections.map((projection) => new RebuildFeed(projection, appliedBefore.get(projection.name) ?? START))
-  const writing = limiter(concurrency)
+  const feeds = projections.map((projection) => new RebuildFeed(projection, appliedBefore.get(projection.name) ?? START, windowEvents))
+  const writers = limiter(concurrency)
   const abort = new AbortController()
   const rebuilt = new Map<string, number>()
+
+  /**
+   * Writes a window with its checkpoint, which moves only from the window's start. Should a live
+   * runtime have moved it meanwhile, the window is left to that runtime, which reads the log again
+   * from where it stopped; the rebuild cannot give it back the events it has read past.
+   */
+  const writeWindow = async (feed: RebuildFeed, window: RebuildWindow) => {
+    // Without waiting for each commit's WAL flush: a crash loses at most the last windows, with
+    // their checkpoint (the same transaction), and the runtime goes on from what is durable.
+    const outcome = await writers(() => writeWithCheckpoint(db, feed.projection, window.from, window.reached, window.write, { waitForFlush: false }))
+    if (outcome.applied) feed.done += window.events
+    onProgress?.({ projection: feed.projection.name, done: feed.done, total: totals.get(feed.projection.name) })
+  }
 
   const apply = async (feed: RebuildFeed) => {
     const { projection } = feed
     const started = performance.now()
     onProgress?.({ projection: projection.name, done: 0, total: totals.get(projection.name) })
-    for (let window = await feed.nextWindow(db); window; window = await feed.nextWindow(db)) {
-      // Without waiting for each commit's WAL flush: a crash loses at most the last windows, with
-      // their checkpoint (the same transaction), and the runtime goes on from what is durable.
-      const { reached, write } = window
-      const outcome = await writing(() => writeWithCheckpoint(db, projection, feed.position, reached, write, { waitForFlush: false }))
-      feed.position = outcome.position
-      if (outcome.applied) feed.done += window.events
-      onProgress?.({ projection: projection.name, done: feed.done, total: totals.get(projection.name) })
+    // Each window is folded while the one before it is written: the process folds while the
+    // database writes. Writes stay in order, one at a time per read model.
+    let writing: { window: RebuildWindow; written: Promise<void> } | undefined
+    try {
+      for (;;) {
+        const window = await feed.nextWindow(db, writing?.window.fold)
+        await writing?.written
+        if (!window) break
+        const written = writeWindow(feed, window)
+        // Awaited once the next window is folded; a failure meanwhile is not unhandled.
+        written.catch(() => {})
+        writing = { window, written }
+      }
+    } finally {
+      // A fold that failed: its error is the one reported, once the write before it has ended.
+      await writing?.written.catch(() => {})
     }
     // The log was not read to its end: another projection or the reader failed.
     if (abort.signal.aborted) return
-    await writing(() => buildDeferredIndexes(db, projection.name))
-    indexed.add(projection.name)
+    await writers(() => completeDeferred(db, projection.name))
+    completed.add(projection.name)
     rebuilt.set(projection.name, feed.done)
     onRebuilt?.(projection.name, feed.done, (performance.now() - started) / 1000)
   }

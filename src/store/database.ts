@@ -38,6 +38,13 @@ export interface ProjectionDeferredIndexesTable {
   deferred_at: Generated<Timestamp>
 }
 
+/** A read model's table whose kept totals a rebuild turned off, until they are counted again. */
+export interface ProjectionDeferredCountsTable {
+  table_name: string
+  projection: string
+  deferred_at: Generated<Timestamp>
+}
+
 export interface OrganizationsTable {
   id: string
   name: string
@@ -321,6 +328,7 @@ export interface Database {
   streams: StreamsTable
   projection_checkpoints: ProjectionCheckpointsTable
   projection_deferred_indexes: ProjectionDeferredIndexesTable
+  projection_deferred_counts: ProjectionDeferredCountsTable
   organizations: OrganizationsTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable

@@ -9,7 +9,7 @@ import { analyticsCardStaysProjection } from '../../src/projections/analytics-ca
 import { analyticsSessionsProjection } from '../../src/projections/analytics-sessions.js'
 import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
 import { cardsProjection } from '../../src/projections/cards.js'
-import type { FoldOptions, Projection } from '../../src/projections/projection.js'
+import type { Fold, FoldOptions, Projection } from '../../src/projections/projection.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
@@ -18,7 +18,7 @@ import { reachableBackends } from '../helpers/storage.js'
 
 // A projection's fold takes batches in memory and writes them in a few statements: one batch when
 // live, a window of many in a rebuild, reading the stored rows it builds on outside the writing
-// transaction as a rebuild does. Whatever the events and however they are cut into batches and the
+// transaction as a rebuild does, while the window before is still being written. Whatever the events and however they are cut into batches and the
 // batches into windows, it must leave exactly the rows that `apply`, event by event, leaves. The events are generated as a valid history: sessions start before their
 // messages and turns and stop changing once they end, cards are created before they change and
 // change no more once deleted.
@@ -147,17 +147,26 @@ function cut<T>(items: readonly T[], sizes: readonly number[]): T[][] {
   return runs
 }
 
-/** Folds each window's batches, then writes the window in one transaction. */
+/**
+ * Folds each window's batches and writes the window in one transaction, as a rebuild does: the next
+ * window folds before the one before it is written (here: wholly before, the hardest order for a
+ * fold that reads stored rows).
+ */
 async function applyInWindows(db: Kysely<Database>, projection: Projection, windows: RecordedEvent[][][], options: FoldOptions = {}): Promise<void> {
+  let writing: Fold | undefined
   for (const window of windows) {
-    const fold = projection.fold!(options)
+    const fold = projection.fold!({ ...options, writing })
     for (const batch of window) await fold.add(db, batch)
-    await db.transaction().execute((trx) => fold.write(trx))
+    if (writing) await db.transaction().execute((trx) => writing!.write(trx))
+    writing = fold
   }
+  if (writing) await db.transaction().execute((trx) => writing!.write(trx))
 }
 
-const batchSizes = fc.array(fc.integer({ min: 1, max: 30 }), { maxLength: 10 })
-const windowSizes = fc.array(fc.integer({ min: 1, max: 4 }), { maxLength: 6 })
+// A projection reads 5 to 15 events of a history: batches this small cut most of them into several
+// windows of several batches.
+const batchSizes = fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 10 })
+const windowSizes = fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 6 })
 
 const readsStream = (projection: Projection, event: RecordedEvent) => projection.streamPrefixes.some((prefix) => event.stream.startsWith(prefix))
 
@@ -166,6 +175,7 @@ for (const backend of reachableBackends) {
     const { db } = await backend.open(t)
     for (const projection of BATCHED) {
       let compared = 0
+      let severalWindows = 0
       await fc.assert(
         fc.asyncProperty(fc.array(step, { minLength: 10, maxLength: 80 }), batchSizes, windowSizes, async (steps, sizes, windowed) => {
           const events = history(steps).filter((event) => readsStream(projection, event))
@@ -175,7 +185,9 @@ for (const backend of reachableBackends) {
           })
           const oneByOne = await snapshot(db, projection)
           await truncate(db, projection)
-          await applyInWindows(db, projection, cut(cut(events, sizes), windowed))
+          const windows = cut(cut(events, sizes), windowed)
+          if (windows.length > 1) severalWindows++
+          await applyInWindows(db, projection, windows)
           const batched = await snapshot(db, projection)
           if (Object.values(oneByOne).some((rows) => rows.length > 0)) compared++
           // Thrown, so fast-check shrinks a failing history to a small one before tap reports it.
@@ -185,6 +197,7 @@ for (const backend of reachableBackends) {
       )
       t.pass(`${projection.name}: ${RUNS} histories, the same rows folded and event by event`)
       t.ok(compared > RUNS / 2, `${projection.name}: most histories left rows to compare (${compared} of ${RUNS})`)
+      t.ok(severalWindows > RUNS / 3, `${projection.name}: many histories were folded in several windows (${severalWindows} of ${RUNS})`)
     }
   })
 }

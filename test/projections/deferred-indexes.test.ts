@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import t from 'tap'
+import { START } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
-import { buildAbandonedDeferredIndexes, deferSecondaryIndexes, RebuildRunningError, rebuildLeaseName } from '../../src/projections/deferred-indexes.js'
+import { completeAbandonedDeferred, deferKeptCounts, deferSecondaryIndexes, RebuildRunningError, rebuildLeaseName } from '../../src/projections/deferred-indexes.js'
 import type { Projection } from '../../src/projections/projection.js'
 import { rebuildProjections } from '../../src/projections/runtime.js'
 import { openStorage } from '../../src/store/connect.js'
@@ -80,9 +81,93 @@ for (const backend of reachableBackends) {
       await db.transaction().execute((trx) => deferSecondaryIndexes(trx, observingProjection(new Set())))
       t.same((await indexesOf(db)).map((i) => i.name), ['ticks_pkey', 'ticks_stream_i_key'], 'the interrupted rebuild left the table without them')
       t.same((await deferred(db)).sort(), ['ticks_i_idx', 'ticks_stream_idx'])
-      await buildAbandonedDeferredIndexes(db, undefined, silentLogger)
+      await completeAbandonedDeferred(db, undefined, silentLogger)
       t.same(await indexesOf(db), indexes)
       t.same(await deferred(db), [])
+    })
+  })
+}
+
+/** Writes each tick as a card of one pipeline, and notes whether the totals' triggers were on for it. */
+function cardsOfTicks(pipelineId: string, triggersSeen: Set<string>): Projection {
+  const stages = [randomUUID(), randomUUID()]
+  return {
+    name: 'cards-of-ticks',
+    streamPrefixes: ['tick-'],
+    tables: ['kanban_cards'],
+    async apply(trx, event) {
+      triggersSeen.add(await countTriggersState(trx))
+      const { i } = event.data as { i: number }
+      await trx
+        .insertInto('kanban_cards')
+        .values({ id: event.id, pipeline_id: pipelineId, workspace_id: pipelineId, stage_id: stages[i % 2]!, session_id: null, tags: i % 3 === 0 ? ['vip'] : [], field_values: JSON.stringify({ amount: i }), created_at: event.createdAt, moved_at: event.createdAt })
+        .execute()
+    },
+  }
+}
+
+/** 'on' or 'off': the state of kanban_cards' triggers for its totals (all three alike, or 'mixed'). */
+async function countTriggersState(db: Kysely<Database> | Transaction<Database>): Promise<string> {
+  const { rows } = await sql<{ enabled: string }>`
+    select distinct tgenabled as enabled from pg_trigger
+    where tgrelid = 'kanban_cards'::regclass and tgname in ('kanban_cards_count_insert', 'kanban_cards_count_update', 'kanban_cards_count_delete')`.execute(db)
+  return rows.length !== 1 ? 'mixed' : rows[0]!.enabled === 'D' ? 'off' : 'on'
+}
+
+/** The kept totals of a pipeline, and the same counted from its cards. */
+async function keptAndCounted(db: Kysely<Database>, pipelineId: string) {
+  const kept = await sql<{ stage_id: string; tag: string; n: string; total: string }>`
+    select c.stage_id, c.tag, c.n::text, s.total::text from kanban_card_counts c
+    join kanban_card_sums s using (pipeline_id, stage_id, tag) where c.pipeline_id = ${pipelineId} and s.field_id = 'amount' order by 1, 2`.execute(db)
+  const counted = await sql<{ stage_id: string; tag: string; n: string; total: string }>`
+    select stage_id, t.tag, count(*)::text as n, sum((field_values->>'amount')::numeric)::text as total
+    from kanban_cards cross join lateral (select distinct unnest(array['']::text[] || tags)) as t(tag)
+    where pipeline_id = ${pipelineId} group by 1, 2 order by 1, 2`.execute(db)
+  return { kept: kept.rows, counted: counted.rows }
+}
+
+for (const backend of reachableBackends) {
+  t.test(`deferred totals on ${backend.name}`, async (t) => {
+    const storage = await backend.open(t)
+    const { db } = storage
+    const store = new PostgresEventStore({ db, pool: storage.pool })
+    t.teardown(() => store.close())
+    await appendTicks(store, 30)
+
+    await t.test('a rebuild replays with the totals triggers off and counts the totals once at the end', async (t) => {
+      const pipelineId = randomUUID()
+      const seen = new Set<string>()
+      const projection = cardsOfTicks(pipelineId, seen)
+      const rebuilt = await rebuildProjections(db, store, [projection], { concurrency: 1, batchSize: 7, windowEvents: 7 })
+      t.equal(rebuilt.get('cards-of-ticks'), 30)
+      t.same([...seen], ['off'], 'the triggers were off for every write of the replay')
+      t.equal(await countTriggersState(db), 'on', 'and are on again')
+      const { kept, counted } = await keptAndCounted(db, pipelineId)
+      t.equal(counted.length, 4, 'two stages, each with and without the tag')
+      t.same(kept, counted, 'the totals are those of the rows')
+      t.same(await db.selectFrom('projection_deferred_counts').selectAll().execute(), [], 'nothing is left deferred')
+      const [, tick] = await store.readAll({ from: START, limit: 2 })
+      await db.transaction().execute((trx) => projection.apply(trx, { ...tick!, id: randomUUID() }))
+      const after = await keptAndCounted(db, pipelineId)
+      t.not(after.counted, counted)
+      t.same(after.kept, after.counted, 'a later write is counted by the triggers again')
+    })
+
+    await t.test('totals a rebuild left off are counted by the next process to start', async (t) => {
+      const pipelineId = randomUUID()
+      const projection = cardsOfTicks(pipelineId, new Set())
+      await db.transaction().execute((trx) => deferKeptCounts(trx, projection))
+      const ticks = await store.readAll({ from: START, limit: 10 })
+      await db.transaction().execute(async (trx) => {
+        for (const tick of ticks) await projection.apply(trx, { ...tick, id: randomUUID() })
+      })
+      t.equal(await countTriggersState(db), 'off', 'the interrupted rebuild left the triggers off')
+      t.same((await keptAndCounted(db, pipelineId)).kept, [], 'and its rows uncounted')
+      await completeAbandonedDeferred(db, undefined, silentLogger)
+      t.equal(await countTriggersState(db), 'on')
+      const { kept, counted } = await keptAndCounted(db, pipelineId)
+      t.equal(counted.length, 4)
+      t.same(kept, counted)
     })
   })
 }
@@ -109,11 +194,11 @@ t.test('on a shared Postgres, one process rebuilds a read model at a time', { sk
   t.ok(running, 'the other process is rebuilding')
   await db.transaction().execute((trx) => deferSecondaryIndexes(trx, observingProjection(new Set())))
   await t.rejects(rebuildProjections(db, store, [observingProjection(new Set())], { concurrency: 1, leases: mine }), RebuildRunningError)
-  await buildAbandonedDeferredIndexes(db, mine, silentLogger)
+  await completeAbandonedDeferred(db, mine, silentLogger)
   t.same((await deferred(db)).sort(), ['ticks_i_idx', 'ticks_stream_idx'], 'a starting process leaves a running rebuild its own indexes to build')
 
   await running!.release()
-  await buildAbandonedDeferredIndexes(db, mine, silentLogger)
+  await completeAbandonedDeferred(db, mine, silentLogger)
   t.same(await indexesOf(db), indexes, 'once that rebuild is gone, they are built')
   const rebuilt = await rebuildProjections(db, store, [observingProjection(new Set())], { concurrency: 1, leases: mine })
   t.equal(rebuilt.get('ticks'), 10, 'and the read model can be rebuilt')

@@ -5,6 +5,7 @@ import { issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
 import { createCard, createPipeline, deleteCard, updateCard } from '../../src/commands/kanban.js'
 import { createSector } from '../../src/commands/sectors.js'
 import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
+import type { RecordedEvent } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { allProjections } from '../../src/projections/index.js'
 import type { Projection } from '../../src/projections/projection.js'
@@ -79,6 +80,46 @@ for (const backend of reachableBackends) {
       await waitUntil(async () => (await counts()).total === 135)
       await live.stop()
       t.same(await counts(), { total: 135, doubled: 0 })
+    })
+
+    await t.test('a rebuild that a live runtime overtakes leaves it the rest, skipping nothing', async (t) => {
+      // A live runtime applies the first tick and stops, once the rebuild has read past it into its
+      // first window: that window's write finds the checkpoint moved. Windows of 2 events, so the
+      // rebuild has later windows it could (wrongly) write from the moved checkpoint.
+      let overtaken = false
+      const overtakenProjection: Projection = {
+        ...countingProjection,
+        fold() {
+          const events: RecordedEvent[] = []
+          return {
+            async add(db, batch) {
+              if (!overtaken) {
+                overtaken = true
+                const [first] = batch
+                await db.transaction().execute(async (trx) => {
+                  await countingProjection.apply(trx, first!)
+                  await sql`update projection_checkpoints set position_commit = ${String(first!.position.commit)}, position_prepare = ${String(first!.position.prepare)}
+                    where projection = ${countingProjection.name}`.execute(trx)
+                })
+              }
+              events.push(...batch)
+            },
+            get held() {
+              return events.length
+            },
+            async write(trx) {
+              for (const event of events) await countingProjection.apply(trx, event)
+            },
+          }
+        },
+      }
+      const rebuilt = await rebuildProjections(db, store, [overtakenProjection], { concurrency: 1, batchSize: 2, windowEvents: 2 })
+      t.equal(rebuilt.get(countingProjection.name), 0, 'the rebuild wrote no window: each started where the checkpoint was not')
+      const live = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
+      await live.start()
+      await waitUntil(async () => (await counts()).total === 135)
+      await live.stop()
+      t.same(await counts(), { total: 135, doubled: 0 }, 'the live runtime applied the rest, each event once')
     })
 
     await t.test('a rebuild stops at a failing projection and reports its error', async (t) => {
