@@ -42,7 +42,7 @@ interface EventRow {
   event_type: string
   data: unknown
   metadata: Record<string, unknown>
-  created_at: Date | string
+  created_at: string
 }
 
 const UNIQUE_VIOLATION = '23505'
@@ -58,7 +58,7 @@ const toRecorded = (row: EventRow): RecordedEvent => ({
   stream: row.stream_id,
   revision: toBigInt(row.stream_revision),
   position: { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) },
-  createdAt: new Date(row.created_at).toISOString(),
+  createdAt: row.created_at,
 })
 
 /**
@@ -78,8 +78,10 @@ const horizon = sql`coalesce(
        and (datid <> (select oid from pg_database where datname = current_database()) or application_name = any(${NON_APPENDING_APPLICATION_NAMES}::text[])))),
   pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
 
+// `created_at` as RecordedEvent has it (ISO 8601, UTC, milliseconds cut off as a Date's are):
+// formatted by the database rather than parsed into a Date and formatted again for every event read.
 const eventColumns = sql`global_position, transaction_id, event_id, stream_id, stream_revision,
-  event_type, data, metadata, created_at`
+  event_type, data, metadata, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at`
 
 interface NamedStatement {
   name: string
