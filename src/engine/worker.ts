@@ -45,6 +45,9 @@ const lastMessageText = (trigger: Trigger): string => {
 export class EngineWorker {
   private controller?: AbortController
   private loop?: Promise<void>
+  /** The newest position reached and not yet being saved, and the save running. */
+  private unsaved?: Position
+  private saving?: Promise<void>
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -70,7 +73,7 @@ export class EngineWorker {
         for await (const batch of this.store.subscribeAll({ from: position, streamPrefixes: ['session-'], signal, maxBatch: 200 })) {
           await this.handleBatch(batch)
           position = batch[batch.length - 1]!.position
-          await this.saveCheckpoint(position)
+          this.saveInBackground(position)
         }
       } catch (error) {
         this.logger.error({ err: error }, 'engine failed; retrying')
@@ -156,6 +159,26 @@ export class EngineWorker {
     return row ? { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) } : START
   }
 
+  /**
+   * Saves the checkpoint beside the next batches instead of before them, one save at a time, each
+   * of the newest position reached. A checkpoint left behind (a crash, a failed save) costs a replay
+   * of the triggers since, each found done: turns are appended at the revision they read, with ids
+   * derived from their trigger, and kanban actions are idempotent.
+   */
+  private saveInBackground(position: Position): void {
+    this.unsaved = position
+    this.saving ??= (async () => {
+      for (let next = this.unsaved; next; next = this.unsaved) {
+        this.unsaved = undefined
+        try {
+          await this.saveCheckpoint(next)
+        } catch (error) {
+          this.logger.warn({ err: error }, 'engine checkpoint not saved; the next batch saves it')
+        }
+      }
+    })().finally(() => (this.saving = undefined))
+  }
+
   private async saveCheckpoint(position: Position): Promise<void> {
     // Several workers may share the checkpoint; it only ever moves forward.
     await this.db
@@ -173,6 +196,7 @@ export class EngineWorker {
   async stop(): Promise<void> {
     this.controller?.abort()
     await this.loop
+    await this.saving
     this.controller = undefined
   }
 }
