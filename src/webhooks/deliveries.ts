@@ -1,8 +1,8 @@
-import { sql, type Kysely } from 'kysely'
+import { sql } from 'kysely'
 import { v4 as uuidV4 } from 'uuid'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
-import type { Database, DbOrTrx, DeliveryStatus } from '../store/database.js'
+import type { DbOrTrx, DeliveryStatus } from '../store/database.js'
 
 /** A delivery the dispatcher holds the lease of, with what it needs to send it. */
 export interface ClaimedDelivery {
@@ -70,33 +70,61 @@ export interface AttemptRecord {
 
 export type AttemptOutcome = { status: 'delivered' } | { status: 'failed'; nextAttemptAt: Date } | { status: 'dead' }
 
+/** An attempt made, with the delivery it was made for and where it leaves that delivery. */
+export interface MadeAttempt {
+  delivery: Pick<ClaimedDelivery, 'id' | 'leaseToken'>
+  attempt: AttemptRecord
+  outcome: AttemptOutcome
+}
+
 /**
- * Stores an attempt and where it leaves the delivery. The state only changes if this dispatcher
- * still holds the lease; the attempt itself is recorded either way, because it happened.
+ * Stores attempts and where each leaves its delivery, in one statement (so one commit for many
+ * attempts). A delivery's state only changes if the attempt's dispatcher still holds the lease;
+ * the attempt itself is recorded either way, because it happened.
  */
-export async function recordAttempt(db: Kysely<Database>, delivery: ClaimedDelivery, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`
+export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]): Promise<void> {
+  if (made.length === 0) return
+  const rows = made.map(({ delivery, attempt, outcome }, seq) => ({
+    seq,
+    delivery_id: delivery.id,
+    lease_token: delivery.leaseToken,
+    attempted_at: attempt.attemptedAt.toISOString(),
+    status_code: attempt.statusCode,
+    error: attempt.error,
+    duration_ms: attempt.durationMs,
+    response_body: attempt.responseBody,
+    response_truncated: attempt.responseTruncated,
+    status: outcome.status,
+    next_attempt_at: outcome.status === 'failed' ? outcome.nextAttemptAt.toISOString() : null,
+    delivered_at: outcome.status === 'delivered' ? attempt.attemptedAt.toISOString() : null,
+    last_error: attempt.error ?? (outcome.status === 'delivered' ? null : `HTTP ${attempt.statusCode}`),
+  }))
+  await sql`
+    with made as (
+      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as m(
+        seq integer, delivery_id uuid, lease_token uuid, attempted_at timestamptz, status_code integer,
+        error text, duration_ms integer, response_body text, response_truncated boolean,
+        status text, next_attempt_at timestamptz, delivered_at timestamptz, last_error text)
+    ),
+    recorded as (
       insert into webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms, response_body, response_truncated)
-      select ${delivery.id}, coalesce(max(attempt), 0) + 1, ${attempt.attemptedAt}::timestamptz, ${attempt.statusCode}, ${attempt.error},
-        ${attempt.durationMs}, ${attempt.responseBody}, ${attempt.responseTruncated}
-      from webhook_attempts where delivery_id = ${delivery.id}`.execute(trx)
-    await trx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({
-        status: outcome.status,
-        attempt_count: eb('attempt_count', '+', 1),
-        round_attempts: eb('round_attempts', '+', 1),
-        next_attempt_at: outcome.status === 'failed' ? outcome.nextAttemptAt : null,
-        delivered_at: outcome.status === 'delivered' ? attempt.attemptedAt : null,
-        last_error: attempt.error ?? (outcome.status === 'delivered' ? null : `HTTP ${attempt.statusCode}`),
-        lease_token: null,
-        lease_until: null,
-      }))
-      .where('id', '=', delivery.id)
-      .where('lease_token', '=', delivery.leaseToken)
-      .execute()
-  })
+      select m.delivery_id,
+        coalesce((select max(a.attempt) from webhook_attempts a where a.delivery_id = m.delivery_id), 0)
+          + row_number() over (partition by m.delivery_id order by m.seq),
+        m.attempted_at, m.status_code, m.error, m.duration_ms, m.response_body, m.response_truncated
+      from made m
+    )
+    update webhook_deliveries w set
+      status = m.status,
+      attempt_count = w.attempt_count + 1,
+      round_attempts = w.round_attempts + 1,
+      next_attempt_at = m.next_attempt_at,
+      delivered_at = m.delivered_at,
+      last_error = m.last_error,
+      lease_token = null,
+      lease_until = null
+    from made m
+    where w.id = m.delivery_id and w.lease_token = m.lease_token`.execute(db)
 }
 
 export interface DeliveryAttemptView {

@@ -3,9 +3,10 @@ import type { Agent } from 'undici'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
+import { WriteBatches } from '../store/write-batches.js'
 import { BlockedAddressError, postWebhook } from './agent.js'
 import { callbackUrlProblem, parseCidrs, type ParsedCidr } from './callback-url.js'
-import { claimDueDeliveries, recordAttempt, type AttemptOutcome, type AttemptRecord, type ClaimedDelivery } from './deliveries.js'
+import { claimDueDeliveries, recordAttempts, type AttemptOutcome, type AttemptRecord, type ClaimedDelivery, type MadeAttempt } from './deliveries.js'
 import { honoursRetryAfter, nextRetryDelay, parseRetryAfter } from './retry.js'
 import { webhookHeaders } from './signature.js'
 
@@ -48,6 +49,8 @@ export class WebhookDispatcher {
   private readonly now: () => Date
   private readonly allowed: ParsedCidr[]
   private readonly inFlight = new Set<Promise<void>>()
+  /** Attempts finishing together are recorded in one statement: one commit each, not one per attempt. */
+  private readonly made: WriteBatches<MadeAttempt>
   private controller?: AbortController
   private loop?: Promise<void>
   private woken = false
@@ -64,6 +67,7 @@ export class WebhookDispatcher {
     this.leaseMs = options.leaseMs ?? 15_000
     this.now = options.now ?? (() => new Date())
     this.allowed = parseCidrs(options.allowedPrivateCidrs)
+    this.made = new WriteBatches((made) => recordAttempts(db, made))
   }
 
   start(): void {
@@ -141,7 +145,7 @@ export class WebhookDispatcher {
     const outcome = this.outcomeOf(delivery, record, retryAfter)
     this.options.metrics?.countWebhookAttempt(outcome.status, record)
     try {
-      await recordAttempt(this.db, delivery, record, outcome)
+      await this.made.add({ delivery, attempt: record, outcome })
     } catch (error) {
       // The lease runs out and the delivery is attempted again, with the same webhook-id.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'recording a webhook attempt failed')

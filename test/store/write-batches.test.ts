@@ -1,0 +1,61 @@
+import t from 'tap'
+import { WriteBatches } from '../../src/store/write-batches.js'
+
+/** A write that stays open until the test lets it finish. */
+function heldWrites() {
+  const batches: number[][] = []
+  const finishers: ((error?: Error) => void)[] = []
+  const write = (items: number[]) =>
+    new Promise<void>((resolve, reject) => {
+      batches.push(items)
+      finishers.push((error) => (error ? reject(error) : resolve()))
+    })
+  return { batches, finish: (index: number, error?: Error) => finishers[index]!(error), write }
+}
+
+const settled = (promise: Promise<void>) => promise.then(() => 'written', (error: Error) => `failed: ${error.message}`)
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+t.test('items added while a batch is written make the next batch', async (t) => {
+  const held = heldWrites()
+  const batches = new WriteBatches(held.write)
+  const first = settled(batches.add(1))
+  const second = settled(batches.add(2))
+  const third = settled(batches.add(3))
+  t.same(held.batches, [[1]], 'the first item is written at once, alone')
+  held.finish(0)
+  t.equal(await first, 'written')
+  await turn()
+  t.same(held.batches, [[1], [2, 3]], 'the two added meanwhile are written together')
+  held.finish(1)
+  t.same([await second, await third], ['written', 'written'])
+  await turn()
+  const fourth = settled(batches.add(4))
+  t.same(held.batches.at(-1), [4], 'an idle writer writes at once again')
+  held.finish(2)
+  t.equal(await fourth, 'written')
+})
+
+t.test('a failed batch fails its own items only', async (t) => {
+  const held = heldWrites()
+  const batches = new WriteBatches(held.write)
+  const first = settled(batches.add(1))
+  const second = settled(batches.add(2))
+  held.finish(0, new Error('connection lost'))
+  t.equal(await first, 'failed: connection lost')
+  await turn()
+  held.finish(1)
+  t.equal(await second, 'written')
+})
+
+t.test('a batch holds at most maxBatch items', async (t) => {
+  const held = heldWrites()
+  const batches = new WriteBatches(held.write, 2)
+  const all = [1, 2, 3, 4, 5, 6].map((item) => settled(batches.add(item)))
+  for (let index = 0; index < 4; index++) {
+    held.finish(index)
+    await turn()
+  }
+  t.same(held.batches, [[1], [2, 3], [4, 5], [6]])
+  t.same(await Promise.all(all), Array(6).fill('written'))
+})

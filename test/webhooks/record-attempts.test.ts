@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto'
+import t from 'tap'
+import { claimDueDeliveries, recordAttempts, type AttemptRecord, type ClaimedDelivery } from '../../src/webhooks/deliveries.js'
+import { reachableBackends } from '../helpers/storage.js'
+
+const now = new Date('2026-11-24T12:00:00.000Z')
+const attemptAt = (seconds: number, statusCode: number | null, error: string | null = null): AttemptRecord => ({
+  attemptedAt: new Date(now.getTime() + seconds * 1000),
+  statusCode,
+  error,
+  durationMs: 5,
+  responseBody: statusCode === null ? null : `answer ${statusCode}`,
+  responseTruncated: false,
+})
+
+for (const backend of reachableBackends) {
+  t.test(`attempts recorded together on ${backend.name}`, async (t) => {
+    const { db } = await backend.open(t)
+    // Four sessions with one delivery each, so all four are due at once.
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()]
+    await db
+      .insertInto('webhook_deliveries')
+      .values(
+        ids.map((id, index) => ({
+          id,
+          organization_id: randomUUID(),
+          workspace_id: randomUUID(),
+          session_id: randomUUID(),
+          message_id: randomUUID(),
+          api_key_id: randomUUID(),
+          callback_url: 'https://example.test/hook',
+          body: '{}',
+          event_ids: JSON.stringify([randomUUID()]),
+          source_commit: '1',
+          source_prepare: String(index + 1),
+          status: 'pending',
+          created_at: now,
+        })),
+      )
+      .execute()
+    const claim = () => claimDueDeliveries(db, { now, limit: 10, leaseMs: 15_000, firstDelaySeconds: 0 })
+    const claimed = new Map((await claim()).map((delivery) => [delivery.id, delivery]))
+    t.equal(claimed.size, 4, 'all four claimed')
+    const [delivered, failed, dead, stolen] = ids.map((id) => claimed.get(id)!)
+    // Another dispatcher holds the fourth now (its lease ran out and was taken again).
+    const thief: ClaimedDelivery = { ...stolen!, leaseToken: randomUUID() }
+    await db.updateTable('webhook_deliveries').set({ lease_token: thief.leaseToken }).where('id', '=', stolen!.id).execute()
+
+    await recordAttempts(db, [])
+    await recordAttempts(db, [
+      { delivery: delivered!, attempt: attemptAt(1, 200), outcome: { status: 'delivered' } },
+      { delivery: failed!, attempt: attemptAt(2, 503), outcome: { status: 'failed', nextAttemptAt: new Date(now.getTime() + 60_000) } },
+      { delivery: dead!, attempt: attemptAt(3, null, 'ECONNREFUSED: connect refused'), outcome: { status: 'dead' } },
+      { delivery: stolen!, attempt: attemptAt(4, 200), outcome: { status: 'delivered' } },
+    ])
+
+    const rows = new Map(
+      (await db.selectFrom('webhook_deliveries').selectAll().execute()).map((row) => [row.id, row]),
+    )
+    const row = (delivery: ClaimedDelivery) => rows.get(delivery.id)!
+    t.match(row(delivered!), { status: 'delivered', attempt_count: 1, round_attempts: 1, last_error: null, lease_token: null, next_attempt_at: null })
+    t.equal(new Date(row(delivered!).delivered_at!).toISOString(), attemptAt(1, 200).attemptedAt.toISOString(), 'delivered at its attempt')
+    t.match(row(failed!), { status: 'failed', attempt_count: 1, last_error: 'HTTP 503', lease_token: null, delivered_at: null })
+    t.equal(new Date(row(failed!).next_attempt_at!).toISOString(), '2026-11-24T12:01:00.000Z', 'retried on its schedule')
+    t.match(row(dead!), { status: 'dead', attempt_count: 1, last_error: 'ECONNREFUSED: connect refused', lease_token: null })
+    t.match(row(stolen!), { status: 'pending', attempt_count: 0, lease_token: thief.leaseToken }, 'a lease lost: the state is the new holder’s')
+
+    const attempts = await db.selectFrom('webhook_attempts').selectAll().orderBy('attempted_at').execute()
+    t.same(
+      attempts.map((a) => [a.delivery_id, a.attempt, a.status_code, a.error, a.response_body]),
+      [
+        [delivered!.id, 1, 200, null, 'answer 200'],
+        [failed!.id, 1, 503, null, 'answer 503'],
+        [dead!.id, 1, null, 'ECONNREFUSED: connect refused', null],
+        [stolen!.id, 1, 200, null, 'answer 200'],
+      ],
+      'every attempt is recorded, the lost lease’s too, because it happened',
+    )
+
+    // The failed one is due again: its next attempt is numbered after the first.
+    const later = new Date(now.getTime() + 120_000)
+    const [again] = await claimDueDeliveries(db, { now: later, limit: 10, leaseMs: 15_000, firstDelaySeconds: 0 }).then((all) => all.filter((d) => d.id === failed!.id))
+    t.ok(again, 'the failed delivery is claimed again once due')
+    await recordAttempts(db, [{ delivery: again!, attempt: attemptAt(130, 204), outcome: { status: 'delivered' } }])
+    const numbers = await db.selectFrom('webhook_attempts').select('attempt').where('delivery_id', '=', failed!.id).orderBy('attempt').execute()
+    t.same(numbers.map((n) => n.attempt), [1, 2])
+    t.match(await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', failed!.id).executeTakeFirstOrThrow(), {
+      status: 'delivered',
+      attempt_count: 2,
+      round_attempts: 2,
+      last_error: null,
+      next_attempt_at: null,
+    })
+  })
+}
