@@ -6,7 +6,12 @@ export interface WakeUpOptions {
   notifyOtherProcesses?: boolean
   /** At most one NOTIFY this often: each is a commit serialised with every other notifying commit of the cluster. */
   notifyEveryMs?: number
+  /** How often to look again whether another process listens (NOTIFY is only sent while one does). */
+  listenersRecheckMs?: number
 }
+
+/** What a listener's connection is called, so that other processes can see it listens. */
+const listenerName = (channel: string) => `flowd-listen:${channel}`.slice(0, 63)
 
 /**
  * Tells subscribers that new events may be readable. Appends in this process wake them directly;
@@ -16,6 +21,8 @@ export interface WakeUpOptions {
 export class WakeUp {
   private waiters = new Set<() => void>()
   private listener?: pg.PoolClient
+  /** The backend of this process's own listener, which does not count as another process. */
+  private listenerPid?: number
   private closed = false
   private wakes = 0
   /** Sent with each NOTIFY so this process ignores its own (it woke its subscribers already). */
@@ -26,6 +33,9 @@ export class WakeUp {
   private notifyAgain = false
   private notifyTimer?: NodeJS.Timeout
   private lastNotifyAt = Number.NEGATIVE_INFINITY
+  private readonly listenersRecheckMs: number
+  /** Whether a process other than this one listened when last looked at; until then, assumed. */
+  private othersListen = { listen: true, checkedAt: Number.NEGATIVE_INFINITY, checking: false }
 
   constructor(
     private readonly channel: string,
@@ -34,6 +44,7 @@ export class WakeUp {
   ) {
     this.notifyOtherProcesses = options.notifyOtherProcesses ?? true
     this.notifyEveryMs = options.notifyEveryMs ?? 5
+    this.listenersRecheckMs = options.listenersRecheckMs ?? 1000
   }
 
   /** Counts wake-ups: a subscriber notes it before reading, and a later wake-up means look again. */
@@ -61,6 +72,7 @@ export class WakeUp {
 
   private tellOtherProcesses(): void {
     if (!this.pool || !this.notifyOtherProcesses || this.closed) return
+    if (!this.anotherProcessListens()) return
     if (this.notifying) {
       // Sent perhaps before this append committed: one more after it.
       this.notifyAgain = true
@@ -77,6 +89,30 @@ export class WakeUp {
       return
     }
     this.sendNotify()
+  }
+
+  /**
+   * Whether to NOTIFY: a process alone on the log (the usual single-process deployment) would pay a
+   * commit, serialised with every other notifying commit, for every announcement nobody hears.
+   * Listeners name their connection after the channel, so they show in `pg_stat_activity`. A
+   * process that starts listening meanwhile is heard of within `listenersRecheckMs`; until then it
+   * finds the events by polling, as it would after a lost notification.
+   */
+  private anotherProcessListens(): boolean {
+    const known = this.othersListen
+    if (!known.checking && performance.now() - known.checkedAt >= this.listenersRecheckMs) {
+      known.checking = true
+      this.pool!
+        .query<{ listen: boolean }>(
+          'select exists (select 1 from pg_stat_activity where datname = current_database() and application_name = $1 and pid <> $2) as listen',
+          [listenerName(this.channel), this.listenerPid ?? 0],
+        )
+        .then(
+          ({ rows }) => (this.othersListen = { listen: rows[0]?.listen ?? true, checkedAt: performance.now(), checking: false }),
+          () => (this.othersListen = { listen: true, checkedAt: performance.now(), checking: false }),
+        )
+    }
+    return known.listen
   }
 
   private sendNotify(): void {
@@ -135,30 +171,43 @@ export class WakeUp {
     const client = await this.pool!.connect()
     let released = false
     // Once: an error may arrive after close() gave the client back (the database going away).
-    const release = (destroy: boolean) => {
+    // Destroyed, not returned to the pool: it carries the listener's name.
+    const release = () => {
       if (released) return
       released = true
       client.off('error', onError)
       client.removeAllListeners('notification')
-      client.release(destroy)
-      if (this.listener === client) this.listener = undefined
+      client.release(true)
+      if (this.listener === client) {
+        this.listener = undefined
+        this.listenerPid = undefined
+      }
       this.listening = undefined
     }
-    const onError = () => release(true)
+    const onError = () => release()
     client.on('error', onError)
     client.on('notification', (notification) => {
       if (notification.payload !== this.origin) this.wake()
     })
-    await client.query(`listen ${this.channel}`)
+    let pid: number | undefined
+    try {
+      const { rows } = await client.query<{ pid: number }>("select set_config('application_name', $1, false), pg_backend_pid() as pid", [listenerName(this.channel)])
+      pid = rows[0]?.pid
+      await client.query(`listen ${this.channel}`)
+    } catch (error) {
+      release()
+      throw error
+    }
     if (this.closed) {
-      release(true)
+      release()
       return
     }
     this.listener = client
+    this.listenerPid = pid
     this.releaseListener = release
   }
 
-  private releaseListener?: (destroy: boolean) => void
+  private releaseListener?: () => void
 
   async close(): Promise<void> {
     if (this.notifyTimer) {
@@ -172,7 +221,7 @@ export class WakeUp {
     if (client) {
       client.removeAllListeners('notification')
       await client.query(`unlisten ${this.channel}`).catch(() => {})
-      this.releaseListener?.(false)
+      this.releaseListener?.()
     }
     this.wake()
   }

@@ -4,6 +4,7 @@ import pg from 'pg'
 import t from 'tap'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { START } from '../../src/eventstore/port.js'
+import { WakeUp } from '../../src/eventstore/wake-up.js'
 import type { Database } from '../../src/store/database.js'
 import { createTestDatabase, postgresBackend, postgresUrl } from '../helpers/storage.js'
 import { eventStoreContract } from './contract.js'
@@ -93,6 +94,54 @@ if (postgresUrl) {
     for (let i = 0; i < burst; i++) await writer.append(`burst-${i}`, [{ id: randomUUID(), type: 'Burst', data: { i } }], { expectedRevision: 'no_stream' })
     await following
     t.same(seen, Array.from({ length: burst }, (_, i) => `burst-${i}`))
+  })
+
+  t.test('NOTIFY is sent only while another process listens', async (t) => {
+    const storage = await postgresBackend.open(t)
+    const channel = 'flowd_test_alone'
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const alone = new WakeUp(channel, storage.pool, { listenersRecheckMs: 50 })
+    // A plain connection counts what is sent; it is not named as a listener, so it is nobody.
+    const observer = new pg.Client({ connectionString: (storage.target as { url: string }).url })
+    await observer.connect()
+    let heard = 0
+    observer.on('notification', () => heard++)
+    await observer.query(`listen ${channel}`)
+    const otherPool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 2 })
+    const other = new WakeUp(channel, otherPool)
+    t.teardown(async () => {
+      await alone.close()
+      await other.close()
+      await otherPool.end()
+      await observer.end()
+    })
+    // Its own listener does not count as another process.
+    void alone.wait(1)
+    const listeners = async () =>
+      Number((await storage.pool!.query(`select count(*) as n from pg_stat_activity where application_name = 'flowd-listen:${channel}'`)).rows[0].n)
+    while ((await listeners()) < 1) await sleep(10)
+
+    alone.announce() // before anyone was looked for: sent, to be safe
+    await sleep(150)
+    heard = 0
+    for (let i = 0; i < 10; i++) {
+      alone.announce()
+      await sleep(20)
+    }
+    await sleep(100)
+    t.equal(heard, 0, 'nobody else listens: nothing sent')
+
+    const generation = other.generation
+    const woken = other.wait(10_000, undefined, generation)
+    while ((await listeners()) < 2) await sleep(10)
+    let announced = 0
+    for (let settled = false; !settled && announced < 100; announced++) {
+      alone.announce()
+      settled = await Promise.race([woken, sleep(20).then(() => false)])
+    }
+    t.equal(await woken, true, 'another process listens: it is woken')
+    t.ok(announced <= 20, `heard of within a few rechecks (${announced} announcements)`)
+    t.ok(heard > 0, 'and the notifications are sent')
   })
 } else {
   t.plan(0, 'Postgres event store suite not run: DATABASE_URL is not set')
