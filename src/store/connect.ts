@@ -64,9 +64,13 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
       dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: target.projectorPoolSize ?? 16, application_name: PROJECTOR_APPLICATION_NAME }) }),
     })
     // Opened on first use: only a process with the dispatcher role connects it.
-    const dispatcherDb = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: DISPATCHER_POOL_SIZE, application_name: DISPATCHER_APPLICATION_NAME }) }),
-    })
+    const dispatcherPool = newPool({ connectionString: target.url, max: DISPATCHER_POOL_SIZE, application_name: DISPATCHER_APPLICATION_NAME })
+    // A claim walks the open deliveries in order. An index scan marks the entries of deliveries sent
+    // since as dead as it passes them, so the next claim skips them; a bitmap scan (the planner's
+    // pick on a busy outbox's stale estimates) visits them all again until VACUUM comes, so every
+    // claim grew with each delivery sent (measured after 8,500: 4.7 ms, against 0.05 ms).
+    dispatcherPool.on('connect', (client) => void client.query('set enable_bitmapscan = off').catch(() => {}))
+    const dispatcherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dispatcherPool }) })
     return {
       db,
       projectorDb,
