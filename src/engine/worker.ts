@@ -5,6 +5,7 @@ import { START, WrongExpectedVersionError, type EventStore, type Position, type 
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import { toBigInt, type Database } from '../store/database.js'
+import { prepared } from '../store/prepared.js'
 import { withStreamLock } from '../commands/stream-lock.js'
 import { foldStream, rememberFolded } from '../commands/stream-state.js'
 import type { FlowVersions } from './flow-versions.js'
@@ -181,7 +182,7 @@ export class EngineWorker {
 
   private async saveCheckpoint(position: Position): Promise<void> {
     // Several workers may share the checkpoint; it only ever moves forward.
-    await this.db
+    const save = this.db
       .insertInto('projection_checkpoints')
       .values({ projection: CHECKPOINT, position_commit: String(position.commit), position_prepare: String(position.prepare) })
       .onConflict((oc) =>
@@ -190,7 +191,7 @@ export class EngineWorker {
           .doUpdateSet({ position_commit: String(position.commit), position_prepare: String(position.prepare), updated_at: sql`now()` })
           .where(sql<boolean>`(projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (${String(position.commit)}::bigint, ${String(position.prepare)}::bigint)`),
       )
-      .execute()
+    await this.db.executeQuery(prepared(save.compile()))
   }
 
   async stop(): Promise<void> {

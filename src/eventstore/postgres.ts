@@ -1,6 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely'
 import type pg from 'pg'
 import { NON_APPENDING_APPLICATION_NAMES } from '../store/connect.js'
+import { prepared } from '../store/prepared.js'
 import { toBigInt, type Database } from '../store/database.js'
 import {
   START,
@@ -228,10 +229,11 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(stream: string, options: { from?: bigint } = {}): Promise<RecordedEvent[]> {
-    const { rows } = await sql<EventRow>`
+    const query = sql<EventRow>`
       select ${eventColumns} from events
       where stream_id = ${stream} and stream_revision >= ${String(options.from ?? 0n)}::bigint
-      order by stream_revision`.execute(this.db)
+      order by stream_revision`.compile(this.db)
+    const { rows } = await this.db.executeQuery(prepared(query))
     return rows.map(toRecorded)
   }
 
@@ -254,7 +256,8 @@ export class PostgresEventStore implements EventStore {
    */
   private async readPage({ from, limit, streamPrefixes }: ReadAllOptions): Promise<Page> {
     const commit = from.commit < 0n ? 0n : from.commit
-    const { rows } = await sql<Partial<EventRow> & { head_commit: string | number; head_prepare: string | number }>`
+    // Prepared: the live tail runs it on every wake-up, and its planning cost more than its run.
+    const query = sql<Partial<EventRow> & { head_commit: string | number; head_prepare: string | number }>`
       with head as (
         select transaction_id, global_position from events
         where transaction_id < ${horizon}
@@ -269,7 +272,8 @@ export class PostgresEventStore implements EventStore {
           and ${this.streamCondition({ streamPrefixes })}
         order by transaction_id, global_position
         limit ${limit}
-      ) page on true`.execute(this.db)
+      ) page on true`.compile(this.db)
+    const { rows } = await this.db.executeQuery(prepared(query))
     const head = rows[0]
     if (!head) return { events: [], through: from }
     const events = rows.filter((row) => row.event_id != null).map((row) => toRecorded(row as EventRow))

@@ -7,6 +7,7 @@ import { START, comparePositions, matchesFilter, type EventStore, type Position,
 import type { WakeUp } from '../eventstore/wake-up.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
+import { prepared } from '../store/prepared.js'
 import { completeDeferred, deferKeptCounts, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
 import { applyAll, type Fold, type Projection } from './projection.js'
 
@@ -101,13 +102,14 @@ async function writeWithCheckpoint(
 ): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
     if (!waitForFlush) await sql`set local synchronous_commit = off`.execute(trx)
-    const moved = await trx
+    const move = trx
       .updateTable('projection_checkpoints')
       .set({ position_commit: String(reached.commit), position_prepare: String(reached.prepare), updated_at: sql`now()` })
       .where('projection', '=', projection.name)
       .where(sql<boolean>`(position_commit, position_prepare) = (${String(from.commit)}::bigint, ${String(from.prepare)}::bigint)`)
       .returning('projection')
-      .executeTakeFirst()
+    // Prepared: every batch of every read model runs it.
+    const [moved] = (await trx.executeQuery(prepared(move.compile()))).rows
     if (!moved) {
       // A projection's first batch ever: its row is made here, and the reader comes back from START.
       await insertCheckpointIfMissing(trx, projection.name)

@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { Database } from './database.js'
+import { PreparingClient } from './prepared.js'
 
 export type DatabaseTarget =
   | {
@@ -47,7 +48,7 @@ export interface Storage {
 const DISPATCHER_POOL_SIZE = 10
 
 function newPool(config: pg.PoolConfig): pg.Pool {
-  const pool = new pg.Pool(config)
+  const pool = new pg.Pool({ ...config, Client: PreparingClient })
   // A client losing its connection (the database restarting) must not crash the process. Idle,
   // the pool reports it here and replaces it; in use, the client itself emits 'error' besides
   // failing its query, and the pool drops it when it is released.

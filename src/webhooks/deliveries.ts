@@ -3,6 +3,7 @@ import { v4 as uuidV4 } from 'uuid'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
 import type { DbOrTrx, DeliveryStatus } from '../store/database.js'
+import { prepared } from '../store/prepared.js'
 
 /** A delivery the dispatcher holds the lease of, with what it needs to send it. */
 export interface ClaimedDelivery {
@@ -28,7 +29,7 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const token = uuidV4()
   const leaseUntil = new Date(options.now.getTime() + options.leaseMs)
-  const { rows } = await sql<{ id: string; session_id: string; callback_url: string; body: string; round_attempts: number; signing_secret: string | null }>`
+  const claim = sql<{ id: string; session_id: string; callback_url: string; body: string; round_attempts: number; signing_secret: string | null }>`
     with due as (
       select d.id from webhook_deliveries d
       where d.status in ('pending', 'failed')
@@ -46,7 +47,8 @@ export async function claimDueDeliveries(
     from due
     where w.id = due.id
     returning w.id, w.session_id, w.callback_url, w.body, w.round_attempts,
-      (select k.signing_secret from api_keys k where k.id = w.api_key_id) as signing_secret`.execute(db)
+      (select k.signing_secret from api_keys k where k.id = w.api_key_id) as signing_secret`.compile(db)
+  const { rows } = await db.executeQuery(prepared(claim))
   return rows.map((row) => ({
     id: row.id,
     sessionId: row.session_id,
@@ -99,7 +101,7 @@ export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]):
     delivered_at: outcome.status === 'delivered' ? attempt.attemptedAt.toISOString() : null,
     last_error: attempt.error ?? (outcome.status === 'delivered' ? null : `HTTP ${attempt.statusCode}`),
   }))
-  await sql`
+  const record = sql`
     with made as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as m(
         seq integer, delivery_id uuid, lease_token uuid, attempted_at timestamptz, status_code integer,
@@ -124,7 +126,8 @@ export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]):
       lease_token = null,
       lease_until = null
     from made m
-    where w.id = m.delivery_id and w.lease_token = m.lease_token`.execute(db)
+    where w.id = m.delivery_id and w.lease_token = m.lease_token`.compile(db)
+  await db.executeQuery(prepared(record))
 }
 
 export interface DeliveryAttemptView {
