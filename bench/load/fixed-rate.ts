@@ -80,6 +80,8 @@ export interface PhaseOutput {
   sentEachSecond: number[]
   acceptedEachSecond: number[]
   webhooksEachSecond: number[]
+  /** 202 → webhook p99 of the messages sent in each second: whether the slowest cluster in time. */
+  acceptedToWebhookP99EachSecond: number[]
   /** From the last 202 until every webhook was in (or the drain timed out), in seconds. */
   drainSeconds: number
 }
@@ -303,6 +305,7 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
       const sentEachSecond: number[] = []
       const acceptedEachSecond: number[] = []
       const webhooksEachSecond: number[] = []
+      const e2eEachSecond: number[][] = []
       let missing = 0
       let before202 = 0
       const messages: MessageTimes[] = []
@@ -319,6 +322,8 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
         if (arrived === undefined) missing++
         else {
           e2e.push(arrived - answered[k]!)
+          const second = Math.max(0, Math.floor((due[k]! - t0) / 1000))
+          ;(e2eEachSecond[second] ??= []).push(arrived - answered[k]!)
           sendToWebhook.push(arrived - due[k]!)
           if (arrived < answered[k]!) before202++
           perSecond(webhooksEachSecond, arrived)
@@ -345,6 +350,7 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
         sentEachSecond: dense(sentEachSecond),
         acceptedEachSecond: dense(acceptedEachSecond),
         webhooksEachSecond: dense(webhooksEachSecond),
+        acceptedToWebhookP99EachSecond: Array.from(e2eEachSecond, (latencies) => (latencies ? Math.round(summarize(latencies).p99) : 0)),
         drainSeconds,
       }
       return { output, messages }
