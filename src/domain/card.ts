@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { reachablePipeline, type Field, type Pipeline } from './pipeline.js'
-import { Timestamp, Uuid } from './schemas.js'
+import { AnyKey, Timestamp, Uuid } from './schemas.js'
 
 export const CARD_STREAM_PREFIX = 'card-'
 export const cardStream = (cardId: string) => `${CARD_STREAM_PREFIX}${cardId}`
@@ -10,7 +10,7 @@ export const cardStream = (cardId: string) => `${CARD_STREAM_PREFIX}${cardId}`
 export const CardValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()])
 export type CardValue = Static<typeof CardValue>
 /** Key: a field id of the card's pipeline. */
-export const CardValues = Type.Record(Type.String(), CardValue)
+export const CardValues = Type.Record(AnyKey, CardValue)
 export type CardValues = Static<typeof CardValues>
 
 /** No commas (the list filter separates tags by commas) and no surrounding blanks. */

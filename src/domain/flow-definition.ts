@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { AnyKey } from './schemas.js'
 
 /**
  * The flow document shared unchanged by the editor and the engine: React-Flow-compatible nodes and
@@ -9,7 +10,7 @@ export const FlowNode = Type.Object({
   id: Type.String({ minLength: 1 }),
   type: Type.String({ minLength: 1 }),
   position: Type.Object({ x: Type.Number(), y: Type.Number() }),
-  data: Type.Record(Type.String(), Type.Unknown()),
+  data: Type.Record(AnyKey, Type.Unknown()),
 })
 
 export const FlowEdge = Type.Object({
@@ -129,7 +130,7 @@ export const ConditionOperator = Type.Union([
   Type.Literal('regex'),
 ])
 
-const JsonValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Record(Type.String(), Type.Unknown())])
+const JsonValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Record(AnyKey, Type.Unknown())])
 
 /** The `data` of each node type. */
 export const NodeData = {
@@ -160,7 +161,7 @@ export const NodeData = {
   kanbanMove: Type.Object({
     pipelineId: Type.String({ format: 'uuid' }),
     stageId: Type.String({ format: 'uuid' }),
-    values: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
+    values: Type.Optional(Type.Record(AnyKey, Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   }),
   end: Type.Object({}),

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ConversationState, InboundMessage, TurnOutput, VariableValue, type Trigger } from '../engine/turn.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
-import { Timestamp, Uuid } from './schemas.js'
+import { AnyKey, Timestamp, Uuid } from './schemas.js'
 
 export const sessionStream = (sessionId: string) => `session-${sessionId}`
 
@@ -13,7 +13,7 @@ const SessionStarted = Type.Object({
   flowId: Uuid,
   /** The published version the session runs to its end. */
   flowVersion: Type.Integer({ minimum: 1 }),
-  variables: Type.Record(Type.String(), VariableValue),
+  variables: Type.Record(AnyKey, VariableValue),
   externalId: Type.Union([Type.String(), Type.Null()]),
   /** The key that created the session, and its callback as it was then: webhooks go there. */
   apiKeyId: Uuid,

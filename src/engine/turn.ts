@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OutgoingMessage } from '../domain/flow-definition.js'
+import { AnyKey } from '../domain/schemas.js'
 
 /**
  * The contract between the session's event stream and the interpreter: what a turn starts from,
@@ -7,7 +8,7 @@ import { OutgoingMessage } from '../domain/flow-definition.js'
  * stored in events and replayed.
  */
 
-export const VariableValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Record(Type.String(), Type.Unknown())])
+export const VariableValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Record(AnyKey, Type.Unknown())])
 export type VariableValue = Static<typeof VariableValue>
 
 /** An inbound message exactly as the send endpoint accepts it (spec §4.1). */
@@ -34,7 +35,7 @@ export const SessionCard = Type.Object({ cardId: Type.String(), pipelineId: Type
 export const ConversationState = Type.Object({
   /** The question waiting for a reply, with the invalid replies so far; null before start and after the end. */
   waitingAt: Type.Union([Type.Object({ nodeId: Type.String(), retries: Type.Integer({ minimum: 0 }) }), Type.Null()]),
-  variables: Type.Record(Type.String(), VariableValue),
+  variables: Type.Record(AnyKey, VariableValue),
   /** Microseconds since the epoch of the newest function or domain event; the next must be larger. */
   lastTimestampMicros: Type.Integer({ minimum: 0 }),
   card: Type.Union([SessionCard, Type.Null()]),
@@ -62,7 +63,7 @@ export const KanbanAction = Type.Object({
   pipelineId: Type.String(),
   stageId: Type.String(),
   previousStageId: Type.Union([Type.String(), Type.Null()]),
-  values: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+  values: Type.Record(AnyKey, Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
   tags: Type.Array(Type.String()),
   timestamp: Type.Integer(),
   nodeId: Type.String(),
@@ -77,7 +78,7 @@ export const TurnOutput = Type.Object({
   functions: Type.Array(TurnFunction),
   kanban: Type.Array(KanbanAction),
   /** Variables this turn set (answers saved, setVariable), by name. */
-  variables: Type.Record(Type.String(), VariableValue),
+  variables: Type.Record(AnyKey, VariableValue),
   warnings: Type.Array(Type.String()),
   /** Node ids in the order the turn visited them. */
   visited: Type.Array(Type.String()),

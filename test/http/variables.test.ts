@@ -196,6 +196,18 @@ for (const backend of reachableBackends) {
       t.same(elsewhere.problems, ['variables.age: no variable "age" in this workspace'], "another workspace's variables do not count")
     })
 
+    await t.test('an object default may have any keys, line breaks included', async (t) => {
+      // TypeBox's string-keyed records name their keys by /^(.*)$/, which no key with a line break
+      // matches: the event's schema check once dropped such a key and answered 500.
+      const defaultValue = { 'two\nlines': 1, 'carriage\rreturn': { 'line\u2028separator': true }, plain: 'x' }
+      const response = await define({ name: 'oddKeys', type: 'object', defaultValue }, salesKey.apiKey)
+      t.equal(response.statusCode, 201, response.body)
+      t.same(response.json().defaultValue, defaultValue)
+      const changed = await change(response.json().id, { defaultValue: { ...defaultValue, 'para\u2029graph': 2 } }, salesKey.apiKey)
+      t.equal(changed.statusCode, 200, changed.body)
+      t.same((await list('', salesKey.apiKey)).content.find((v: { name: string }) => v.name === 'oddKeys').defaultValue, { ...defaultValue, 'para\u2029graph': 2 })
+    })
+
     await t.test('rebuilding the read model gives the same rows', async (t) => {
       const rows = () => storage.db.selectFrom('variables').selectAll().orderBy('id').execute()
       const before = await rows()
