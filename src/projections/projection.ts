@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely'
+import type { RawBuilder, Transaction } from 'kysely'
 import type { Position, RecordedEvent } from '../eventstore/port.js'
 import type { Database, DbOrTrx } from '../store/database.js'
 
@@ -14,6 +14,13 @@ export interface Fold {
   /** Rows held for writing: a rebuild writes its window before this grows past its bound. */
   readonly held: number
   write(trx: Transaction<Database>): Promise<void>
+  /**
+   * The same write as the parts of one statement (data-modifying, each changing nothing unless
+   * `applies` holds), or undefined when this fold's rows cannot be put so. A live batch is then
+   * written in one statement with its checkpoint's move. A fold offering this is folded before
+   * the move, so its `add` reads nothing stored.
+   */
+  inOneStatement?(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
 }
 
 export interface FoldOptions {
@@ -64,6 +71,7 @@ export interface TypedFold<Event> {
   add(db: DbOrTrx, events: readonly { event: Event; recorded: RecordedEvent }[]): Promise<void>
   readonly held: number
   write(trx: Transaction<Database>): Promise<void>
+  inOneStatement?(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
 }
 
 /**
@@ -93,6 +101,7 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
             return typed.held
           },
           write: (trx) => typed.write(trx),
+          ...(typed.inOneStatement && { inOneStatement: (applies) => typed.inOneStatement!(applies) }),
         }
         typedFolds.set(untyped, typed)
         return untyped
@@ -128,6 +137,8 @@ export async function insertInChunks<Row extends object>(rows: readonly Row[], i
 export interface Stretch {
   readonly held: number
   write(trx: Transaction<Database>): Promise<void>
+  /** See {@link Fold.inOneStatement}. */
+  inOneStatement?(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
 }
 
 /**
@@ -160,6 +171,14 @@ export class Stretches<S extends Stretch> {
     this.steps.push({ event })
     this.current = undefined
     this.singles++
+  }
+
+  /** The write in one statement (see {@link Fold.inOneStatement}): only of one stretch, with nothing applied in place. */
+  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    const [only, ...more] = this.steps
+    if (!only) return []
+    if (more.length > 0 || !('stretch' in only)) return undefined
+    return only.stretch.inOneStatement?.(applies)
   }
 
   async write(trx: Transaction<Database>): Promise<void> {

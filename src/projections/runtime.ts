@@ -102,22 +102,45 @@ async function writeWithCheckpoint(
 ): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
     if (!waitForFlush) await sql`set local synchronous_commit = off`.execute(trx)
-    const move = trx
-      .updateTable('projection_checkpoints')
-      .set({ position_commit: String(reached.commit), position_prepare: String(reached.prepare), updated_at: sql`now()` })
-      .where('projection', '=', projection.name)
-      .where(sql<boolean>`(position_commit, position_prepare) = (${String(from.commit)}::bigint, ${String(from.prepare)}::bigint)`)
-      .returning('projection')
     // Prepared: every batch of every read model runs it.
-    const [moved] = (await trx.executeQuery(prepared(move.compile()))).rows
-    if (!moved) {
-      // A projection's first batch ever: its row is made here, and the reader comes back from START.
-      await insertCheckpointIfMissing(trx, projection.name)
-      return { applied: false, position: await readCheckpoint(trx, projection.name) }
-    }
+    const [moved] = (await trx.executeQuery(prepared(moveCheckpoint(projection.name, from, reached).compile(trx)))).rows
+    if (!moved) return notMoved(trx, projection.name)
     await write(trx)
     return { applied: true, position: reached }
   })
+}
+
+/** Moves a projection's checkpoint to `reached`, only from `from`; returns a row if it moved. */
+const moveCheckpoint = (name: string, from: Position, reached: Position) => sql<{ moved: number }>`
+  update projection_checkpoints
+  set position_commit = ${String(reached.commit)}, position_prepare = ${String(reached.prepare)}, updated_at = now()
+  where projection = ${name} and (position_commit, position_prepare) = (${String(from.commit)}::bigint, ${String(from.prepare)}::bigint)
+  returning 1 as moved`
+
+/** The checkpoint was not where the reader left it: the reader follows the stored one. */
+async function notMoved(db: Kysely<Database> | Transaction<Database>, name: string): Promise<BatchOutcome> {
+  // A projection's first batch ever: its row is made here, and the reader comes back from START.
+  await insertCheckpointIfMissing(db, name)
+  return { applied: false, position: await readCheckpoint(db, name) }
+}
+
+/**
+ * A live batch with its checkpoint. When the projection's fold can put the whole write in one
+ * statement, the checkpoint moves in that statement: one round trip where a transaction takes four
+ * (begin, move, write, commit). The webhook outbox does, as every webhook waits on its batches.
+ */
+export async function applyLive(db: Kysely<Database>, projection: Projection, from: Position, batch: readonly RecordedEvent[]): Promise<BatchOutcome> {
+  const reached = batch[batch.length - 1]!.position
+  const fold = projection.fold?.()
+  if (!fold?.inOneStatement) return writeWithCheckpoint(db, projection, from, reached, (trx) => applyAll(trx, projection, batch))
+  await fold.add(db, batch)
+  const parts = fold.inOneStatement(sql<boolean>`exists (select 1 from moved)`)
+  if (!parts) return writeWithCheckpoint(db, projection, from, reached, (trx) => fold.write(trx))
+  const statement = sql<{ moved: number }>`
+    with moved as (${moveCheckpoint(projection.name, from, reached)})${sql.join(parts.map((part, index) => sql`, ${sql.id(`write_${index}`)} as (${part})`), sql``)}
+    select count(*)::int as moved from moved`
+  const [row] = (await db.executeQuery(prepared(statement.compile(db)))).rows
+  return row?.moved ? { applied: true, position: reached } : notMoved(db, projection.name)
 }
 
 async function insertCheckpointIfMissing(db: Kysely<Database> | Transaction<Database>, name: string): Promise<void> {
@@ -174,7 +197,7 @@ export class ProjectionRuntime {
             state.active = true
           }
           for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
-            const outcome = await writeWithCheckpoint(this.db, projection, state.position, batch[batch.length - 1]!.position, (trx) => applyAll(trx, projection, batch))
+            const outcome = await applyLive(this.db, projection, state.position, batch)
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()

@@ -1,9 +1,9 @@
-import { sql, type Insertable, type Selectable, type Transaction } from 'kysely'
+import { sql, type Insertable, type RawBuilder, type Selectable, type Transaction } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
-import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, insertInChunks, type TypedFold } from '../projections/projection.js'
+import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
 import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
 import { cardWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
 
@@ -70,6 +70,33 @@ const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): 
   active: true,
 })
 
+const ALWAYS = sql<boolean>`true`
+
+/** Stores routes; a route stored already (a replay) keeps what it holds, but closes if the stretch closed it. */
+const insertRoutes = (routes: readonly NewRoute[], applies: RawBuilder<boolean>) => sql`
+  insert into webhook_sessions (session_id, organization_id, workspace_id, api_key_id, callback_url, active)
+  select v.session_id, v.organization_id, v.workspace_id, v.api_key_id, v.callback_url, v.active
+  from jsonb_to_recordset(cast(${JSON.stringify(routes)} as jsonb))
+    as v(session_id uuid, organization_id uuid, workspace_id uuid, api_key_id uuid, callback_url text, active boolean)
+  where ${applies}
+  on conflict (session_id) do update set active = webhook_sessions.active and excluded.active`
+
+/** Makes the turns' deliveries on their sessions' stored routes; one made already (a replay) stays as it is. */
+const insertTurns = (turns: readonly TurnDelivery[], applies: RawBuilder<boolean>) => sql`
+  insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
+    body, event_ids, source_commit, source_prepare, status, created_at)
+  select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
+    v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
+  from jsonb_to_recordset(cast(${JSON.stringify(turns)} as jsonb))
+    as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
+  join webhook_sessions r on r.session_id = v.session_id
+  where ${applies}
+  order by v.source_commit, v.source_prepare
+  on conflict (id) do nothing`
+
+const closeRoutes = (sessionIds: readonly string[], applies: RawBuilder<boolean>) => sql`
+  update webhook_sessions set active = false where session_id = any(${sessionIds}::uuid[]) and ${applies}`
+
 /**
  * A stretch's routes, turn deliveries and finished sessions, written in three statements. A session
  * that starts and finishes within the stretch gets its route closed from the start.
@@ -91,27 +118,23 @@ class OutboxWrites {
 
   /** Routes first (the turns' deliveries are made on them), the finished sessions' routes closed last. */
   async write(trx: Transaction<Database>): Promise<void> {
-    // A route stored already (a replay) keeps what it holds, but closes if the stretch closed it.
-    await insertInChunks([...this.routes.values()], (rows) =>
-      trx
-        .insertInto('webhook_sessions')
-        .values(rows)
-        .onConflict((oc) => oc.column('session_id').doUpdateSet({ active: sql<boolean>`webhook_sessions.active and excluded.active` }))
-        .execute(),
-    )
-    await inChunks(this.turns, ROWS_PER_STATEMENT, (turns) =>
-      sql`
-        insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
-          body, event_ids, source_commit, source_prepare, status, created_at)
-        select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
-          v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
-        from jsonb_to_recordset(cast(${JSON.stringify(turns)} as jsonb))
-          as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
-        join webhook_sessions r on r.session_id = v.session_id
-        order by v.source_commit, v.source_prepare
-        on conflict (id) do nothing`.execute(trx),
-    )
-    await inChunks(this.finished, ROWS_PER_STATEMENT, (ids) => trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', 'in', ids).execute())
+    await inChunks([...this.routes.values()], ROWS_PER_STATEMENT, (routes) => insertRoutes(routes, ALWAYS).execute(trx))
+    await inChunks(this.turns, ROWS_PER_STATEMENT, (turns) => insertTurns(turns, ALWAYS).execute(trx))
+    await inChunks(this.finished, ROWS_PER_STATEMENT, (ids) => closeRoutes(ids, ALWAYS).execute(trx))
+  }
+
+  /**
+   * The same three writes as parts of one statement. The parts all see the tables as they were
+   * before it, so a turn on a route new in this stretch needs them written in turn.
+   */
+  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    if (Math.max(this.routes.size, this.turns.length, this.finished.size) > ROWS_PER_STATEMENT) return undefined
+    if (this.turns.some((turn) => this.routes.has(turn.session_id))) return undefined
+    return [
+      ...(this.routes.size > 0 ? [insertRoutes([...this.routes.values()], applies)] : []),
+      ...(this.turns.length > 0 ? [insertTurns(this.turns, applies)] : []),
+      ...(this.finished.size > 0 ? [closeRoutes([...this.finished], applies)] : []),
+    ]
   }
 }
 
@@ -186,6 +209,10 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
 
   write(trx: Transaction<Database>): Promise<void> {
     return this.stretches.write(trx)
+  }
+
+  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    return this.stretches.inOneStatement(applies)
   }
 }
 

@@ -4,12 +4,13 @@ import fc from 'fast-check'
 import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { invalidReplyWarning } from '../../src/engine/turn.js'
-import type { RecordedEvent } from '../../src/eventstore/port.js'
+import { START, type RecordedEvent } from '../../src/eventstore/port.js'
 import { analyticsCardStaysProjection } from '../../src/projections/analytics-card-stays.js'
 import { analyticsSessionsProjection } from '../../src/projections/analytics-sessions.js'
 import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
 import { cardsProjection } from '../../src/projections/cards.js'
 import type { Fold, FoldOptions, Projection } from '../../src/projections/projection.js'
+import { applyLive } from '../../src/projections/runtime.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
@@ -134,6 +135,17 @@ async function truncate(db: Kysely<Database>, projection: Projection): Promise<v
   for (const table of writtenBy(projection)) await sql`truncate table ${sql.table(table)} cascade`.execute(db)
 }
 
+/** The rows `projection` leaves when it applies `events` one by one; its tables are emptied again after. */
+async function appliedOneByOne(db: Kysely<Database>, projection: Projection, events: readonly RecordedEvent[]): Promise<Record<string, string[]>> {
+  await truncate(db, projection)
+  await db.transaction().execute(async (trx) => {
+    for (const event of events) await projection.apply(trx, event)
+  })
+  const rows = await snapshot(db, projection)
+  await truncate(db, projection)
+  return rows
+}
+
 /** Cuts `items` into consecutive runs of the given sizes (the last takes the rest). */
 function cut<T>(items: readonly T[], sizes: readonly number[]): T[][] {
   const runs: T[][] = []
@@ -179,12 +191,7 @@ for (const backend of reachableBackends) {
       await fc.assert(
         fc.asyncProperty(fc.array(step, { minLength: 10, maxLength: 80 }), batchSizes, windowSizes, async (steps, sizes, windowed) => {
           const events = history(steps).filter((event) => readsStream(projection, event))
-          await truncate(db, projection)
-          await db.transaction().execute(async (trx) => {
-            for (const event of events) await projection.apply(trx, event)
-          })
-          const oneByOne = await snapshot(db, projection)
-          await truncate(db, projection)
+          const oneByOne = await appliedOneByOne(db, projection, events)
           const windows = cut(cut(events, sizes), windowed)
           if (windows.length > 1) severalWindows++
           await applyInWindows(db, projection, windows)
@@ -239,5 +246,43 @@ for (const backend of reachableBackends) {
     )
     t.pass(`${RUNS} histories cut at a checkpoint: the routes rebuilt, the deliveries before it not made again`)
     t.ok(withDeliveriesOnBothSides > RUNS / 4, `most cuts had deliveries on both sides (${withDeliveriesOnBothSides} of ${RUNS})`)
+  })
+}
+
+for (const backend of reachableBackends) {
+  t.test(`live batches written in one statement with their checkpoint leave the same rows (${backend.name})`, async (t) => {
+    const { db } = await backend.open(t)
+    const projection = webhookOutboxProjection
+    let inOneStatement = 0
+    let inTransactions = 0
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 10, maxLength: 80 }), batchSizes, async (steps, sizes) => {
+        const events = history(steps).filter((event) => readsStream(projection, event))
+        const oneByOne = await appliedOneByOne(db, projection, events)
+        await sql`delete from projection_checkpoints`.execute(db)
+        await db.insertInto('projection_checkpoints').values({ projection: projection.name, position_commit: String(START.commit), position_prepare: String(START.prepare) }).execute()
+        let from = START
+        for (const batch of cut(events, sizes)) {
+          const fold = projection.fold!()
+          await fold.add(db, batch)
+          if (fold.inOneStatement!(sql`true`)) inOneStatement++
+          else inTransactions++
+          // A reader the checkpoint has moved past (another process took over) writes nothing.
+          const before = await snapshot(db, projection)
+          const stale = await applyLive(db, projection, { commit: from.commit - 1n, prepare: from.prepare - 1n }, batch)
+          assert.equal(stale.applied, false, 'a stale reader applies nothing')
+          assert.deepStrictEqual(await snapshot(db, projection), before, 'a stale reader writes nothing')
+          const outcome = await applyLive(db, projection, from, batch)
+          assert.deepStrictEqual(outcome, { applied: true, position: batch.at(-1)!.position })
+          from = outcome.position
+        }
+        assert.deepStrictEqual(await snapshot(db, projection), oneByOne, `${events.length} events in batches of ${sizes.join(', ')}`)
+        const [checkpoint] = await db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).execute()
+        assert.equal(BigInt(checkpoint!.position_commit), from.commit, 'the checkpoint moved with the last batch')
+      }),
+      { numRuns: RUNS, seed: 20261124 },
+    )
+    t.pass(`${RUNS} histories in live batches: the rows event-by-event application leaves, a stale reader writing nothing`)
+    t.ok(inOneStatement > RUNS && inTransactions > 0, `batches in one statement (${inOneStatement}) and in a transaction (${inTransactions})`)
   })
 }
