@@ -5,7 +5,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { WakeUp } from '../eventstore/wake-up.js'
-import { toBigInt, type Database } from '../store/database.js'
+import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
 import { prepared } from '../store/prepared.js'
 import { completeDeferred, deferKeptCounts, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
@@ -103,7 +103,7 @@ async function writeWithCheckpoint(
   return db.transaction().execute(async (trx) => {
     if (!waitForFlush) await sql`set local synchronous_commit = off`.execute(trx)
     // Prepared: every batch of every read model runs it.
-    const [moved] = (await trx.executeQuery(prepared(moveCheckpoint(projection.name, from, reached).compile(trx)))).rows
+    const [moved] = (await trx.executeQuery(prepared(moveCheckpoint(trx, projection.name, from, reached).compile()))).rows
     if (!moved) return notMoved(trx, projection.name)
     await write(trx)
     return { applied: true, position: reached }
@@ -111,11 +111,13 @@ async function writeWithCheckpoint(
 }
 
 /** Moves a projection's checkpoint to `reached`, only from `from`; returns a row if it moved. */
-const moveCheckpoint = (name: string, from: Position, reached: Position) => sql<{ moved: number }>`
-  update projection_checkpoints
-  set position_commit = ${String(reached.commit)}, position_prepare = ${String(reached.prepare)}, updated_at = now()
-  where projection = ${name} and (position_commit, position_prepare) = (${String(from.commit)}::bigint, ${String(from.prepare)}::bigint)
-  returning 1 as moved`
+const moveCheckpoint = (db: DbOrTrx, name: string, from: Position, reached: Position) =>
+  db
+    .updateTable('projection_checkpoints')
+    .set({ position_commit: String(reached.commit), position_prepare: String(reached.prepare), updated_at: sql`now()` })
+    .where('projection', '=', name)
+    .where(sql<boolean>`(position_commit, position_prepare) = (${String(from.commit)}::bigint, ${String(from.prepare)}::bigint)`)
+    .returning('projection')
 
 /** The checkpoint was not where the reader left it: the reader follows the stored one. */
 async function notMoved(db: Kysely<Database> | Transaction<Database>, name: string): Promise<BatchOutcome> {
@@ -137,7 +139,7 @@ export async function applyLive(db: Kysely<Database>, projection: Projection, fr
   const parts = fold.inOneStatement(sql<boolean>`exists (select 1 from moved)`)
   if (!parts) return writeWithCheckpoint(db, projection, from, reached, (trx) => fold.write(trx))
   const statement = sql<{ moved: number }>`
-    with moved as (${moveCheckpoint(projection.name, from, reached)})${sql.join(parts.map((part, index) => sql`, ${sql.id(`write_${index}`)} as (${part})`), sql``)}
+    with moved as (${moveCheckpoint(db, projection.name, from, reached)})${sql.join(parts.map((part, index) => sql`, ${sql.id(`write_${index}`)} as (${part})`), sql``)}
     select count(*)::int as moved from moved`
   const [row] = (await db.executeQuery(prepared(statement.compile(db)))).rows
   return row?.moved ? { applied: true, position: reached } : notMoved(db, projection.name)
