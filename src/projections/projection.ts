@@ -55,13 +55,12 @@ export interface Projection {
   fold?(options?: FoldOptions): Fold
 }
 
-/** Applies a batch with the projection's fold, or event by event. */
-export async function applyAll(trx: Transaction<Database>, projection: Projection, events: readonly RecordedEvent[]): Promise<void> {
-  if (!projection.fold) {
+/** Applies a batch with the projection's fold (a fresh one unless given), or event by event. */
+export async function applyAll(trx: Transaction<Database>, projection: Projection, events: readonly RecordedEvent[], fold = projection.fold?.()): Promise<void> {
+  if (!fold) {
     for (const event of events) await projection.apply(trx, event)
     return
   }
-  const fold = projection.fold()
   await fold.add(trx, events)
   await fold.write(trx)
 }

@@ -134,7 +134,7 @@ async function notMoved(db: Kysely<Database> | Transaction<Database>, name: stri
 export async function applyLive(db: Kysely<Database>, projection: Projection, from: Position, batch: readonly RecordedEvent[]): Promise<BatchOutcome> {
   const reached = batch[batch.length - 1]!.position
   const fold = projection.fold?.()
-  if (!fold?.inOneStatement) return writeWithCheckpoint(db, projection, from, reached, (trx) => applyAll(trx, projection, batch))
+  if (!fold?.inOneStatement) return writeWithCheckpoint(db, projection, from, reached, (trx) => applyAll(trx, projection, batch, fold))
   await fold.add(db, batch)
   const parts = fold.inOneStatement(sql<boolean>`exists (select 1 from moved)`)
   if (!parts) return writeWithCheckpoint(db, projection, from, reached, (trx) => fold.write(trx))
