@@ -61,48 +61,67 @@ export async function deferKeptCounts(trx: Transaction<Database>, projection: Pr
 
 /**
  * Counts the totals of `projection`'s tables deferred by a rebuild and turns their triggers on again,
- * in one transaction; returns the tables. Turning a trigger on locks its table against writes until
- * the commit, so no row escapes both the count and the triggers.
+ * in one transaction; returns the tables. The table is locked against writes (share mode) before it
+ * is counted, so no row escapes both the count and the triggers; that mode lets the deferred indexes
+ * be built meanwhile, and turning the triggers on then waits for those builds to commit.
  */
 export async function countDeferredTotals(db: Kysely<Database>, projection: string): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     const deferred = await trx.selectFrom('projection_deferred_counts').select('table_name').where('projection', '=', projection).orderBy('table_name').forUpdate().execute()
     for (const { table_name: table } of deferred) {
-      for (const operation of COUNTING_OPERATIONS) await sql`alter table ${sql.table(table)} enable trigger ${sql.id(`${table}_count_${operation}`)}`.execute(trx)
+      await sql`lock table ${sql.table(table)} in share mode`.execute(trx)
       await sql`select ${sql.id(`${table}_recount`)}()`.execute(trx)
+      for (const operation of COUNTING_OPERATIONS) await sql`alter table ${sql.table(table)} enable trigger ${sql.id(`${table}_count_${operation}`)}`.execute(trx)
     }
     await trx.deleteFrom('projection_deferred_counts').where('projection', '=', projection).execute()
     return deferred.map((d) => d.table_name)
   })
 }
 
-/** What a rebuild of `projection` put off until its replay ended: its totals counted, its indexes built. */
+/**
+ * What a rebuild of `projection` put off until its replay ended: its totals counted and its indexes
+ * built, all at once, each on a connection of its own (one after another on the embedded database,
+ * which has one). A GIN index over a large table takes seconds to build, single-threaded; the
+ * totals' count and the other builds run beside it.
+ */
 export async function completeDeferred(db: Kysely<Database>, projection: string): Promise<{ counted: string[]; built: string[] }> {
-  const counted = await countDeferredTotals(db, projection)
-  return { counted, built: await buildDeferredIndexes(db, projection) }
+  const counting = countDeferredTotals(db, projection)
+  const building = buildDeferredIndexes(db, projection)
+  await allOrFirstFailure([counting, building])
+  return { counted: await counting, built: await building }
 }
 
 /** Builds the indexes deferred for `projection` that do not exist, and forgets them; returns their names. */
 export async function buildDeferredIndexes(db: Kysely<Database>, projection: string): Promise<string[]> {
+  const deferred = await db.selectFrom('projection_deferred_indexes').select('index_name').where('projection', '=', projection).orderBy('index_name').execute()
+  const built = await allOrFirstFailure(deferred.map(({ index_name: name }) => buildDeferredIndex(db, name)))
+  return deferred.map((d) => d.index_name).filter((_, i) => built[i])
+}
+
+/**
+ * Builds one deferred index, unless it exists, and forgets it, in one transaction; whether it built
+ * it. The row is locked first: two processes completing the same rebuild build each index once.
+ */
+async function buildDeferredIndex(db: Kysely<Database>, name: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const deferred = await trx
-      .selectFrom('projection_deferred_indexes')
-      .select(['index_name', 'definition'])
-      .where('projection', '=', projection)
-      .orderBy('index_name')
-      .forUpdate()
-      .execute()
-    const built: string[] = []
-    for (const { index_name: name, definition } of deferred) {
-      const { rows } = await sql<{ present: boolean }>`select to_regclass(quote_ident(${name})) is not null as present`.execute(trx)
-      if (rows[0]?.present) continue
-      // The definition is PostgreSQL's own (pg_get_indexdef) of an index of ours.
-      await sql.raw(definition).execute(trx)
-      built.push(name)
-    }
-    await trx.deleteFrom('projection_deferred_indexes').where('projection', '=', projection).execute()
-    return built
+    const row = await trx.selectFrom('projection_deferred_indexes').select('definition').where('index_name', '=', name).forUpdate().executeTakeFirst()
+    // Built and forgotten by another process meanwhile.
+    if (!row) return false
+    const { rows } = await sql<{ present: boolean }>`select to_regclass(quote_ident(${name})) is not null as present`.execute(trx)
+    const present = rows[0]?.present ?? false
+    // The definition is PostgreSQL's own (pg_get_indexdef) of an index of ours.
+    if (!present) await sql.raw(row.definition).execute(trx)
+    await trx.deleteFrom('projection_deferred_indexes').where('index_name', '=', name).execute()
+    return !present
   })
+}
+
+/** Like Promise.all, but settles only once every one has: no build goes on after a failure is reported. */
+async function allOrFirstFailure<T>(work: readonly Promise<T>[]): Promise<T[]> {
+  const outcomes = await Promise.allSettled(work)
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
+  if (failure) throw failure.reason
+  return outcomes.map((o) => (o as PromiseFulfilledResult<T>).value)
 }
 
 /**
