@@ -56,7 +56,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
-    const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger, { leases, checkpointsMoved })
+    const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger, { leases, checkpointsMoved, metrics })
     const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases })
     const webhooks = new WebhookDelivery(
       storage.dispatcherDb,

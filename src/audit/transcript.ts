@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OutgoingMessage } from '../domain/flow-definition.js'
 import { Timestamp, Uuid } from '../domain/schemas.js'
-import { session, type SessionEvent } from '../domain/session.js'
+import { TurnFailureReason, session, type SessionEvent } from '../domain/session.js'
 import { InboundMessage, KanbanAction, TurnFunction, VariableValue, type TurnOutput } from '../engine/turn.js'
 
 /**
@@ -42,6 +42,12 @@ export const TranscriptEntry = Type.Union([
   }),
   Type.Object({ kind: Type.Literal('warning'), ...ofTurn, warning: Type.String() }),
   Type.Object({ kind: Type.Literal('expired'), ...base }),
+  Type.Object({
+    kind: Type.Literal('failed'),
+    ...base,
+    messageId: Uuid,
+    reason: TurnFailureReason,
+  }, { description: 'the engine could not complete the turn for messageId: the session ended in error' }),
 ])
 export type TranscriptEntry = Static<typeof TranscriptEntry>
 
@@ -114,6 +120,9 @@ export function buildTranscript(events: readonly StoredSessionEvent[]): Transcri
       }
       case 'SessionExpired':
         entries.push({ kind: 'expired', at: event.data.expiredAt, eventId: event.id })
+        break
+      case 'TurnFailed':
+        entries.push({ kind: 'failed', at: event.data.failedAt, eventId: event.id, messageId: event.data.messageId, reason: event.data.reason })
         break
       default: {
         const exhaustive: never = event
@@ -199,6 +208,8 @@ function entryLine(entry: TranscriptEntry): string {
       return `- ${at} _Warning_: ${escape(entry.warning)}`
     case 'expired':
       return `- ${at} **Session expired** (inactivity timeout)`
+    case 'failed':
+      return `- ${at} **Session ended in error**: the turn could not be completed (${entry.reason})`
   }
 }
 

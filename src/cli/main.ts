@@ -8,6 +8,7 @@ import { bootstrapCommand } from './bootstrap.js'
 import { deliveriesCommand } from './deliveries.js'
 import { devReceiverCommand } from './dev-receiver.js'
 import { migrateCommand } from './migrate.js'
+import { processorsCommand } from './processors.js'
 import { projectionsCommand } from './projections.js'
 import { startCommand } from './start.js'
 import { exitCodeOf } from './usage.js'
@@ -22,6 +23,7 @@ Commands:
   migrate                     apply pending database migrations
   projections status          show each read model's checkpoint
   projections rebuild [name]  rebuild read models from the event store
+  processors parked|retry     list streams a log processor parked after repeated failures, or replay one
   api-keys create|list|revoke create, list or revoke API keys of any organization (as the operator)
   deliveries list|retry       list webhook deliveries, or send one again
   dev-receiver                a local HTTPS webhook receiver that prints signed webhooks
@@ -36,7 +38,7 @@ Exit codes (every command):
   0  success
   1  failed at run time (database unreachable, embedded store in use, anything unexpected)
   2  usage error: unknown command or option, missing or malformed argument, refused input
-  3  not found: no such API key, workspace or delivery
+  3  not found: no such API key, workspace, delivery or parked stream
   4  refused by the current state, e.g. retrying a delivery that is still queued
   5  audit verify found a recorded turn the interpreter does not reproduce`
 
@@ -51,6 +53,7 @@ const commands: Record<string, (ctx: CliContext) => Promise<number>> = {
   bootstrap: bootstrapCommand,
   migrate: migrateCommand,
   projections: projectionsCommand,
+  processors: processorsCommand,
   'api-keys': apiKeysCommand,
   deliveries: deliveriesCommand,
   'dev-receiver': devReceiverCommand,

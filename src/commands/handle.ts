@@ -20,18 +20,23 @@ export interface CommandResult<State, Event> {
 const MAX_ATTEMPTS = 10
 const checks = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
-function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
+/** An event its decider's schema refuses: a bug, or input a validator let through; never worth a retry. */
+export class EventSchemaError extends Error {
+  override readonly name = 'EventSchemaError'
+}
+
+export function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
   const schema = schemas[event.type]
   if (!schema) throw new Error(`no schema for event type ${event.type}`)
   let check = checks.get(schema)
   if (!check) checks.set(schema, (check = TypeCompiler.Compile(schema)))
   if (!check.Check(event.data)) {
     const first = check.Errors(event.data).First()
-    throw new Error(`event ${event.type} does not match its schema at ${first?.path}: ${first?.message}`)
+    throw new EventSchemaError(`event ${event.type} does not match its schema at ${first?.path}: ${first?.message}`)
   }
   // Events are forever: a property no schema names (a spread of the wrong object) must not slip in.
   const cleaned = Value.Clean(schema, Value.Clone(event.data))
-  if (!Value.Equal(cleaned, event.data)) throw new Error(`event ${event.type} carries properties its schema does not name`)
+  if (!Value.Equal(cleaned, event.data)) throw new EventSchemaError(`event ${event.type} carries properties its schema does not name`)
 }
 
 /** A stream's current state: its events folded by the decider. */

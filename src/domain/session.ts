@@ -43,12 +43,30 @@ const TurnCompleted = Type.Object({
   completedAt: Timestamp,
 })
 
+/**
+ * Why a turn could not be completed, as a code (never a stack trace): `engine_error`, the engine
+ * failed on it; `invalid_turn`, its output did not pass the turn's schema.
+ */
+export const TurnFailureReason = Type.Union([Type.Literal('engine_error'), Type.Literal('invalid_turn')])
+export type TurnFailureReason = Static<typeof TurnFailureReason>
+
+/** The engine could not complete the oldest pending trigger's turn, again and again: the session ends in error. */
+const TurnFailed = Type.Object({
+  sessionId: Uuid,
+  messageId: Uuid,
+  reason: TurnFailureReason,
+  failedAt: Timestamp,
+  /** Microseconds, after every earlier timestamp of the session: the `finish` its webhook reports. */
+  timestamp: Type.Integer({ minimum: 0 }),
+})
+
 const SessionExpired = Type.Object({ sessionId: Uuid, expiredAt: Timestamp })
 
 export type SessionEvent =
   | { type: 'SessionStarted'; data: Static<typeof SessionStarted> }
   | { type: 'MessageReceived'; data: Static<typeof MessageReceived> }
   | { type: 'TurnCompleted'; data: Static<typeof TurnCompleted> }
+  | { type: 'TurnFailed'; data: Static<typeof TurnFailed> }
   | { type: 'SessionExpired'; data: Static<typeof SessionExpired> }
 
 export type SessionCommand =
@@ -58,6 +76,7 @@ export type SessionCommand =
       data: { sessionId: string; workspaceId: string; messageId: string; message: InboundMessage; idempotencyKey: string | null; now: string }
     }
   | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string } }
+  | { type: 'FailTurn'; data: { sessionId: string; messageId: string; reason: TurnFailureReason; now: string } }
   | { type: 'ExpireSession'; data: { sessionId: string; now: string } }
 
 export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
@@ -89,13 +108,15 @@ export type Session =
       /** Idempotency-Key → the messageId it produced. */
       idempotencyKeys: Record<string, string>
       warnings: number
+      /** Why the engine ended it in error, when it did (`TurnFailed`). */
+      failureReason: TurnFailureReason | null
     }
 
 const addSeconds = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString()
 
 export const session: Decider<SessionCommand, Session, SessionEvent> = {
   initialState: { status: 'none' },
-  eventSchemas: { SessionStarted, MessageReceived, TurnCompleted, SessionExpired },
+  eventSchemas: { SessionStarted, MessageReceived, TurnCompleted, TurnFailed, SessionExpired },
 
   decide(command, state) {
     switch (command.type) {
@@ -127,6 +148,12 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
         // A turn for anything but the oldest pending trigger was already taken by another worker.
         if (state.status === 'none' || state.pending[0]?.messageId !== command.data.messageId) return []
         return [{ type: 'TurnCompleted', data: { sessionId: command.data.sessionId, messageId: command.data.messageId, output: command.data.output, completedAt: command.data.now } }]
+      }
+      case 'FailTurn': {
+        const { sessionId, messageId, reason, now } = command.data
+        if (state.status === 'none' || state.pending[0]?.messageId !== messageId) return []
+        const timestamp = Math.max(Date.parse(now) * 1000, state.conversation.lastTimestampMicros + 1)
+        return [{ type: 'TurnFailed', data: { sessionId, messageId, reason, failedAt: now, timestamp } }]
       }
       case 'ExpireSession':
         if (state.status !== 'active' || command.data.now < state.expiresAt) return []
@@ -160,6 +187,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           pending: [{ messageId: d.messageId, trigger: { type: 'start' } }],
           idempotencyKeys: {},
           warnings: 0,
+          failureReason: null,
         }
       }
       case 'MessageReceived': {
@@ -183,6 +211,19 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           conversation: output.state,
           pending: state.pending.filter((p) => p.messageId !== messageId),
           warnings: state.warnings + output.warnings.length,
+        }
+      }
+      case 'TurnFailed': {
+        if (state.status === 'none') return state
+        const { failedAt, timestamp, reason } = event.data
+        // The session is over: no later trigger gets a turn.
+        return {
+          ...state,
+          status: state.status === 'active' ? 'error' : state.status,
+          finishedAt: state.finishedAt ?? failedAt,
+          conversation: { ...state.conversation, waitingAt: null, lastTimestampMicros: timestamp },
+          pending: [],
+          failureReason: reason,
         }
       }
       case 'SessionExpired':

@@ -1,12 +1,16 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { sql, type Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
-import { session, sessionStream, type PendingTurn, type Session, type SessionEvent } from '../domain/session.js'
-import { START, WrongExpectedVersionError, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
+import { START, WrongExpectedVersionError, comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
+import { EventSchemaError, assertMatchesSchema } from '../commands/handle.js'
 import { withStreamLock } from '../commands/stream-lock.js'
+import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
+import { StreamParking, listParked, unpark } from '../processors/parked-streams.js'
 import { foldStream, rememberFolded } from '../commands/stream-state.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
@@ -17,12 +21,29 @@ export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger
 /** Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a crash). */
 export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string }, actions: KanbanAction[]) => Promise<void>
 
-const CHECKPOINT = 'engine'
+/** The engine's checkpoint, and its name as a processor of the log (parked streams). */
+export const ENGINE_PROCESSOR = 'engine'
+const CHECKPOINT = ENGINE_PROCESSOR
 // Ids a turn makes are derived from the session and the trigger, so a replay makes the same ones.
 const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
-const MAX_ATTEMPTS = 10
+/**
+ * Appends of one turn that lost to another writer of its session, in a row, before the session's
+ * stream is parked: each loss means another process wrote it meanwhile, so this many (with backoff
+ * growing to a second) says something is wrong with the stream, not that it is busy.
+ */
+const CONFLICTS_BEFORE_PARKING = 30
+/** Conflicts retried at once before backing off: two engines meeting on a turn settle in one. */
+const CONFLICTS_RETRIED_AT_ONCE = 2
+
+/** Ran out of tries against other writers of the session (CONFLICTS_BEFORE_PARKING). */
+class RepeatedConflictsError extends Error {
+  override readonly name = 'RepeatedConflictsError'
+}
+
+const failureReason = (error: unknown): TurnFailureReason => (error instanceof EventSchemaError ? 'invalid_turn' : 'engine_error')
 
 type RunningSession = Exclude<Session, { status: 'none' }>
+type SessionCommandOf<Type extends SessionCommand['type']> = Extract<SessionCommand, { type: Type }>
 
 const lastMessageText = (trigger: Trigger): string => {
   if (trigger.type !== 'message') return ''
@@ -49,6 +70,7 @@ export class EngineWorker {
   /** The newest position reached and not yet being saved, and the save running. */
   private unsaved?: Position
   private saving?: Promise<void>
+  private readonly parking: StreamParking
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -59,7 +81,9 @@ export class EngineWorker {
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
     private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.parking = new StreamParking(ENGINE_PROCESSOR, logger, metrics)
+  }
 
   async start(): Promise<void> {
     if (this.controller) return
@@ -67,38 +91,74 @@ export class EngineWorker {
     this.loop = this.run(this.controller.signal)
   }
 
+  /**
+   * Follows the session streams from the checkpoint. A failure here is transient (the database went
+   * away): the batch is read again after a pause. A session's own failures stay with it (drive,
+   * settle), so they never hold the checkpoint for the others.
+   */
   private async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
+    for (let outage = 1; !signal.aborted; outage++) {
       try {
         let position = await this.readCheckpoint()
+        await this.parking.load(this.db)
         for await (const batch of this.store.subscribeAll({ from: position, streamPrefixes: ['session-'], signal, maxBatch: 200 })) {
           await this.handleBatch(batch)
           position = batch[batch.length - 1]!.position
           this.saveInBackground(position)
+          outage = 0
         }
       } catch (error) {
         this.logger.error({ err: error }, 'engine failed; retrying')
-        await new Promise((resolve) => setTimeout(resolve, 1000))
+        await delay(backoffMs(outage, 5_000), undefined, { signal }).catch(() => {})
       }
     }
   }
 
   private async handleBatch(batch: RecordedEvent[]): Promise<void> {
-    // Each session to drive, with the revision of its newest event in the batch.
-    const toDrive = new Map<string, bigint>()
+    if (this.parking.meets(batch)) await this.parking.refresh(this.db, batch)
+    // Each session to drive: the revision of its newest event in the batch, and its first trigger
+    // there (where its stream parks, should it come to that).
+    const toDrive = new Map<string, { seenThrough: bigint; trigger: RecordedEvent }>()
     for (const recorded of batch) {
       const event = recorded as unknown as SessionEvent
-      if (event.type === 'SessionStarted' || event.type === 'MessageReceived') toDrive.set(event.data.sessionId, recorded.revision)
+      if ((event.type !== 'SessionStarted' && event.type !== 'MessageReceived') || this.parking.waits(recorded)) continue
+      const trigger = toDrive.get(event.data.sessionId)?.trigger ?? recorded
+      toDrive.set(event.data.sessionId, { seenThrough: recorded.revision, trigger })
     }
-    await Promise.all([...toDrive].map(([sessionId, seenThrough]) => this.drive(sessionId, seenThrough)))
+    await Promise.all([...toDrive].map(([sessionId, { seenThrough, trigger }]) => this.settle(trigger, () => this.drive(sessionId, seenThrough))))
     for (const recorded of batch) {
       const event = recorded as unknown as SessionEvent
-      if (event.type !== 'TurnCompleted' || event.data.output.kanban.length === 0) continue
-      const scope = recorded.metadata as { workspaceId?: string; organizationId?: string }
-      await this.applyKanban(
-        { sessionId: event.data.sessionId, messageId: event.data.messageId, workspaceId: String(scope.workspaceId), organizationId: String(scope.organizationId) },
-        event.data.output.kanban,
-      )
+      if (event.type !== 'TurnCompleted' || event.data.output.kanban.length === 0 || this.parking.waits(recorded)) continue
+      await this.settle(recorded, () => this.carryOutKanban(recorded))
+    }
+  }
+
+  /**
+   * Runs `work` for `event`'s session; a failure that is not transient parks the session's stream
+   * at `event`, and the batch goes on. A transient one is the batch's, and it is read again.
+   */
+  private async settle(event: RecordedEvent, work: () => Promise<void>): Promise<void> {
+    try {
+      await work()
+    } catch (error) {
+      if (isTransient(error)) throw error
+      await this.parking.park(this.db, event, error, FAILURES_BEFORE_PARKING)
+    }
+  }
+
+  /** A turn's kanban actions, tried again with backoff when they fail; they are idempotent. */
+  private async carryOutKanban(recorded: RecordedEvent): Promise<void> {
+    const event = recorded as unknown as Extract<SessionEvent, { type: 'TurnCompleted' }>
+    const scope = recorded.metadata as { workspaceId?: string; organizationId?: string }
+    const turn = { sessionId: event.data.sessionId, messageId: event.data.messageId, workspaceId: String(scope.workspaceId), organizationId: String(scope.organizationId) }
+    for (let failures = 1; ; failures++) {
+      try {
+        return await this.applyKanban(turn, event.data.output.kanban)
+      } catch (error) {
+        if (isTransient(error) || failures >= FAILURES_BEFORE_PARKING) throw error
+        this.logger.warn({ err: error, sessionId: turn.sessionId, messageId: turn.messageId, failures }, 'kanban actions of a turn failed; trying again')
+        await delay(backoffMs(failures))
+      }
     }
   }
 
@@ -106,15 +166,38 @@ export class EngineWorker {
    * Runs every pending turn of one session, oldest first. `seenThrough`: the session's events up to
    * this revision were read with the batch, so a state kept at least that far on is used without a
    * read; after a conflict the stream is read again.
+   *
+   * A turn that fails again and again (FAILURES_BEFORE_PARKING tries) ends the session in error
+   * with `TurnFailed`; nothing else is given up: a turn that keeps losing to other writers is tried
+   * with backoff until it is appended, or, past CONFLICTS_BEFORE_PARKING, its stream parks.
    */
   async drive(sessionId: string, seenThrough?: bigint): Promise<void> {
-    for (let conflicts = 0; conflicts < MAX_ATTEMPTS; ) {
-      const knownThrough = conflicts === 0 ? seenThrough : undefined
-      const outcome = await withStreamLock(sessionStream(sessionId), () => this.runNextTurn(sessionId, knownThrough))
+    const stream = sessionStream(sessionId)
+    let conflicts = 0
+    let failures = 0
+    for (;;) {
+      let outcome: 'ran' | 'idle' | 'conflict'
+      try {
+        const knownThrough = conflicts === 0 && failures === 0 ? seenThrough : undefined
+        outcome = await withStreamLock(stream, () => this.runNextTurn(sessionId, knownThrough))
+      } catch (error) {
+        if (isTransient(error)) throw error
+        failures++
+        this.logger.warn({ err: error, sessionId, failures }, 'engine turn failed')
+        if (failures < FAILURES_BEFORE_PARKING) {
+          await delay(backoffMs(failures))
+          continue
+        }
+        outcome = await withStreamLock(stream, () => this.failTurn(sessionId, failureReason(error)))
+      }
       if (outcome === 'idle') return
-      if (outcome === 'conflict') conflicts++
+      if (outcome === 'ran') {
+        conflicts = failures = 0
+        continue
+      }
+      if (++conflicts >= CONFLICTS_BEFORE_PARKING) throw new RepeatedConflictsError(`${conflicts} appends in a row lost to other writers of ${stream}`)
+      if (conflicts > CONFLICTS_RETRIED_AT_ONCE) await delay(backoffMs(conflicts - CONFLICTS_RETRIED_AT_ONCE, 1_000))
     }
-    this.logger.warn({ sessionId }, 'engine gave up on a session after repeated conflicts; it is retried on its next event')
   }
 
   /** Runs the oldest pending turn: 'idle' when there is none, 'conflict' when another writer came first. */
@@ -126,33 +209,80 @@ export class EngineWorker {
     const flow = await this.flows.get(state.flowId, state.flowVersion)
     const now = this.now()
     const endTurn = this.metrics?.engineTurnDuration.startTimer()
-    const output = playTurn(this.interpret, flow, state, next, now)
-    const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, state)
-    if (!event) return 'idle'
     let outcome: 'completed' | 'conflict' | 'error' = 'error'
+    try {
+      const output = playTurn(this.interpret, flow, state, next, now)
+      const ran = await this.appendTurnEvent(state, revision, { type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, 'turn')
+      outcome = ran === 'conflict' ? 'conflict' : 'completed'
+      return ran
+    } finally {
+      endTurn?.({ outcome })
+    }
+  }
+
+  /** Ends the session in error with `TurnFailed` for its oldest pending trigger. */
+  private async failTurn(sessionId: string, reason: TurnFailureReason): Promise<'ran' | 'idle' | 'conflict'> {
+    const { state, revision } = await foldStream(this.store, session, sessionStream(sessionId))
+    if (state.status === 'none' || revision === undefined || !state.pending[0]) return 'idle'
+    const { messageId } = state.pending[0]
+    const outcome = await this.appendTurnEvent(state, revision, { type: 'FailTurn', data: { sessionId, messageId, reason, now: this.now().toISOString() } }, 'failed')
+    if (outcome === 'ran') this.logger.warn({ sessionId, messageId, reason }, 'a turn could not be completed; its session ended in error')
+    return outcome
+  }
+
+  /**
+   * Decides `command` on the session read at `revision` and appends the event at that revision, its
+   * id derived from the session, the trigger and `kind`, so a replay makes the same one.
+   */
+  private async appendTurnEvent(state: RunningSession, revision: bigint, command: SessionCommandOf<'CompleteTurn' | 'FailTurn'>, kind: string): Promise<'ran' | 'idle' | 'conflict'> {
+    const [event] = session.decide(command, state)
+    if (!event) return 'idle'
+    assertMatchesSchema(event, session.eventSchemas)
+    const { sessionId, messageId } = command.data
     try {
       const { nextRevision } = await this.store.append(
         sessionStream(sessionId),
         [
           {
-            id: uuidV5(`${sessionId}/${next.messageId}/turn`, TURN_ID_NAMESPACE),
+            id: uuidV5(`${sessionId}/${messageId}/${kind}`, TURN_ID_NAMESPACE),
             type: event.type,
             data: event.data,
-            metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: next.messageId },
+            metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId },
           },
         ],
         { expectedRevision: revision },
       )
       rememberFolded(this.store, session, sessionStream(sessionId), { state: session.evolve(state, event), revision: nextRevision })
-      outcome = 'completed'
       return 'ran'
     } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError)) throw error
-      outcome = 'conflict'
-      return 'conflict'
-    } finally {
-      endTurn?.({ outcome })
+      if (error instanceof WrongExpectedVersionError) return 'conflict'
+      throw error
     }
+  }
+
+  /**
+   * Replays a parked session once the cause is fixed (`flowd processors retry`): its turns' kanban
+   * actions from the parked event on, then its pending turns. False when it was not parked. Failing
+   * again, it parks again where it stopped.
+   */
+  async retryParked(stream: string): Promise<boolean> {
+    const parked = (await listParked(this.db, ENGINE_PROCESSOR)).find((p) => p.stream === stream)
+    if (!parked) return false
+    // Off the list first: events written from now on are the live engine's again, and the ones
+    // before are replayed here; both sides are idempotent.
+    await unpark(this.db, ENGINE_PROCESSOR, stream)
+    this.parking.forget(stream)
+    const events = (await this.store.readStream(stream)).filter((e) => comparePositions(e.position, parked.position) >= 0)
+    for (const recorded of events) {
+      const event = recorded as unknown as SessionEvent
+      if (event.type === 'TurnCompleted' && event.data.output.kanban.length > 0) await this.settle(recorded, () => this.carryOutKanban(recorded))
+      if (this.parking.waits(recorded)) return true
+    }
+    const first = events[0]
+    const sessionId = stream.slice('session-'.length)
+    if (first) await this.settle(first, () => this.drive(sessionId))
+    else await this.drive(sessionId)
+    return true
   }
 
   private async readCheckpoint(): Promise<Position> {

@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely'
 import type pg from 'pg'
 import { NON_APPENDING_APPLICATION_NAMES } from '../store/connect.js'
 import { prepared } from '../store/prepared.js'
-import { toBigInt, type Database } from '../store/database.js'
+import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import {
   START,
   comparePositions,
@@ -141,6 +141,20 @@ const appendMany = Object.fromEntries(
  * events of transactions older than every transaction still running, in (transaction_id,
  * global_position) order, so a reader's checkpoint can never pass an event that commits later.
  */
+/**
+ * A stream's events read through `db`, which may be a transaction: one that holds a lock the log's
+ * writers and readers wait on sees the stream as of that lock (and the embedded database, one
+ * connection, has no other to read it on meanwhile).
+ */
+export async function readStreamThrough(db: DbOrTrx, stream: string, from = 0n): Promise<RecordedEvent[]> {
+  const query = sql<EventRow>`
+    select ${eventColumns} from events
+    where stream_id = ${stream} and stream_revision >= ${String(from)}::bigint
+    order by stream_revision`.compile(db)
+  const { rows } = await db.executeQuery(prepared(query))
+  return rows.map(toRecorded)
+}
+
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const
   private readonly db: Kysely<Database>
@@ -229,12 +243,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(stream: string, options: { from?: bigint } = {}): Promise<RecordedEvent[]> {
-    const query = sql<EventRow>`
-      select ${eventColumns} from events
-      where stream_id = ${stream} and stream_revision >= ${String(options.from ?? 0n)}::bigint
-      order by stream_revision`.compile(this.db)
-    const { rows } = await this.db.executeQuery(prepared(query))
-    return rows.map(toRecorded)
+    return readStreamThrough(this.db, stream, options.from)
   }
 
   async readAll({ from, limit, streamPrefixes }: ReadAllOptions): Promise<RecordedEvent[]> {

@@ -69,6 +69,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly streamsParked = new Counter({
+    name: 'flowd_streams_parked_total',
+    help: 'Streams this process parked after repeated failures on one of their events, by processor (engine, a read model, webhook-outbox)',
+    labelNames: ['processor'] as const,
+    registers: [this.registry],
+  })
+
   private projections: ProjectionLagSource | undefined
   private outbox: Kysely<Database> | undefined
   private lagScrape: Promise<ProjectionLag[]> | undefined
@@ -112,6 +119,16 @@ export class Metrics {
       },
     })
     new Gauge({
+      name: 'flowd_parked_streams',
+      help: 'Streams parked now, waiting for `flowd processors retry`, by processor',
+      labelNames: ['processor'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const [processor, count] of Object.entries(await metrics.parkedCounts())) this.set({ processor }, count)
+      },
+    })
+    new Gauge({
       name: 'flowd_webhook_oldest_open_delivery_seconds',
       help: 'Age of the oldest pending or failed webhook delivery; 0 when there is none',
       registers: [this.registry],
@@ -128,7 +145,7 @@ export class Metrics {
     this.projections = source
   }
 
-  /** The database holding the webhook outbox, counted on each scrape. */
+  /** The database holding the webhook outbox and the parked streams, counted on each scrape. */
   watchOutbox(db: Kysely<Database>): void {
     this.outbox = db
   }
@@ -172,6 +189,18 @@ export class Metrics {
       return counts
     } catch (error) {
       this.logger.warn({ err: error }, 'counting webhook deliveries for metrics failed')
+      return {}
+    }
+  }
+
+  private async parkedCounts(): Promise<Record<string, number>> {
+    const db = this.outbox
+    if (!db) return {}
+    try {
+      const rows = await db.selectFrom('parked_streams').select(['processor', (eb) => eb.fn.countAll<string>().as('count')]).groupBy('processor').execute()
+      return Object.fromEntries(rows.map((row) => [row.processor, Number(row.count)]))
+    } catch (error) {
+      this.logger.warn({ err: error }, 'counting parked streams for metrics failed')
       return {}
     }
   }

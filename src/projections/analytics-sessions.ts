@@ -72,7 +72,7 @@ class SessionsFold implements TypedFold<SessionEvent> {
   async add(db: DbOrTrx, events: readonly { event: SessionEvent }[]): Promise<void> {
     const unread = new Set<string>()
     for (const { event } of events) {
-      if ((event.type !== 'TurnCompleted' && event.type !== 'SessionExpired') || this.sessions.has(event.data.sessionId)) continue
+      if ((event.type !== 'TurnCompleted' && event.type !== 'SessionExpired' && event.type !== 'TurnFailed') || this.sessions.has(event.data.sessionId)) continue
       const beingWritten = this.beingWritten?.get(event.data.sessionId)
       // A copy: that fold may still be serialising its rows.
       if (beingWritten) this.sessions.set(event.data.sessionId, { ...beingWritten })
@@ -114,11 +114,13 @@ class SessionsFold implements TypedFold<SessionEvent> {
         }
         return
       }
-      case 'SessionExpired': {
+      case 'SessionExpired':
+      case 'TurnFailed': {
         const session = this.sessions.get(event.data.sessionId)
         if (session?.status !== 'running') return
-        session.status = 'timeout'
-        session.finished_at = new Date(event.data.expiredAt)
+        const expired = event.type === 'SessionExpired'
+        session.status = expired ? 'timeout' : 'error'
+        session.finished_at = new Date(expired ? event.data.expiredAt : event.data.failedAt)
         return
       }
     }
@@ -158,7 +160,7 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   name: 'analytics-sessions',
   streamPrefixes: ['session-'],
   tables: ['analytics_sessions', 'analytics_session_nodes'],
-  eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired'],
+  eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired'],
   fold: ({ writing }) => new SessionsFold(writing instanceof SessionsFold ? writing : undefined),
   async apply(trx, event) {
     switch (event.type) {
@@ -197,13 +199,16 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
         break
       }
       case 'SessionExpired':
+      case 'TurnFailed': {
+        const [status, finishedAt] = event.type === 'SessionExpired' ? ['timeout', event.data.expiredAt] : ['error', event.data.failedAt]
         await trx
           .updateTable('analytics_sessions')
-          .set({ status: 'timeout', finished_at: event.data.expiredAt })
+          .set({ status, finished_at: finishedAt })
           .where('session_id', '=', event.data.sessionId)
           .where('status', '=', 'running')
           .execute()
         break
+      }
     }
   },
 })

@@ -4,10 +4,14 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { readStreamThrough } from '../eventstore/postgres.js'
 import type { WakeUp } from '../eventstore/wake-up.js'
 import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
 import { prepared } from '../store/prepared.js'
+import type { Metrics } from '../metrics/registry.js'
+import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
+import { StreamParking, listParked, parkedStreamsOf, unpark, waitsBehind } from '../processors/parked-streams.js'
 import { completeDeferred, deferKeptCounts, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
 import { applyAll, type Fold, type Projection } from './projection.js'
 
@@ -35,6 +39,8 @@ interface Running {
   lastError: string | undefined
   /** This process applies it now (on Postgres: holds its lease). */
   active: boolean
+  /** Its streams stopped at an event that failed again and again; their events wait for a retry. */
+  parking: StreamParking
 }
 
 export interface ProjectionRuntimeOptions {
@@ -45,6 +51,7 @@ export interface ProjectionRuntimeOptions {
   leases?: Leases
   /** Announces this process's checkpoint moves to the others and wakes its waits on theirs (Postgres). */
   checkpointsMoved?: WakeUp
+  metrics?: Metrics
 }
 
 interface Waiter {
@@ -172,7 +179,12 @@ export class ProjectionRuntime {
     private readonly logger: Logger,
     private readonly options: ProjectionRuntimeOptions = {},
   ) {
-    this.running = new Map(projections.map((projection) => [projection.name, { projection, position: START, lastError: undefined, active: false }]))
+    this.running = new Map(
+      projections.map((projection) => [
+        projection.name,
+        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics) },
+      ]),
+    )
   }
 
   /** Starts reading every projection; on Postgres each one only while this process holds its lease. */
@@ -188,37 +200,102 @@ export class ProjectionRuntime {
     }
   }
 
+  /**
+   * Applies batches from the checkpoint on. A failing batch is read again after a pause; one that
+   * fails FAILURES_BEFORE_PARKING times in a row and not for a transient reason is applied event by
+   * event, so the event that fails parks its stream and every other stream goes on (isolate).
+   */
   private async run(state: Running, signal: AbortSignal): Promise<void> {
     const { projection } = state
+    let failures = 0
     try {
       while (!signal.aborted) {
         try {
           // From the stored checkpoint: another process may have moved it while this one stood by.
           if (!state.active) {
             state.position = await readCheckpoint(this.db, projection.name)
+            await state.parking.load(this.db)
             state.active = true
           }
+          if (failures >= FAILURES_BEFORE_PARKING) {
+            await this.isolate(state)
+            failures = 0
+            continue
+          }
           for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
-            const outcome = await applyLive(this.db, projection, state.position, batch)
+            const outcome = await this.applyBatch(state, batch)
+            failures = 0
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()
-            if (outcome.applied) {
-              this.options.checkpointsMoved?.announce()
-              for (const listener of this.appliedListeners) listener(projection.name)
-            }
+            if (outcome.applied) this.announceApplied(projection.name)
             // Another reader moved the checkpoint: resubscribe from where it left it.
             if (!outcome.applied) break
           }
         } catch (error) {
           state.lastError = error instanceof Error ? error.message : String(error)
-          this.logger.error({ err: error, projection: projection.name }, 'projection failed; retrying')
-          await delay(1000, undefined, { signal }).catch(() => {})
+          failures = isTransient(error) ? 0 : failures + 1
+          this.logger.error({ err: error, projection: projection.name, failures }, 'projection failed; retrying')
+          await delay(backoffMs(Math.max(failures, 1), 1_000), undefined, { signal }).catch(() => {})
           state.active = false
         }
       }
     } finally {
       state.active = false
+    }
+  }
+
+  private announceApplied(name: string): void {
+    this.options.checkpointsMoved?.announce()
+    for (const listener of this.appliedListeners) listener(name)
+  }
+
+  /** A live batch, less the events of parked streams (asked again under the checkpoint's lock, as a retry may have taken one off). */
+  private applyBatch(state: Running, batch: RecordedEvent[]): Promise<BatchOutcome> {
+    const { projection, parking } = state
+    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch)
+    return writeWithCheckpoint(this.db, projection, state.position, batch[batch.length - 1]!.position, async (trx) => {
+      await parking.refresh(trx, batch)
+      await applyAll(trx, projection, parking.passable(batch))
+    })
+  }
+
+  /**
+   * Applies the events after the checkpoint one at a time, each with its checkpoint's move, until it
+   * has passed the one that failed the batch: that one is tried FAILURES_BEFORE_PARKING times, then
+   * its stream is parked in the transaction that moves the checkpoint past it. Transient failures
+   * end the isolation (the caller retries); the events applied stay applied.
+   */
+  private async isolate(state: Running): Promise<void> {
+    const { projection, parking } = state
+    const events = await this.store.readAll({ streamPrefixes: projection.streamPrefixes, from: state.position, limit: BATCH })
+    for (const event of events) {
+      const from = state.position
+      let outcome: BatchOutcome | undefined
+      let parked = false
+      for (let failures = 1; !outcome; failures++) {
+        try {
+          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event])))
+        } catch (error) {
+          if (isTransient(error)) throw error
+          if (failures < FAILURES_BEFORE_PARKING) {
+            await delay(backoffMs(failures))
+            continue
+          }
+          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => parking.park(trx, event, error, failures)).catch((parkError: unknown) => {
+            parking.forget(event.stream)
+            throw parkError
+          })
+          if (outcome.applied) parked = true
+          else parking.forget(event.stream)
+        }
+      }
+      state.position = outcome.position
+      if (!outcome.applied) return
+      this.settleWaiters()
+      this.announceApplied(projection.name)
+      // The rest of the batch goes back to the live path.
+      if (parked) return
     }
   }
 
@@ -528,6 +605,8 @@ async function replayInto(
     })
   }
   const feeds = projections.map((projection) => new RebuildFeed(projection, appliedBefore.get(projection.name) ?? START, windowEvents))
+  // A parked stream's events from its parked one on wait for `flowd processors retry`, in a rebuild as live.
+  const parked = new Map(await Promise.all(projections.map(async (p) => [p.name, await parkedStreamsOf(db, p.name)] as const)))
   const writers = limiter(concurrency)
   const abort = new AbortController()
   const rebuilt = new Map<string, number>()
@@ -585,7 +664,8 @@ async function replayInto(
         if (batch.length === 0) return
         position = batch[batch.length - 1]!.position
         for (const feed of feeds) {
-          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection)))
+          const parkedOfFeed = parked.get(feed.projection.name)!
+          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && !waitsBehind(parkedOfFeed, event)))
         }
       }
     } catch (error) {
@@ -616,4 +696,26 @@ async function replayInto(
 export async function rebuildProjection(db: Kysely<Database>, store: EventStore, projection: Projection, onProgress?: (progress: RebuildProgress) => void): Promise<number> {
   const rebuilt = await rebuildProjections(db, store, [projection], { concurrency: 1, onProgress })
   return rebuilt.get(projection.name) ?? 0
+}
+
+/**
+ * Replays a stream `projection` parked (`flowd processors retry`): its events from the parked one to
+ * the checkpoint, applied in one transaction that holds the checkpoint's row, so the live reader's
+ * next batch waits for it and then finds the stream off the list. False when it was not parked;
+ * failing again, nothing changes and the error is thrown.
+ */
+export async function retryParkedStream(db: Kysely<Database>, store: EventStore, projection: Projection, stream: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const parked = (await listParked(trx, projection.name)).find((p) => p.stream === stream)
+    if (!parked) return false
+    await insertCheckpointIfMissing(trx, projection.name)
+    const row = await trx.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', projection.name).forUpdate().executeTakeFirstOrThrow()
+    const reached: Position = { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) }
+    // Through the transaction where the log is in this database, so the stream is read as of the lock.
+    const all = store.kind === 'postgres' ? await readStreamThrough(trx, stream) : await store.readStream(stream)
+    const events = all.filter((e) => comparePositions(e.position, parked.position) >= 0 && comparePositions(e.position, reached) <= 0)
+    await applyAll(trx, projection, events)
+    await unpark(trx, projection.name, stream)
+    return true
+  })
 }

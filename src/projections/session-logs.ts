@@ -20,6 +20,8 @@ interface LogChange {
   finished_at: string | null
   /** The first expiry before any finishing turn of the batch: it times out a session still running. */
   expired_at: string | null
+  /** The first failed turn before any finishing turn or expiry of the batch: it ends a session still running in error. */
+  failed_at: string | null
 }
 
 /** The merged changes of many sessions, in a statement per ROWS_PER_STATEMENT. */
@@ -28,10 +30,12 @@ async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChang
     update session_logs as s set
       expires_at = coalesce(v.expires_at, s.expires_at),
       warnings = s.warnings + v.warnings,
-      status = case when v.status is not null then v.status when v.expired_at is not null and s.status = 'running' then 'timeout' else s.status end,
-      finished_at = case when v.status is not null then v.finished_at when v.expired_at is not null and s.status = 'running' then v.expired_at else s.finished_at end
+      status = case when v.status is not null then v.status when s.status <> 'running' then s.status
+        when v.failed_at is not null then 'error' when v.expired_at is not null then 'timeout' else s.status end,
+      finished_at = case when v.status is not null then v.finished_at when s.status <> 'running' then s.finished_at
+        else coalesce(v.failed_at, v.expired_at, s.finished_at) end
     from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
-      as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz)
+      as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz, failed_at timestamptz)
     where s.id = v.id`.execute(trx))
 }
 
@@ -75,7 +79,7 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
     }
     const id = event.data.sessionId
     let change = this.changes.get(id)
-    if (!change) this.changes.set(id, (change = { id, expires_at: null, warnings: 0, status: null, finished_at: null, expired_at: null }))
+    if (!change) this.changes.set(id, (change = { id, expires_at: null, warnings: 0, status: null, finished_at: null, expired_at: null, failed_at: null }))
     switch (event.type) {
       case 'MessageReceived':
         change.expires_at = event.data.expiresAt
@@ -89,7 +93,10 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
         break
       case 'SessionExpired':
         // Once the fold has finished the session, or expired it, a later expiry changes nothing.
-        if (change.status === null && change.expired_at === null) change.expired_at = event.data.expiredAt
+        if (change.status === null && change.expired_at === null && change.failed_at === null) change.expired_at = event.data.expiredAt
+        break
+      case 'TurnFailed':
+        if (change.status === null && change.expired_at === null && change.failed_at === null) change.failed_at = event.data.failedAt
         break
     }
   }
@@ -130,13 +137,11 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
         break
       }
       case 'SessionExpired':
-        await trx
-          .updateTable('session_logs')
-          .set({ status: 'timeout', finished_at: event.data.expiredAt })
-          .where('id', '=', event.data.sessionId)
-          .where('status', '=', 'running')
-          .execute()
+      case 'TurnFailed': {
+        const [status, finishedAt] = event.type === 'SessionExpired' ? ['timeout', event.data.expiredAt] : ['error', event.data.failedAt]
+        await trx.updateTable('session_logs').set({ status, finished_at: finishedAt }).where('id', '=', event.data.sessionId).where('status', '=', 'running').execute()
         break
+      }
     }
   },
 })

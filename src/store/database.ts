@@ -30,6 +30,19 @@ export interface ProjectionCheckpointsTable {
   updated_at: Generated<Timestamp>
 }
 
+/** A stream a log processor stopped at after repeated failures on one of its events (parked-streams.ts). */
+export interface ParkedStreamsTable {
+  processor: string
+  stream: string
+  event_id: string
+  event_type: string
+  position_commit: Int8
+  position_prepare: Int8
+  reason: string
+  failures: number
+  parked_at: Generated<Timestamp>
+}
+
 /** A read model's secondary index dropped for a rebuild, until it is built again. */
 export interface ProjectionDeferredIndexesTable {
   index_name: string
@@ -327,6 +340,7 @@ export interface Database {
   events: EventsTable
   streams: StreamsTable
   projection_checkpoints: ProjectionCheckpointsTable
+  parked_streams: ParkedStreamsTable
   projection_deferred_indexes: ProjectionDeferredIndexesTable
   projection_deferred_counts: ProjectionDeferredCountsTable
   organizations: OrganizationsTable

@@ -1,5 +1,6 @@
 import type { CardEvent } from '../domain/card.js'
 import type { OutgoingMessage } from '../domain/flow-definition.js'
+import type { TurnFailureReason } from '../domain/session.js'
 import type { KanbanAction, TurnFunction, TurnOutput } from '../engine/turn.js'
 
 /** A kanban domain event as the webhook carries it (spec §6.5). */
@@ -10,10 +11,18 @@ export interface KanbanDomainEvent {
   timestamp: number
 }
 
+/** A session's end in error: the engine could not complete a turn (our own domain beside the spec's `kanban`). */
+export interface SessionDomainEvent {
+  domain: 'session'
+  type: 'session.failed'
+  payload: { reason: TurnFailureReason }
+  timestamp: number
+}
+
 export type WebhookChange =
   | { field: 'messages'; value: { messages: OutgoingMessage[] } }
   | { field: 'function'; value: { functions: TurnFunction[] } }
-  | { field: 'event'; value: { events: KanbanDomainEvent[] } }
+  | { field: 'event'; value: { events: (KanbanDomainEvent | SessionDomainEvent)[] } }
 
 export interface WebhookBody {
   sessionId: string
@@ -44,6 +53,22 @@ export function turnWebhookBody(sessionId: string, messageId: string, output: Tu
   const events = output.kanban.filter((a) => a.action === 'create' || a.previousStageId !== a.stageId).map(toDomainEvent)
   if (events.length) changes.push({ field: 'event', value: { events } })
   return changes.length ? { sessionId, messageId, changes } : undefined
+}
+
+/**
+ * The webhook of a turn the engine could not complete: the session is finalized (`finish`, as the
+ * spec has it signalled) and a `session.failed` event says why, as a reason code.
+ */
+export function failedTurnWebhookBody(failed: { sessionId: string; messageId: string; reason: TurnFailureReason; timestamp: number }): WebhookBody {
+  const { sessionId, messageId, reason, timestamp } = failed
+  return {
+    sessionId,
+    messageId,
+    changes: [
+      { field: 'function', value: { functions: [{ type: 'finish', timestamp }] } },
+      { field: 'event', value: { events: [{ domain: 'session', type: 'session.failed', payload: { reason }, timestamp }] } },
+    ],
+  }
 }
 
 const micros = (iso: string): number => Date.parse(iso) * 1000

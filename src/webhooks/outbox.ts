@@ -5,7 +5,7 @@ import type { SessionEvent } from '../domain/session.js'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
 import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
-import { cardWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
+import { cardWebhookBody, failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
 
 // A delivery's id (its `webhook-id`) is derived from the event it reports, so a replay of the
 // same event finds the row already there.
@@ -58,6 +58,17 @@ interface TurnDelivery {
   source_prepare: string
   created_at: string
 }
+
+const turnDelivery = (recorded: RecordedEvent, body: WebhookBody, at: string): TurnDelivery => ({
+  id: deliveryIdOf(recorded.id),
+  session_id: body.sessionId,
+  message_id: body.messageId,
+  body: JSON.stringify(body),
+  event_ids: [recorded.id],
+  source_commit: String(recorded.position.commit),
+  source_prepare: String(recorded.position.prepare),
+  created_at: at,
+})
 
 type NewRoute = Insertable<WebhookSessionsTable>
 
@@ -183,19 +194,14 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
         case 'TurnCompleted': {
           const { sessionId, messageId, output, completedAt } = event.data
           const body = this.deliveredBefore(recorded) ? undefined : turnWebhookBody(sessionId, messageId, output)
-          if (body) {
-            this.writes().turns.push({
-              id: deliveryIdOf(recorded.id),
-              session_id: sessionId,
-              message_id: body.messageId,
-              body: JSON.stringify(body),
-              event_ids: [recorded.id],
-              source_commit: String(recorded.position.commit),
-              source_prepare: String(recorded.position.prepare),
-              created_at: completedAt,
-            })
-          }
+          if (body) this.writes().turns.push(turnDelivery(recorded, body, completedAt))
           if (output.status !== 'active') this.writes().finish(sessionId)
+          break
+        }
+        case 'TurnFailed': {
+          const { sessionId, failedAt } = event.data
+          if (!this.deliveredBefore(recorded)) this.writes().turns.push(turnDelivery(recorded, failedTurnWebhookBody(event.data), failedAt))
+          this.writes().finish(sessionId)
           break
         }
         case 'SessionExpired':
@@ -228,7 +234,7 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   tables: ['webhook_sessions'],
   fold: ({ appliedBefore }) => new OutboxFold(appliedBefore),
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
-  eventTypes: ['SessionStarted', 'TurnCompleted', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
+  eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   async apply(trx, event, recorded) {
     switch (event.type) {
       case 'SessionStarted':
@@ -240,6 +246,12 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
         const route = body && (await findRoute(trx, sessionId))
         if (body && route) await enqueue(trx, recorded, route, body, completedAt)
         if (output.status !== 'active') await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', '=', sessionId).execute()
+        break
+      }
+      case 'TurnFailed': {
+        const route = await findRoute(trx, event.data.sessionId)
+        if (route) await enqueue(trx, recorded, route, failedTurnWebhookBody(event.data), event.data.failedAt)
+        await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', '=', event.data.sessionId).execute()
         break
       }
       case 'SessionExpired':

@@ -87,7 +87,8 @@ function history(steps: readonly Step[]): RecordedEvent[] {
       } else if (state === 'running') {
         if (s.kind === 0) {
           sessionState.set(sessionId, 'ended')
-          push(stream, 'SessionExpired', { sessionId, expiredAt: at() })
+          if (s.invalid) push(stream, 'TurnFailed', { sessionId, messageId: randomUUID(), reason: 'engine_error', failedAt: at(), timestamp: micros++ })
+          else push(stream, 'SessionExpired', { sessionId, expiredAt: at() })
         } else if (s.kind === 1) push(stream, 'MessageReceived', { sessionId, expiresAt: at() })
         else {
           if (s.status !== 'active') sessionState.set(sessionId, 'ended')

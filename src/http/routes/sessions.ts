@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { receiveMessage, startSession } from '../../commands/sessions.js'
 import { VariableValue } from '../../engine/turn.js'
+import { TurnFailureReason } from '../../domain/session.js'
 import { deliveriesByEvent } from '../../audit/deliveries.js'
 import { DELIVERY_STATUSES } from '../../store/database.js'
 import { EventEnvelope, toEnvelope } from '../../audit/envelope.js'
@@ -41,6 +42,9 @@ const SessionDetail = Type.Object({
   waitingAt: Type.Union([Type.String({ description: 'the question node awaiting a reply' }), Type.Null()]),
   pendingMessages: Type.Integer({ description: 'inbound messages not yet processed' }),
   warnings: Type.Integer(),
+  failureReason: Type.Union([TurnFailureReason, Type.Null()], {
+    description: 'why the session ended in error when the engine could not complete a turn (engine_error, invalid_turn); null otherwise',
+  }),
   startedAt: Timestamp,
   expiresAt: Timestamp,
   finishedAt: Type.Union([Timestamp, Type.Null()]),
@@ -168,6 +172,7 @@ export const sessionRoutes =
           waitingAt: state.conversation.waitingAt?.nodeId ?? null,
           pendingMessages: state.pending.length,
           warnings: state.warnings,
+          failureReason: state.failureReason,
           startedAt: state.startedAt,
           expiresAt: state.expiresAt,
           finishedAt: state.finishedAt,
