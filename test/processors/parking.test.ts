@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { session, sessionStream, type SessionEvent } from '../../src/domain/session.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
@@ -14,7 +14,10 @@ import type { Database } from '../../src/store/database.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { openTestApp, silentLogger } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { runCli } from '../helpers/cli.js'
+import { createTestDatabase, postgresUrl, reachableBackends } from '../helpers/storage.js'
+import { openStorage } from '../../src/store/connect.js'
+import { migrateToLatest } from '../../src/store/migrate.js'
 
 /** A deterministic fault: every try on an event of `stream` throws, while `on`. */
 class Fault {
@@ -221,43 +224,51 @@ for (const backend of reachableBackends) {
   })
 }
 
+
+/** Session starts and turns appended by hand, and the webhook deliveries the outbox made of them. */
+function sessionsOn(store: PostgresEventStore, db: Kysely<Database>) {
+  const scope = { workspaceId: randomUUID(), organizationId: randomUUID() }
+  const now = () => new Date().toISOString()
+  const startSession = async () => {
+    const sessionId = randomUUID()
+    const [started] = session.decide(
+      {
+        type: 'StartSession',
+        data: { sessionId, ...scope, flowId: randomUUID(), flowVersion: 1, variables: {}, externalId: null, apiKeyId: randomUUID(), callbackUrl: 'https://hooks.example.test/', ttlSeconds: 600, messageId: randomUUID(), now: now() },
+      },
+      session.initialState,
+    )
+    await store.append(sessionStream(sessionId), [{ id: randomUUID(), type: started!.type, data: started!.data, metadata: scope }], { expectedRevision: 'no_stream' })
+    return sessionId
+  }
+  const say = async (sessionId: string, body: string) => {
+    const output = {
+      messages: [{ type: 'text' as const, text: { body }, nodeId: 'say' }],
+      functions: [],
+      kanban: [],
+      variables: {},
+      warnings: [],
+      visited: ['say'],
+      status: 'active' as const,
+      state: { waitingAt: null, variables: {}, lastTimestampMicros: 0, card: null },
+    }
+    await store.append(sessionStream(sessionId), [{ id: randomUUID(), type: 'TurnCompleted', data: { sessionId, messageId: randomUUID(), output, completedAt: now() }, metadata: scope }], { expectedRevision: 'any' })
+  }
+  const deliveries = async () => {
+    const rows = await db.selectFrom('webhook_deliveries').select(['session_id', (eb) => eb.fn.countAll<string>().as('count')]).groupBy('session_id').execute()
+    return Object.fromEntries(rows.map((row) => [row.session_id, Number(row.count)]))
+  }
+
+  return { startSession, say, deliveries }
+}
+
 for (const backend of reachableBackends) {
   t.test(`the webhook outbox parks the session it fails on, on ${backend.name}`, async (t) => {
     const storage = await backend.open(t)
     const { db } = storage
     const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
     t.teardown(() => store.close())
-    const scope = { workspaceId: randomUUID(), organizationId: randomUUID() }
-    const now = () => new Date().toISOString()
-    const startSession = async () => {
-      const sessionId = randomUUID()
-      const [started] = session.decide(
-        {
-          type: 'StartSession',
-          data: { sessionId, ...scope, flowId: randomUUID(), flowVersion: 1, variables: {}, externalId: null, apiKeyId: randomUUID(), callbackUrl: 'https://hooks.example.test/', ttlSeconds: 600, messageId: randomUUID(), now: now() },
-        },
-        session.initialState,
-      )
-      await store.append(sessionStream(sessionId), [{ id: randomUUID(), type: started!.type, data: started!.data, metadata: scope }], { expectedRevision: 'no_stream' })
-      return sessionId
-    }
-    const say = async (sessionId: string, body: string) => {
-      const output = {
-        messages: [{ type: 'text' as const, text: { body }, nodeId: 'say' }],
-        functions: [],
-        kanban: [],
-        variables: {},
-        warnings: [],
-        visited: ['say'],
-        status: 'active' as const,
-        state: { waitingAt: null, variables: {}, lastTimestampMicros: 0, card: null },
-      }
-      await store.append(sessionStream(sessionId), [{ id: randomUUID(), type: 'TurnCompleted', data: { sessionId, messageId: randomUUID(), output, completedAt: now() }, metadata: scope }], { expectedRevision: 'any' })
-    }
-    const deliveries = async () => {
-      const rows = await db.selectFrom('webhook_deliveries').select(['session_id', (eb) => eb.fn.countAll<string>().as('count')]).groupBy('session_id').execute()
-      return Object.fromEntries(rows.map((row) => [row.session_id, Number(row.count)]))
-    }
+    const { startSession, say, deliveries } = sessionsOn(store, db)
 
     const [poisoned, a, b] = [await startSession(), await startSession(), await startSession()]
     for (const sessionId of [poisoned, a, b]) await say(sessionId, 'hello')
@@ -280,3 +291,37 @@ for (const backend of reachableBackends) {
     t.same(await deliveries(), { [a]: 2, [b]: 2, [poisoned]: 3 }, 'nothing lost or doubled')
   })
 }
+
+t.test('flowd processors lists parked streams and replays one', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async (t) => {
+  const database = await createTestDatabase()
+  const storage = await openStorage({ kind: 'postgres', url: database.url })
+  t.teardown(async () => {
+    await storage.close()
+    await database.drop()
+  })
+  await migrateToLatest(storage.db)
+  const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 50 })
+  t.teardown(() => store.close())
+  const { startSession, say, deliveries } = sessionsOn(store, storage.db)
+  const [poisoned, healthy] = [await startSession(), await startSession()]
+  for (const sessionId of [poisoned, healthy]) await say(sessionId, 'hello')
+  const runtime = new ProjectionRuntime(storage.db, store, [faulty(webhookOutboxProjection, new Fault(sessionStream(poisoned)))], silentLogger)
+  await runtime.start()
+  await waitUntil(async () => (await listParked(storage.db)).length === 1, 'the session is parked')
+  await runtime.stop()
+
+  const env = { DATABASE_URL: database.url }
+  const listed = await runCli(['processors', 'parked', '--json'], env)
+  t.equal(listed.code, 0)
+  const [row] = JSON.parse(listed.stdout) as { processor: string; stream: string; eventType: string; reason: string }[]
+  t.same([row?.processor, row?.stream, row?.eventType], ['webhook-outbox', sessionStream(poisoned), 'SessionStarted'], 'the parked stream, with the event it stopped at')
+  t.match(row?.reason, /injected fault/)
+  t.equal((await runCli(['processors', 'retry', 'session-unknown'], env)).code, 3, 'a stream nobody parked: not found')
+
+  const retried = await runCli(['processors', 'retry', sessionStream(poisoned)], env)
+  t.equal(retried.code, 0, 'the service without the fault replays it')
+  t.match(retried.stdout, /webhook-outbox: .* replayed and no longer parked/)
+  t.same(await listParked(storage.db), [])
+  t.equal((await deliveries())[poisoned], 1, 'its webhook is made, once')
+  t.equal((await runCli(['processors', 'parked'], env)).stdout, 'no parked streams\n')
+})
