@@ -89,21 +89,19 @@ interface NamedStatement {
   text: string
 }
 
-type RevisionCheck = 'any' | 'no_stream' | 'exact'
+type RevisionCheck = 'no_stream' | 'exact'
 
 /**
  * Moves the stream's revision ($1) forward by `count` and returns the new last revision, or no
  * row when the expectation does not hold; `exact` compares with $2.
  */
 const reserveRevisions = (count: string): Record<RevisionCheck, string> => ({
-  any: `insert into streams (stream_id, revision) values ($1, ${count} - 1)
-    on conflict (stream_id) do update set revision = streams.revision + ${count} returning revision`,
   no_stream: `insert into streams (stream_id, revision) values ($1, ${count} - 1)
     on conflict (stream_id) do nothing returning revision`,
   exact: `update streams set revision = revision + ${count} where stream_id = $1 and revision = $2::bigint returning revision`,
 })
 
-const checks: RevisionCheck[] = ['any', 'no_stream', 'exact']
+const checks: RevisionCheck[] = ['no_stream', 'exact']
 /** The first parameter after the stream and, for `exact`, the expected revision. */
 const firstFree = (check: RevisionCheck) => (check === 'exact' ? 3 : 2)
 
@@ -177,7 +175,7 @@ export class PostgresEventStore implements EventStore {
   async append(stream: string, events: readonly NewEvent[], { expectedRevision }: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event')
     try {
-      const result = await this.appendInOneStatement(stream, events, expectedRevision)
+      const result = expectedRevision === 'any' ? await this.appendAtAnyRevision(stream, events) : await this.appendInOneStatement(stream, events, expectedRevision)
       this.wakeUp.announce()
       return result
     } catch (error) {
@@ -193,12 +191,29 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
+   * `any` is a checked append at the revision found, again until one holds. An unchecked one (the
+   * stream row's revision moved by whatever it is) gets its transaction id before it waits for
+   * that row, so an appender it waited for could hold the earlier revision under a later id, and
+   * the log, read in transaction id order, would have the two out of revision order. A checked
+   * append that waited for another finds the revision moved and inserts nothing.
+   */
+  private async appendAtAnyRevision(stream: string, events: readonly NewEvent[]): Promise<AppendResult> {
+    for (;;) {
+      try {
+        return await this.appendInOneStatement(stream, events, (await this.currentRevision(stream)) ?? 'no_stream')
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError)) throw error
+      }
+    }
+  }
+
+  /**
    * Reserves the revisions (under the stream row's lock, which serialises appenders of one stream)
    * and inserts the events in a single statement: one round trip, its own transaction. No reserved
    * row (the revision check failed) inserts nothing. The statement's text is fixed per kind of
    * expected revision, so on Postgres it is prepared once per connection.
    */
-  private async appendInOneStatement(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  private async appendInOneStatement(stream: string, events: readonly NewEvent[], expected: Exclude<ExpectedRevision, 'any'>): Promise<AppendResult> {
     const check = typeof expected === 'bigint' ? 'exact' : expected
     const revisionParameter = typeof expected === 'bigint' ? [String(expected)] : []
     const single = events.length === 1 ? events[0] : undefined

@@ -16,7 +16,7 @@ import { loadEditorSigningKey } from '../auth/signing-key.js'
 import { ApiKeyAuthenticator, authenticate } from './auth.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
-import { validatorCompiler } from './validation.js'
+import { refuseDeepBodies, validatorCompiler } from './validation.js'
 import { documentApiSecurity, registerOpenApi, serveOpenApi } from './openapi.js'
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
@@ -87,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)
+  app.addHook('preValidation', refuseDeepBodies)
   // JSON only: any other body type is answered 415.
   app.removeContentTypeParser('text/plain')
   registerErrorHandling(app)

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import formatsPlugin from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
+import { BadRequestError } from '../errors.js'
 
 const addFormats = formatsPlugin as unknown as (ajv: Ajv) => Ajv
 
@@ -18,15 +19,42 @@ const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/',
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /** Where `data` holds unstorable text, in a string or a key, as an Ajv instance path; undefined when nowhere. */
-function unstorableAt(data: unknown, path = ''): string | undefined {
-  if (typeof data === 'string') return UNSTORABLE.test(data) ? path : undefined
-  if (data === null || typeof data !== 'object') return undefined
-  for (const [key, value] of Object.entries(data)) {
-    if (UNSTORABLE.test(key)) return path
-    const found = unstorableAt(value, `${path}/${escapePointer(key)}`)
-    if (found !== undefined) return found
+function unstorableAt(data: unknown): string | undefined {
+  // The first offending key or value in document order: children go onto the stack reversed, and
+  // a key is checked when its value is taken off.
+  const pending: { value: unknown; key?: string; parentPath: string }[] = [{ value: data, parentPath: '' }]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, key, parentPath } = next
+    if (key !== undefined && UNSTORABLE.test(key)) return parentPath
+    const path = key === undefined ? parentPath : `${parentPath}/${escapePointer(key)}`
+    if (typeof value === 'string' && UNSTORABLE.test(value)) return path
+    if (value === null || typeof value !== 'object') continue
+    for (const [childKey, child] of Object.entries(value).reverse()) pending.push({ value: child, key: childKey, parentPath: path })
   }
   return undefined
+}
+
+/** Deeper than any body the API takes, and shallow enough for anything that walks a body by recursion. */
+export const MAX_BODY_DEPTH = 64
+
+/** Whether `data` has arrays or objects nested more than `limit` levels deep (the outermost is level 1). */
+function nestsDeeperThan(data: unknown, limit: number): boolean {
+  const pending: { value: unknown; level: number }[] = [{ value: data, level: 1 }]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, level } = next
+    if (value === null || typeof value !== 'object') continue
+    if (level > limit) return true
+    for (const child of Object.values(value)) pending.push({ value: child, level: level + 1 })
+  }
+  return false
+}
+
+/**
+ * A `preValidation` hook for every route: a body nested past MAX_BODY_DEPTH is a 400 before Ajv,
+ * the checks here or a handler walk it, any of which would exhaust the stack on a deep enough one.
+ */
+export async function refuseDeepBodies(request: FastifyRequest): Promise<void> {
+  if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) throw new BadRequestError(`body must not nest deeper than ${MAX_BODY_DEPTH} levels`)
 }
 
 type Validator = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => boolean) & Pick<ValidateFunction, 'errors' | 'schemaEnv'>

@@ -18,14 +18,35 @@ export type ParsedCidr = [ipaddr.IPv4 | ipaddr.IPv6, number]
 export const parseCidrs = (cidrs: readonly string[]): ParsedCidr[] => cidrs.map((cidr) => ipaddr.parseCIDR(cidr))
 
 /**
+ * IPv4-compatible IPv6 (`::/96`, deprecated by RFC 4291), which ipaddr.js calls unicast: a host
+ * may still route `::127.0.0.1` to itself.
+ */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96')
+
+/**
+ * An IPv6 address as the URL parser writes it, in hexadecimal: ipaddr.js reads a dotted tail such
+ * as `::127.0.0.1` (how `dns.lookup` writes IPv4-compatible addresses) as IPv4-mapped. Undefined
+ * for what the URL parser refuses (a zone id).
+ */
+function canonicalIPv6(address: string): string | undefined {
+  try {
+    return new URL(`https://[${address}]/`).hostname.slice(1, -1)
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * Whether webhook delivery may connect to this address: only public unicast, unless an operator
  * allowed a private range. `ipaddr.process` unmaps IPv4-mapped IPv6 first, so `::ffff:127.0.0.1`
- * counts as loopback.
+ * counts as loopback. Every other IPv6 form of an IPv4 address (IPv4-compatible, NAT64, 6to4,
+ * Teredo) is refused whatever address it carries.
  */
 export function isAllowedAddress(address: string, allowed: readonly ParsedCidr[]): boolean {
-  if (!ipaddr.isValid(address)) return false
-  const ip = ipaddr.process(address)
-  if (ip.range() === 'unicast') return true
+  const canonical = isIP(address) === 6 ? canonicalIPv6(address) : address
+  if (canonical === undefined || !ipaddr.isValid(canonical)) return false
+  const ip = ipaddr.process(canonical)
+  if (ip.range() === 'unicast' && !(ip.kind() === 'ipv6' && ip.match(IPV4_COMPATIBLE))) return true
   return allowed.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits))
 }
 

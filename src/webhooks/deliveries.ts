@@ -81,8 +81,11 @@ export interface MadeAttempt {
 
 /**
  * Stores attempts and where each leaves its delivery, in one statement (so one commit for many
- * attempts). A delivery's state only changes if the attempt's dispatcher still holds the lease;
- * the attempt itself is recorded either way, because it happened.
+ * attempts). Every attempt is recorded and counted, because it happened: two dispatchers may both
+ * attempt a delivery whose lease ran out. Its number follows the delivery's count, read and moved
+ * under the delivery row's lock, so recorders of the same delivery wait for each other rather than
+ * pick the same number; they lock in id order, so none holds a row another waits for while it
+ * waits itself. A delivery's state only changes if the attempt's dispatcher still holds the lease.
  */
 export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]): Promise<void> {
   if (made.length === 0) return
@@ -108,25 +111,37 @@ export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]):
         error text, duration_ms integer, response_body text, response_truncated boolean,
         status text, next_attempt_at timestamptz, delivered_at timestamptz, last_error text)
     ),
+    held as materialized (
+      select d.id, d.attempt_count, d.lease_token from webhook_deliveries d
+      where d.id in (select delivery_id from made)
+      order by d.id
+      for no key update
+    ),
+    numbered as (
+      select m.*, h.attempt_count + row_number() over (partition by m.delivery_id order by m.seq) as attempt,
+        m.lease_token = h.lease_token as under_lease
+      from made m join held h on h.id = m.delivery_id
+    ),
     recorded as (
       insert into webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms, response_body, response_truncated)
-      select m.delivery_id,
-        coalesce((select max(a.attempt) from webhook_attempts a where a.delivery_id = m.delivery_id), 0)
-          + row_number() over (partition by m.delivery_id order by m.seq),
-        m.attempted_at, m.status_code, m.error, m.duration_ms, m.response_body, m.response_truncated
-      from made m
+      select delivery_id, attempt, attempted_at, status_code, error, duration_ms, response_body, response_truncated
+      from numbered
+    ),
+    per_delivery as (
+      select delivery_id, count(*)::integer as attempts, max(seq) filter (where under_lease) as leased_seq
+      from numbered group by delivery_id
     )
     update webhook_deliveries w set
-      status = m.status,
-      attempt_count = w.attempt_count + 1,
-      round_attempts = w.round_attempts + 1,
-      next_attempt_at = m.next_attempt_at,
-      delivered_at = m.delivered_at,
-      last_error = m.last_error,
-      lease_token = null,
-      lease_until = null
-    from made m
-    where w.id = m.delivery_id and w.lease_token = m.lease_token`.compile(db)
+      attempt_count = w.attempt_count + p.attempts,
+      status = coalesce(l.status, w.status),
+      round_attempts = w.round_attempts + (l.seq is not null)::integer,
+      next_attempt_at = case when l.seq is null then w.next_attempt_at else l.next_attempt_at end,
+      delivered_at = case when l.seq is null then w.delivered_at else l.delivered_at end,
+      last_error = case when l.seq is null then w.last_error else l.last_error end,
+      lease_token = case when l.seq is null then w.lease_token end,
+      lease_until = case when l.seq is null then w.lease_until end
+    from per_delivery p left join made l on l.seq = p.leased_seq
+    where w.id = p.delivery_id`.compile(db)
   await db.executeQuery(prepared(record))
 }
 

@@ -108,6 +108,31 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     t.equal((await store.readStream(s)).length, 2)
   })
 
+  t.test("concurrent appends at any revision, to new streams and then to the same streams: the global log has each stream in revision order", async (t) => {
+    const store = await open(t)
+    const prefix = `${run}anyrace${randomBytes(3).toString('hex')}-`
+    const streams = 50
+    const perRound = 10
+    // Appends to one stream are started one after another, so they meet at its row.
+    for (const round of ['new', 'existing']) {
+      await Promise.all(
+        Array.from({ length: streams * perRound }, (_, i) => store.append(`${prefix}${Math.floor(i / perRound)}`, [newEvent('Raced', { round })], { expectedRevision: 'any' })),
+      )
+    }
+    const log: RecordedEvent[] = []
+    for (let page = await store.readAll({ from: START, limit: 500, streamPrefixes: [prefix] }); page.length > 0; page = await store.readAll({ from: page.at(-1)!.position, limit: 500, streamPrefixes: [prefix] })) {
+      log.push(...page)
+    }
+    t.equal(log.length, streams * perRound * 2, 'every event read')
+    const nextRevision = new Map<string, bigint>()
+    const outOfOrder = log.filter((event) => {
+      const expected = nextRevision.get(event.stream) ?? 0n
+      nextRevision.set(event.stream, event.revision + 1n)
+      return event.revision !== expected
+    })
+    t.equal(outOfOrder.length, 0, 'each stream read in revision order, without a gap')
+  })
+
   t.test('20 concurrent appenders x 500 events while a subscriber runs: each event seen once, streams in order', async (t) => {
     const store = await open(t)
     const prefix = `${run}load${randomBytes(3).toString('hex')}-`

@@ -114,6 +114,7 @@ export function blockedCallbacks(port: number): BlockedCallback[] {
     literal('[fe80::1]', 'fe80::1'),
     literal('[ff02::1]', 'ff02::1'),
     literal('[2001:db8::1]', '2001:db8::1'),
+    literal('[::127.0.0.1]', '::7f00:1'),
     literal('[64:ff9b::7f00:1]', '64:ff9b::7f00:1'),
     literal('[2002:7f00:1::]', '2002:7f00:1::'),
     named('mixed.webhooks.test', '127.0.0.1'),

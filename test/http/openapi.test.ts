@@ -1,11 +1,10 @@
-import { channel } from 'node:diagnostics_channel'
 import { readFileSync } from 'node:fs'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { FastifyInstance, RouteOptions } from 'fastify'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { serviceAddress } from '../../src/http/openapi.js'
 import { openTestApp } from '../helpers/app.js'
+import { withRoutes } from '../helpers/routes.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 const COMMITTED = new URL('../../openapi.json', import.meta.url)
@@ -117,20 +116,9 @@ const resolvePointer = (document: Json, pointer: string): Json | undefined =>
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
     .reduce<Json | undefined>((node, key) => (node && typeof node === 'object' ? (node as Record<string, Json>)[key] : undefined), document)
 
-// Every route fastify registers, collected as the fuzz harness does (test/helpers/fuzz.ts).
-const routes: { method: string; url: string }[] = []
-const initialization = channel('fastify.initialization')
-const collectRoutes = (message: unknown) => {
-  ;(message as { fastify: FastifyInstance }).fastify.addHook('onRoute', (route: RouteOptions) => {
-    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url })
-  })
-}
-
 for (const backend of reachableBackends) {
   t.test(`the OpenAPI document on ${backend.name}`, async (t) => {
-    routes.length = 0
-    initialization.subscribe(collectRoutes)
-    const { app, admin } = await openTestApp(t, backend).finally(() => initialization.unsubscribe(collectRoutes))
+    const { app, admin, routes } = await withRoutes(() => openTestApp(t, backend))
 
     const served = await app.inject({ method: 'GET', url: '/openapi.json' })
     t.equal(served.statusCode, 200, '/openapi.json needs no key')

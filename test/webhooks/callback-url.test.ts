@@ -1,8 +1,9 @@
 import t from 'tap'
-import { callbackUrlProblem, parseCidrs } from '../../src/webhooks/callback-url.js'
+import { callbackUrlProblem, isAllowedAddress, parseCidrs, resolvedCallbackProblem } from '../../src/webhooks/callback-url.js'
+import { fakeDns } from '../helpers/blocked-callbacks.js'
 
 t.test('accepts public https callbacks', async (t) => {
-  for (const url of ['https://hooks.example.com/flow', 'https://8.8.8.8/x', 'https://[2001:4860:4860::8888]/x', 'https://example.com:8443/a?b=c']) {
+  for (const url of ['https://hooks.example.com/flow', 'https://8.8.8.8/x', 'https://[2001:4860:4860::8888]/x', 'https://[::ffff:8.8.8.8]/x', 'https://example.com:8443/a?b=c']) {
     t.equal(callbackUrlProblem(url, []), undefined, url)
   }
 })
@@ -30,6 +31,17 @@ t.test('refuses non-https, userinfo, localhost and every spelling of a non-publi
     ['https://[fd00::1]/x', /non-public/],
     ['https://[fe80::1]/x', /non-public/],
     ['https://100.64.0.1/x', /non-public/],
+    ['https://[::127.0.0.1]/', /non-public address \(::7f00:1\)/],
+    ['https://[::7f00:1]/x', /non-public/],
+    ['https://[::10.0.0.1]/x', /non-public/],
+    ['https://[::8.8.8.8]/x', /non-public/],
+    ['https://[::ffff:10.0.0.1]/x', /non-public/],
+    ['https://[64:ff9b::10.0.0.1]/x', /non-public/],
+    ['https://[64:ff9b::8.8.8.8]/x', /non-public/],
+    ['https://[64:ff9b:1::a00:1]/x', /non-public/],
+    ['https://[2002:a00:1::1]/x', /non-public/],
+    ['https://[2002:c0a8:101::1]/x', /non-public/],
+    ['https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x', /non-public/],
   ]
   for (const [url, reason] of refused) t.match(callbackUrlProblem(url, []), reason, url)
 })
@@ -39,4 +51,14 @@ t.test('an allowed private range opens exactly that range', async (t) => {
   t.equal(callbackUrlProblem('https://127.0.0.1:9443/hook', allowed), undefined)
   t.match(callbackUrlProblem('https://127.0.0.2/hook', allowed), /non-public/)
   t.match(callbackUrlProblem('https://10.0.0.1/hook', allowed), /non-public/)
+})
+
+t.test('an IPv6 address that carries an IPv4 one is refused however the resolver spells it', async (t) => {
+  // `dns.lookup` writes an IPv4-compatible address with a dotted tail, an IPv4-mapped one likewise.
+  for (const address of ['::127.0.0.1', '::8.8.8.8', '::7f00:1', '::ffff:127.0.0.1', '64:ff9b::10.0.0.1', '2002:a00:1::1', 'fe80::1%eth0']) {
+    t.equal(isAllowedAddress(address, []), false, address)
+  }
+  t.equal(isAllowedAddress('::ffff:8.8.8.8', []), true, 'IPv4-mapped is its IPv4 address: ::ffff:8.8.8.8')
+  const dns = fakeDns({ 'compat.webhooks.test': ['::8.8.8.8'] })
+  t.match(await resolvedCallbackProblem('https://compat.webhooks.test/x', [], dns), /resolves to .* non-public address \(::8\.8\.8\.8\)/)
 })
