@@ -1,7 +1,7 @@
 import { ENGINE_PROCESSOR } from '../engine/worker.js'
 import { describeFailure } from '../processors/failures.js'
 import { listParked, type ParkedStream } from '../processors/parked-streams.js'
-import { retryParkedStream } from '../projections/runtime.js'
+import { retryParkedStream } from '../projections/checkpoints.js'
 import { openBackend, type Backend } from '../composition.js'
 import { positionToString } from '../eventstore/port.js'
 import type { CliContext } from './main.js'

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress'
 import { openBackend } from '../composition.js'
 import { positionToString } from '../eventstore/port.js'
-import { rebuildProjections } from '../projections/runtime.js'
+import { rebuildProjections } from '../projections/rebuild.js'
 import type { CliContext } from './main.js'
 import { parseAction, UsageError } from './usage.js'
 

@@ -262,8 +262,9 @@ export class EngineWorker {
 
   /**
    * Replays a parked session once the cause is fixed (`flowd processors retry`): its turns' kanban
-   * actions from the parked event on, then its pending turns. False when it was not parked. Failing
-   * again, it parks again where it stopped.
+   * actions from the parked event on, then its pending turns (whose kanban actions the running
+   * engine carries out, as for every turn after its checkpoint). False when it was not parked.
+   * Failing again, it parks again where it stopped.
    */
   async retryParked(stream: string): Promise<boolean> {
     const parked = (await listParked(this.db, ENGINE_PROCESSOR)).find((p) => p.stream === stream)

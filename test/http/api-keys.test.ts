@@ -5,7 +5,7 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { apiKeysProjection } from '../../src/projections/api-keys.js'
-import { rebuildProjection } from '../../src/projections/runtime.js'
+import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 

@@ -4,7 +4,7 @@ import { verifyClientSecret } from '../../src/commands/oauth-clients.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { oauthClientStream } from '../../src/domain/oauth-client.js'
 import { findOAuthClientCredentials, oauthClientsProjection } from '../../src/projections/oauth-clients.js'
-import { rebuildProjection } from '../../src/projections/runtime.js'
+import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 

@@ -4,7 +4,7 @@ import { createPipeline } from '../../src/commands/kanban.js'
 import { createSector, deleteSector } from '../../src/commands/sectors.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { flowsProjection } from '../../src/projections/flows.js'
-import { rebuildProjection } from '../../src/projections/runtime.js'
+import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { flowsProjection } from '../../src/projections/flows.js'
-import { rebuildProjection } from '../../src/projections/runtime.js'
+import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import { createOrganization, createWorkspace, issueApiKey } from '../../src/commands/tenancy.js'
 import { cardsProjection } from '../../src/projections/cards.js'
 import { pipelinesProjection } from '../../src/projections/pipelines.js'
-import { rebuildProjection } from '../../src/projections/runtime.js'
+import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 

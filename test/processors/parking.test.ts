@@ -9,7 +9,8 @@ import type { RecordedEvent } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { listParked } from '../../src/processors/parked-streams.js'
 import type { Projection } from '../../src/projections/projection.js'
-import { ProjectionRuntime, retryParkedStream } from '../../src/projections/runtime.js'
+import { ProjectionRuntime } from '../../src/projections/runtime.js'
+import { retryParkedStream } from '../../src/projections/checkpoints.js'
 import type { Database } from '../../src/store/database.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { openTestApp, silentLogger } from '../helpers/app.js'
@@ -216,6 +217,8 @@ for (const backend of reachableBackends) {
     t.same(await listParked(storage.db), [], 'and takes it off the list')
     const cardedTurns = await turnsOf(carded)
     t.equal(cardedTurns.length, 2, 'its waiting message got its turn')
+    // The new turn is the live engine's, as every turn written after its checkpoint.
+    await waitUntil(async () => kanbanCalls.length === 2, 'the new turn’s kanban actions are carried out')
     t.same(kanbanCalls, cardedTurns.map((turn) => turn.data.messageId), 'each turn’s kanban actions carried out once')
 
     await api('POST', `/v1/sessions/${carded}/message`, { type: 'text', text: { body: 'live again' } })

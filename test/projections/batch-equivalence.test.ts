@@ -10,7 +10,7 @@ import { analyticsSessionsProjection } from '../../src/projections/analytics-ses
 import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
 import { cardsProjection } from '../../src/projections/cards.js'
 import type { Fold, FoldOptions, Projection } from '../../src/projections/projection.js'
-import { applyLive } from '../../src/projections/runtime.js'
+import { applyLive } from '../../src/projections/checkpoints.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
