@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import { ConflictError } from '../errors.js'
 import { withStreamLock } from './stream-lock.js'
-import { foldStream, rememberFolded } from './stream-state.js'
+import { foldStream, rememberFolded, type FoldedStream } from './stream-state.js'
 import { newId } from '../ids.js'
 import { WrongExpectedVersionError, type EventMetadata, type EventStore, type Position } from '../eventstore/port.js'
 
@@ -66,24 +66,43 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
   metadata: EventMetadata,
 ): Promise<CommandResult<State, Event>> {
   for (let attempt = 1; ; attempt++) {
-    const current = await foldStream(store, decider, stream)
-    const events = decider.decide(command, current.state)
-    if (events.length === 0) return { state: current.state, events, position: undefined, stream }
-    for (const event of events) assertMatchesSchema(event, decider.eventSchemas)
-    try {
-      const { position, nextRevision } = await store.append(
-        stream,
-        events.map((event) => ({ id: newId(), type: event.type, data: event.data, metadata })),
-        { expectedRevision: current.revision ?? 'no_stream' },
-      )
-      const state = events.reduce(decider.evolve, current.state)
-      rememberFolded(store, decider, stream, { state, revision: nextRevision })
-      return { state, events, position, stream }
-    } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError)) throw error
-      if (attempt >= MAX_ATTEMPTS) throw new ConflictError(`${stream} is being changed concurrently; try again`)
-      // Another process wrote the stream: back off a little, with jitter, before deciding again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
-    }
+    const result = await decideOnState(store, decider, stream, await foldStream(store, decider, stream), command, metadata)
+    if (result !== 'conflict') return result
+    if (attempt >= MAX_ATTEMPTS) throw new ConflictError(`${stream} is being changed concurrently; try again`)
+    // Another process wrote the stream: back off a little, with jitter, before deciding again.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
+  }
+}
+
+/**
+ * One try of the command path: decides `command` on the stream as folded in `current`, checks the
+ * events against their schemas and appends them at the revision folded; 'conflict' when another
+ * writer came first (the caller decides whether and when to try again). `eventId` names each new
+ * event: a fresh id, unless the caller derives it (the engine's turns, so a replay makes the same).
+ */
+export async function decideOnState<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+  current: FoldedStream<State>,
+  command: Command,
+  metadata: EventMetadata,
+  eventId: (event: Event, index: number) => string = () => newId(),
+): Promise<CommandResult<State, Event> | 'conflict'> {
+  const events = decider.decide(command, current.state)
+  if (events.length === 0) return { state: current.state, events, position: undefined, stream }
+  for (const event of events) assertMatchesSchema(event, decider.eventSchemas)
+  try {
+    const { position, nextRevision } = await store.append(
+      stream,
+      events.map((event, index) => ({ id: eventId(event, index), type: event.type, data: event.data, metadata })),
+      { expectedRevision: current.revision ?? 'no_stream' },
+    )
+    const state = events.reduce(decider.evolve, current.state)
+    rememberFolded(store, decider, stream, { state, revision: nextRevision })
+    return { state, events, position, stream }
+  } catch (error) {
+    if (error instanceof WrongExpectedVersionError) return 'conflict'
+    throw error
   }
 }

@@ -2,16 +2,16 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { sql, type Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import { session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
-import { START, WrongExpectedVersionError, comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { START, comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
-import { EventSchemaError, assertMatchesSchema } from '../commands/handle.js'
+import { EventSchemaError, decideOnState } from '../commands/handle.js'
 import { withStreamLock } from '../commands/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
 import { StreamParking, listParked, unpark } from '../processors/parked-streams.js'
-import { foldStream, rememberFolded } from '../commands/stream-state.js'
+import { foldStream } from '../commands/stream-state.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from './turn.js'
@@ -231,33 +231,17 @@ export class EngineWorker {
   }
 
   /**
-   * Decides `command` on the session read at `revision` and appends the event at that revision, its
-   * id derived from the session, the trigger and `kind`, so a replay makes the same one.
+   * Decides `command` on the session read at `revision` and appends its event there, through the
+   * command path every write takes; the event's id is derived from the session, the trigger and
+   * `kind`, so a replay makes the same one.
    */
   private async appendTurnEvent(state: RunningSession, revision: bigint, command: SessionCommandOf<'CompleteTurn' | 'FailTurn'>, kind: string): Promise<'ran' | 'idle' | 'conflict'> {
-    const [event] = session.decide(command, state)
-    if (!event) return 'idle'
-    assertMatchesSchema(event, session.eventSchemas)
     const { sessionId, messageId } = command.data
-    try {
-      const { nextRevision } = await this.store.append(
-        sessionStream(sessionId),
-        [
-          {
-            id: uuidV5(`${sessionId}/${messageId}/${kind}`, TURN_ID_NAMESPACE),
-            type: event.type,
-            data: event.data,
-            metadata: { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId },
-          },
-        ],
-        { expectedRevision: revision },
-      )
-      rememberFolded(this.store, session, sessionStream(sessionId), { state: session.evolve(state, event), revision: nextRevision })
-      return 'ran'
-    } catch (error) {
-      if (error instanceof WrongExpectedVersionError) return 'conflict'
-      throw error
-    }
+    const metadata = { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId }
+    const eventId = () => uuidV5(`${sessionId}/${messageId}/${kind}`, TURN_ID_NAMESPACE)
+    const result = await decideOnState(this.store, session, sessionStream(sessionId), { state, revision }, command, metadata, eventId)
+    if (result === 'conflict') return 'conflict'
+    return result.events.length > 0 ? 'ran' : 'idle'
   }
 
   /**
