@@ -4,7 +4,7 @@ import { START, matchesFilter, type EventStore, type Position, type RecordedEven
 import { parkedStreamsOf, waitsBehind } from '../processors/parked-streams.js'
 import type { Database } from '../store/database.js'
 import type { Leases } from '../store/lease.js'
-import { readCheckpoint, writeCheckpoint, writeWithCheckpoint } from './checkpoints.js'
+import { appliedThrough, markAppliedBeforeRebuild, writeCheckpoint, writeWithCheckpoint } from './checkpoints.js'
 import { completeDeferred, deferKeptCounts, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
 import { applyAll, type Fold, type Projection } from './projection.js'
 
@@ -185,10 +185,13 @@ async function replayInto(
   const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
   const appliedBefore = new Map<string, Position>()
   for (const projection of projections) {
-    appliedBefore.set(projection.name, await readCheckpoint(db, projection.name))
     await db.transaction().execute(async (trx) => {
       // The checkpoint row first, as a live reader takes it before touching the tables: in the
-      // other order the two deadlock.
+      // other order the two deadlock. Locked, it is read as no live batch can move it any more.
+      await sql`select 1 from projection_checkpoints where projection = ${projection.name} for update`.execute(trx)
+      const before = await appliedThrough(trx, projection.name)
+      appliedBefore.set(projection.name, before)
+      await markAppliedBeforeRebuild(trx, projection.name, before)
       await writeCheckpoint(trx, projection.name, START)
       for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
       await deferSecondaryIndexes(trx, projection)

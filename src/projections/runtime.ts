@@ -9,8 +9,10 @@ import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/f
 import { StreamParking } from '../processors/parked-streams.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
-import { applyLive, insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint, type BatchOutcome } from './checkpoints.js'
+import { applyLive, appliedThrough, insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint, type BatchOutcome } from './checkpoints.js'
 import { applyAll, type Projection } from './projection.js'
+
+const laterOf = (a: Position, b: Position): Position => (comparePositions(a, b) >= 0 ? a : b)
 
 export interface ProjectionStatus {
   name: string
@@ -38,6 +40,12 @@ interface Running {
   active: boolean
   /** Its streams stopped at an event that failed again and again; their events wait for a retry. */
   parking: StreamParking
+  /**
+   * The furthest it is known to have been applied, here or before a rebuild reset its checkpoint:
+   * a live batch sent back over events by such a reset does not do again for them what outlives a
+   * rebuild (the outbox's deliveries).
+   */
+  appliedThrough: Position
 }
 
 export interface ProjectionRuntimeOptions {
@@ -85,7 +93,7 @@ export class ProjectionRuntime {
     this.running = new Map(
       projections.map((projection) => [
         projection.name,
-        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics) },
+        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics), appliedThrough: START },
       ]),
     )
   }
@@ -117,6 +125,7 @@ export class ProjectionRuntime {
           // From the stored checkpoint: another process may have moved it while this one stood by.
           if (!state.active) {
             state.position = await readCheckpoint(this.db, projection.name)
+            state.appliedThrough = laterOf(state.appliedThrough, await appliedThrough(this.db, projection.name))
             await state.parking.load(this.db)
             state.active = true
           }
@@ -128,6 +137,7 @@ export class ProjectionRuntime {
           for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
             const outcome = await this.applyBatch(state, batch)
             failures = 0
+            state.appliedThrough = laterOf(state.appliedThrough, state.position)
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()
@@ -156,10 +166,11 @@ export class ProjectionRuntime {
   /** A live batch, less the events of parked streams (asked again under the checkpoint's lock, as a retry may have taken one off). */
   private applyBatch(state: Running, batch: RecordedEvent[]): Promise<BatchOutcome> {
     const { projection, parking } = state
-    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch)
+    const appliedBefore = state.appliedThrough
+    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch, appliedBefore)
     return writeWithCheckpoint(this.db, projection, state.position, batch[batch.length - 1]!.position, async (trx) => {
       await parking.refresh(trx, batch)
-      await applyAll(trx, projection, parking.passable(batch))
+      await applyAll(trx, projection, parking.passable(batch), projection.fold?.({ appliedBefore }))
     })
   }
 
@@ -178,7 +189,7 @@ export class ProjectionRuntime {
       let parked = false
       for (let failures = 1; !outcome; failures++) {
         try {
-          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event])))
+          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event], projection.fold?.({ appliedBefore: state.appliedThrough }))))
         } catch (error) {
           if (isTransient(error)) throw error
           if (failures < FAILURES_BEFORE_PARKING) {

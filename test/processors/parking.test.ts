@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
+import { sql } from 'kysely'
 import t from 'tap'
-import { session, sessionStream, type SessionEvent } from '../../src/domain/session.js'
+import { sessionStream, type SessionEvent } from '../../src/domain/session.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
 import { runTurn } from '../../src/engine/interpreter.js'
 import { ENGINE_PROCESSOR, EngineWorker, type Interpreter, type KanbanApplier } from '../../src/engine/worker.js'
@@ -16,6 +16,7 @@ import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { openTestApp, silentLogger } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
 import { runCli } from '../helpers/cli.js'
+import { sessionsOn } from '../helpers/session-events.js'
 import { createTestDatabase, postgresUrl, reachableBackends } from '../helpers/storage.js'
 import { openStorage } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
@@ -227,43 +228,6 @@ for (const backend of reachableBackends) {
   })
 }
 
-
-/** Session starts and turns appended by hand, and the webhook deliveries the outbox made of them. */
-function sessionsOn(store: PostgresEventStore, db: Kysely<Database>) {
-  const scope = { workspaceId: randomUUID(), organizationId: randomUUID() }
-  const now = () => new Date().toISOString()
-  const startSession = async () => {
-    const sessionId = randomUUID()
-    const [started] = session.decide(
-      {
-        type: 'StartSession',
-        data: { sessionId, ...scope, flowId: randomUUID(), flowVersion: 1, variables: {}, externalId: null, apiKeyId: randomUUID(), callbackUrl: 'https://hooks.example.test/', ttlSeconds: 600, messageId: randomUUID(), now: now() },
-      },
-      session.initialState,
-    )
-    await store.append(sessionStream(sessionId), [{ id: randomUUID(), type: started!.type, data: started!.data, metadata: scope }], { expectedRevision: 'no_stream' })
-    return sessionId
-  }
-  const say = async (sessionId: string, body: string) => {
-    const output = {
-      messages: [{ type: 'text' as const, text: { body }, nodeId: 'say' }],
-      functions: [],
-      kanban: [],
-      variables: {},
-      warnings: [],
-      visited: ['say'],
-      status: 'active' as const,
-      state: { waitingAt: null, variables: {}, lastTimestampMicros: 0, card: null },
-    }
-    await store.append(sessionStream(sessionId), [{ id: randomUUID(), type: 'TurnCompleted', data: { sessionId, messageId: randomUUID(), output, completedAt: now() }, metadata: scope }], { expectedRevision: 'any' })
-  }
-  const deliveries = async () => {
-    const rows = await db.selectFrom('webhook_deliveries').select(['session_id', (eb) => eb.fn.countAll<string>().as('count')]).groupBy('session_id').execute()
-    return Object.fromEntries(rows.map((row) => [row.session_id, Number(row.count)]))
-  }
-
-  return { startSession, say, deliveries }
-}
 
 for (const backend of reachableBackends) {
   t.test(`the webhook outbox parks the session it fails on, on ${backend.name}`, async (t) => {
