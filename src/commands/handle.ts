@@ -39,9 +39,14 @@ export async function loadState<Command, State, Event extends DomainEvent>(store
   return (await foldStream(store, decider, stream)).state
 }
 
+/** Decide only on this revision of the stream (`no_stream`: before its first event). */
+export type OnlyAt = bigint | 'no_stream'
+
 /**
  * Load → fold → decide → append with the expected revision. On a concurrent write to the same
- * stream it decides again on the fresh state, a bounded number of times.
+ * stream it decides again on the fresh state, a bounded number of times. With `onlyAt` (a caller
+ * whose own checks read the stream at that revision) it decides once, and throws
+ * WrongExpectedVersionError when the stream is elsewhere.
  */
 export async function handleCommand<Command, State, Event extends DomainEvent>(
   store: EventStore,
@@ -49,8 +54,9 @@ export async function handleCommand<Command, State, Event extends DomainEvent>(
   stream: string,
   command: Command,
   metadata: EventMetadata,
+  options: { onlyAt?: OnlyAt } = {},
 ): Promise<CommandResult<State, Event>> {
-  return withStreamLock(stream, () => decideAndAppend(store, decider, stream, command, metadata))
+  return withStreamLock(stream, () => decideAndAppend(store, decider, stream, command, metadata, options.onlyAt))
 }
 
 async function decideAndAppend<Command, State, Event extends DomainEvent>(
@@ -59,9 +65,12 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
   stream: string,
   command: Command,
   metadata: EventMetadata,
+  onlyAt: OnlyAt | undefined,
 ): Promise<CommandResult<State, Event>> {
   for (let attempt = 1; ; attempt++) {
     const current = await foldStream(store, decider, stream)
+    const at = current.revision ?? 'no_stream'
+    if (onlyAt !== undefined && at !== onlyAt) throw new WrongExpectedVersionError(stream, onlyAt, at)
     const events = decider.decide(command, current.state)
     if (events.length === 0) return { state: current.state, events, position: undefined, stream }
     for (const event of events) assertMatchesSchema(event, decider.eventSchemas)
@@ -69,13 +78,13 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
       const { position, nextRevision } = await store.append(
         stream,
         events.map((event) => ({ id: newId(), type: event.type, data: event.data, metadata })),
-        { expectedRevision: current.revision ?? 'no_stream' },
+        { expectedRevision: at },
       )
       const state = events.reduce(decider.evolve, current.state)
       rememberFolded(store, decider, stream, { state, revision: nextRevision })
       return { state, events, position, stream }
     } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError)) throw error
+      if (!(error instanceof WrongExpectedVersionError) || onlyAt !== undefined) throw error
       if (attempt >= MAX_ATTEMPTS) throw new ConflictError(`${stream} is being changed concurrently; try again`)
       // Another process wrote the stream: back off a little, with jitter, before deciding again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))

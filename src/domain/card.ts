@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { FIELD_VALUE_TYPES, reachablePipeline, type Field, type Pipeline } from './pipeline.js'
@@ -153,6 +154,24 @@ export function valueMisfit(field: Field, value: unknown): string | undefined {
   // The JSON type is checked first, so `fits` only sees values of the field's type.
   if (typeof value === FIELD_VALUE_TYPES[field.type] && rule.fits(value as CardValue)) return undefined
   return `field "${field.name}" (${field.type}) takes ${rule.takes}`
+}
+
+const isTag = TypeCompiler.Compile(Tag)
+
+/**
+ * The card's `tags` with `added` after them, within `Tags`: a tag already there is not repeated,
+ * and a tag `Tag` refuses, or one past MAX_TAGS, is left out and answered in `dropped`. The card's
+ * own tags always stay.
+ */
+export function addTags(tags: readonly string[], added: readonly string[]): { tags: string[]; dropped: string[] } {
+  const next = [...tags]
+  const dropped: string[] = []
+  for (const tag of added) {
+    if (next.includes(tag) || dropped.includes(tag)) continue
+    if (next.length < MAX_TAGS && isTag.Check(tag)) next.push(tag)
+    else dropped.push(tag)
+  }
+  return { tags: next, dropped }
 }
 
 /**

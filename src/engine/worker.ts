@@ -14,8 +14,11 @@ import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput 
 
 export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput
 
-/** Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a crash). */
-export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string }, actions: KanbanAction[]) => Promise<void>
+/**
+ * Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a
+ * crash). `position`: where the turn's `TurnCompleted` is in the log.
+ */
+export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string; position: Position }, actions: KanbanAction[]) => Promise<void>
 
 const CHECKPOINT = 'engine'
 // Ids a turn makes are derived from the session and the trigger, so a replay makes the same ones.
@@ -96,7 +99,13 @@ export class EngineWorker {
       if (event.type !== 'TurnCompleted' || event.data.output.kanban.length === 0) continue
       const scope = recorded.metadata as { workspaceId?: string; organizationId?: string }
       await this.applyKanban(
-        { sessionId: event.data.sessionId, messageId: event.data.messageId, workspaceId: String(scope.workspaceId), organizationId: String(scope.organizationId) },
+        {
+          sessionId: event.data.sessionId,
+          messageId: event.data.messageId,
+          workspaceId: String(scope.workspaceId),
+          organizationId: String(scope.organizationId),
+          position: recorded.position,
+        },
         event.data.output.kanban,
       )
     }
