@@ -20,7 +20,8 @@ export interface CommandResult<State, Event> {
 const MAX_ATTEMPTS = 10
 const checks = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
-function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
+/** Throws unless the event matches its schema and carries nothing the schema does not name: the check of every append. */
+export function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
   const schema = schemas[event.type]
   if (!schema) throw new Error(`no schema for event type ${event.type}`)
   let check = checks.get(schema)

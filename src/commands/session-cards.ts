@@ -1,5 +1,5 @@
 import { addTags, card, cardStream, type ActiveCard, type Card, type CardCommand, type CardEvent } from '../domain/card.js'
-import { pipeline, pipelineStream } from '../domain/pipeline.js'
+import { pipeline, pipelineStream, type Pipeline } from '../domain/pipeline.js'
 import type { KanbanAction } from '../engine/turn.js'
 import { AppError, ConflictError } from '../errors.js'
 import { comparePositions, WrongExpectedVersionError, type Position, type RecordedEvent } from '../eventstore/port.js'
@@ -45,7 +45,9 @@ async function applyAction(ctx: CommandContext, turn: SessionTurn, action: Kanba
   const stream = cardStream(action.cardId)
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const recorded = await ctx.store.readStream(stream)
-    const next = await commandFor(ctx, turn, action, index, recorded)
+    const current = fold(recorded)
+    const pipelineState = await loadState(ctx.store, pipeline, pipelineStream(current.status === 'active' ? current.pipelineId : action.pipelineId))
+    const next = kanbanCommand({ turn, action, index, recorded, pipeline: pipelineState, now: ctx.now().toISOString() })
     if (!next) return
     try {
       // Decided on the revision checked above: an event landing in between means checking again.
@@ -64,23 +66,32 @@ async function applyAction(ctx: CommandContext, turn: SessionTurn, action: Kanba
 
 const fold = (events: readonly RecordedEvent[]): Card => events.reduce((state, e) => card.evolve(state, { type: e.type, data: e.data } as CardEvent), card.initialState)
 
-/** The command that carries out `action` on the card its stream (`recorded`) tells; none when nothing is left to do. */
-async function commandFor(
-  ctx: CommandContext,
-  turn: SessionTurn,
-  action: KanbanAction,
-  index: number,
-  recorded: readonly RecordedEvent[],
-): Promise<{ command: CardCommand; droppedTags: string[] } | undefined> {
+/**
+ * The command that carries out a turn's `index`th action on the card its stream (`recorded`)
+ * tells, in `pipeline` (the card's); undefined when nothing is left to do. Pure.
+ */
+export function kanbanCommand({
+  turn,
+  action,
+  index,
+  recorded,
+  pipeline: pipelineState,
+  now,
+}: {
+  turn: SessionTurn
+  action: KanbanAction
+  index: number
+  recorded: readonly RecordedEvent[]
+  pipeline: Pipeline
+  now: string
+}): { command: CardCommand; droppedTags: string[] } | undefined {
   const byThisTurn = (e: RecordedEvent) => e.metadata.causationId === turn.messageId
   // Actions run in order, so an event of this action or of a later one of the turn means this one ran.
   if (recorded.some((e) => byThisTurn(e) && Number(e.metadata.kanbanAction) >= index)) return undefined
   const { cardId, stageId, values } = action
-  const now = ctx.now().toISOString()
   if (action.action === 'create') {
     if (recorded.length > 0) return undefined
     const { tags, dropped } = addTags([], action.tags)
-    const pipelineState = await loadState(ctx.store, pipeline, pipelineStream(action.pipelineId))
     const command: CardCommand = {
       type: 'CreateCard',
       data: { cardId, workspaceId: turn.workspaceId, pipelineId: action.pipelineId, pipeline: pipelineState, stageId, sessionId: turn.sessionId, values, tags, now },
@@ -89,7 +100,6 @@ async function commandFor(
   }
   const current = fold(recorded)
   if (current.status !== 'active') return undefined
-  const pipelineState = await loadState(ctx.store, pipeline, pipelineStream(current.pipelineId))
   const update = (on: ActiveCard) => {
     // A flow adds tags to its card; it never takes away tags people put there.
     const { tags, dropped } = addTags(on.tags, action.tags)
