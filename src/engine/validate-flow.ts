@@ -202,7 +202,7 @@ const describe = (error: ValueError): string => {
     case ValueErrorType.ArrayUniqueItems: {
       const written = items(error.value).map((item) => JSON.stringify(item))
       const repeated = written.find((item, i) => written.indexOf(item) < i)
-      return `must not repeat an item; ${repeated} is there more than once`
+      return repeated === undefined ? 'must not repeat an item' : `must not repeat an item; ${repeated} is there more than once`
     }
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.NumberMinimum:
