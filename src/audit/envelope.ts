@@ -12,6 +12,7 @@ export const EventMetadata = Type.Object(
     causationId: Optional("for the engine's events: the messageId of the trigger the turn answered"),
     workspaceId: Optional('the workspace it belongs to'),
     organizationId: Optional('the organization it belongs to (engine events)'),
+    kanbanAction: Type.Optional(Type.Integer({ minimum: 0, description: "on card events of a flow's kanbanMove: the place of the action in its turn's `kanban` list" })),
   },
   { additionalProperties: true },
 )

@@ -13,16 +13,16 @@ export interface FlowContext extends CommandContext {
   db: DbOrTrx
 }
 
-/** The sectors, pipelines with their stages, and variables a flow of the workspace may refer to. */
+/** The sectors, pipelines with their stages and fields, and variables a flow of the workspace may refer to. */
 export async function loadWorkspaceCatalog(db: DbOrTrx, workspaceId: string): Promise<WorkspaceCatalog> {
   const [sectors, pipelines, variables] = await Promise.all([
     db.selectFrom('sectors').select('id').where('workspace_id', '=', workspaceId).execute(),
-    db.selectFrom('kanban_pipelines').select(['id', 'stages']).where('workspace_id', '=', workspaceId).execute(),
+    db.selectFrom('kanban_pipelines').select(['id', 'stages', 'fields']).where('workspace_id', '=', workspaceId).execute(),
     allVariables(db, workspaceId),
   ])
   return {
     sectorIds: new Set(sectors.map((s) => s.id)),
-    pipelines: new Map(pipelines.map((p) => [p.id, new Set(p.stages.map((stage) => stage.id))])),
+    pipelines: new Map(pipelines.map((p) => [p.id, { stageIds: new Set(p.stages.map((stage) => stage.id)), fields: p.fields }])),
     variables: new Map(variables.map((v) => [v.name, v.type])),
   }
 }

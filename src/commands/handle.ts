@@ -25,6 +25,7 @@ export class EventSchemaError extends Error {
   override readonly name = 'EventSchemaError'
 }
 
+/** Throws unless the event matches its schema and carries nothing the schema does not name: the check of every append. */
 export function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
   const schema = schemas[event.type]
   if (!schema) throw new Error(`no schema for event type ${event.type}`)
@@ -44,9 +45,14 @@ export async function loadState<Command, State, Event extends DomainEvent>(store
   return (await foldStream(store, decider, stream)).state
 }
 
+/** Decide only on this revision of the stream (`no_stream`: before its first event). */
+export type OnlyAt = bigint | 'no_stream'
+
 /**
  * Load → fold → decide → append with the expected revision. On a concurrent write to the same
- * stream it decides again on the fresh state, a bounded number of times.
+ * stream it decides again on the fresh state, a bounded number of times. With `onlyAt` (a caller
+ * whose own checks read the stream at that revision) it decides once, and throws
+ * WrongExpectedVersionError when the stream is elsewhere.
  */
 export async function handleCommand<Command, State, Event extends DomainEvent>(
   store: EventStore,
@@ -54,8 +60,9 @@ export async function handleCommand<Command, State, Event extends DomainEvent>(
   stream: string,
   command: Command,
   metadata: EventMetadata,
+  options: { onlyAt?: OnlyAt } = {},
 ): Promise<CommandResult<State, Event>> {
-  return withStreamLock(stream, () => decideAndAppend(store, decider, stream, command, metadata))
+  return withStreamLock(stream, () => decideAndAppend(store, decider, stream, command, metadata, options.onlyAt))
 }
 
 async function decideAndAppend<Command, State, Event extends DomainEvent>(
@@ -64,10 +71,15 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
   stream: string,
   command: Command,
   metadata: EventMetadata,
+  onlyAt: OnlyAt | undefined,
 ): Promise<CommandResult<State, Event>> {
   for (let attempt = 1; ; attempt++) {
-    const result = await decideOnState(store, decider, stream, await foldStream(store, decider, stream), command, metadata)
+    const current = await foldStream(store, decider, stream)
+    const at = current.revision ?? 'no_stream'
+    if (onlyAt !== undefined && at !== onlyAt) throw new WrongExpectedVersionError(stream, onlyAt, at)
+    const result = await decideOnState(store, decider, stream, current, command, metadata)
     if (result !== 'conflict') return result
+    if (onlyAt !== undefined) throw new WrongExpectedVersionError(stream, onlyAt, 'unknown')
     if (attempt >= MAX_ATTEMPTS) throw new ConflictError(`${stream} is being changed concurrently; try again`)
     // Another process wrote the stream: back off a little, with jitter, before deciding again.
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))

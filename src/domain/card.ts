@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
-import { reachablePipeline, type Field, type Pipeline } from './pipeline.js'
+import { FIELD_VALUE_TYPES, reachablePipeline, type Field, type Pipeline } from './pipeline.js'
 import { AnyKey, Timestamp, Uuid } from './schemas.js'
 
 export const CARD_STREAM_PREFIX = 'card-'
@@ -15,7 +16,8 @@ export type CardValues = Static<typeof CardValues>
 
 /** No commas (the list filter separates tags by commas) and no surrounding blanks. */
 export const Tag = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^,\\s](?:[^,]*[^,\\s])?$' })
-export const Tags = Type.Array(Tag, { maxItems: 50, uniqueItems: true })
+export const MAX_TAGS = 50
+export const Tags = Type.Array(Tag, { maxItems: MAX_TAGS, uniqueItems: true })
 export const MAX_TEXT_LENGTH = 10_000
 
 const SessionId = Type.Union([Uuid, Type.Null()])
@@ -121,29 +123,55 @@ const isDate = (value: string): boolean => {
 const isEmail = (value: string) => value.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)
 const isPhone = (value: string) => /^\+?[0-9 ().-]+$/.test(value) && /^[0-9]{7,15}$/.test(value.replace(/[^0-9]/g, ''))
 
-/** What a field accepts, for the error message; undefined when `value` fits. */
-function misfit(field: Field, value: unknown): string | undefined {
+/** What a field accepts, in words, and whether a value of its JSON type (`FIELD_VALUE_TYPES`) fits. */
+function ruleOf(field: Field): { takes: string; fits(value: CardValue): boolean } {
   switch (field.type) {
     case 'number':
     case 'currency':
-      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'a number'
+      return { takes: 'a number', fits: (value) => Number.isFinite(value) }
     case 'boolean':
-      return typeof value === 'boolean' ? undefined : 'true or false'
+      return { takes: 'true or false', fits: () => true }
     case 'text':
-      return typeof value === 'string' && value.length >= 1 && value.length <= MAX_TEXT_LENGTH ? undefined : `a non-empty string of at most ${MAX_TEXT_LENGTH} characters`
+      return { takes: `a non-empty string of at most ${MAX_TEXT_LENGTH} characters`, fits: (value) => String(value).length >= 1 && String(value).length <= MAX_TEXT_LENGTH }
     case 'date':
-      return typeof value === 'string' && isDate(value) ? undefined : 'a date as YYYY-MM-DD'
+      return { takes: 'a date as YYYY-MM-DD', fits: (value) => isDate(String(value)) }
     case 'email':
-      return typeof value === 'string' && isEmail(value) ? undefined : 'an email address'
+      return { takes: 'an email address', fits: (value) => isEmail(String(value)) }
     case 'phone':
-      return typeof value === 'string' && isPhone(value) ? undefined : 'a phone number of 7 to 15 digits, optionally with +, spaces, dots, dashes and parentheses'
+      return { takes: 'a phone number of 7 to 15 digits, optionally with +, spaces, dots, dashes and parentheses', fits: (value) => isPhone(String(value)) }
     case 'select':
-      return typeof value === 'string' && field.options?.includes(value) ? undefined : `one of: ${field.options?.join(', ')}`
+      return { takes: `one of: ${field.options?.join(', ')}`, fits: (value) => field.options?.includes(String(value)) ?? false }
     default: {
       const exhaustive: never = field.type
       return exhaustive
     }
   }
+}
+
+/** Why `value` cannot be `field`'s (`field "Amount" (currency) takes a number`); undefined when it can. */
+export function valueMisfit(field: Field, value: unknown): string | undefined {
+  const rule = ruleOf(field)
+  // The JSON type is checked first, so `fits` only sees values of the field's type.
+  if (typeof value === FIELD_VALUE_TYPES[field.type] && rule.fits(value as CardValue)) return undefined
+  return `field "${field.name}" (${field.type}) takes ${rule.takes}`
+}
+
+const isTag = TypeCompiler.Compile(Tag)
+
+/**
+ * The card's `tags` with `added` after them, within `Tags`: a tag already there is not repeated,
+ * and a tag `Tag` refuses, or one past MAX_TAGS, is left out and answered in `dropped`. The card's
+ * own tags always stay.
+ */
+export function addTags(tags: readonly string[], added: readonly string[]): { tags: string[]; dropped: string[] } {
+  const next = [...tags]
+  const dropped: string[] = []
+  for (const tag of added) {
+    if (next.includes(tag) || dropped.includes(tag)) continue
+    if (next.length < MAX_TAGS && isTag.Check(tag)) next.push(tag)
+    else dropped.push(tag)
+  }
+  return { tags: next, dropped }
 }
 
 /**
@@ -163,8 +191,8 @@ export function applyValues(fields: readonly Field[], values: CardValues, patch:
       delete next[id]
       continue
     }
-    const expected = misfit(field, value)
-    if (expected) throw new BadRequestError(`values/${id}: field "${field.name}" (${field.type}) takes ${expected}`)
+    const misfit = valueMisfit(field, value)
+    if (misfit) throw new BadRequestError(`values/${id}: ${misfit}`)
     next[id] = value as CardValue
   }
   if (options.complete) {

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Tags as CardTags } from './card.js'
 import { AnyKey } from './schemas.js'
 
 /**
@@ -161,8 +162,10 @@ export const NodeData = {
   kanbanMove: Type.Object({
     pipelineId: Type.String({ format: 'uuid' }),
     stageId: Type.String({ format: 'uuid' }),
+    /** Key: a field id of the pipeline; a string may hold `{{…}}`. */
     values: Type.Optional(Type.Record(AnyKey, Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
-    tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Added to the card's tags: the card's own rules, so every tag a flow adds can be stored. */
+    tags: Type.Optional(CardTags),
   }),
   end: Type.Object({}),
 } as const

@@ -8,8 +8,19 @@ export const pipelineStream = (pipelineId: string) => `pipeline-${pipelineId}`
 
 export const FIELD_TYPES = ['text', 'number', 'currency', 'date', 'boolean', 'select', 'email', 'phone'] as const
 export type FieldType = (typeof FIELD_TYPES)[number]
+/** The JSON type of each field type's values; card.ts narrows each further. */
+export const FIELD_VALUE_TYPES = {
+  text: 'string',
+  number: 'number',
+  currency: 'number',
+  date: 'string',
+  boolean: 'boolean',
+  select: 'string',
+  email: 'string',
+  phone: 'string',
+} as const satisfies Record<FieldType, 'string' | 'number' | 'boolean'>
 /** Field types whose values are numbers: the card list sums them in `aggregations`. */
-export const NUMERIC_FIELD_TYPES: readonly FieldType[] = ['number', 'currency']
+export const NUMERIC_FIELD_TYPES: readonly FieldType[] = FIELD_TYPES.filter((type) => FIELD_VALUE_TYPES[type] === 'number')
 
 const FieldTypeSchema = Type.Union(FIELD_TYPES.map((type) => Type.Literal(type)))
 export const HexColor = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: '#RRGGBB' })

@@ -16,6 +16,9 @@ export interface Interpolator {
 // Only well-formed names are placeholders; anything else between braces stays as written.
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}/g
 
+/** Whether interpolation can change the text: it holds a placeholder. */
+export const hasPlaceholder = (template: string): boolean => template.search(PLACEHOLDER) >= 0
+
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 
 // Own properties only, so `{{x.constructor}}` or `{{__proto__}}` never reach the prototype.

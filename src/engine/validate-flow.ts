@@ -2,11 +2,14 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { RE2JS } from 're2js'
+import { Tag, valueMisfit, type CardValue } from '../domain/card.js'
 import { FlowDefinition, NODE_TYPES, NodeData, VariableName, type InputKind, type NodeType, type OutgoingMessage } from '../domain/flow-definition.js'
+import { FIELD_VALUE_TYPES, type Field } from '../domain/pipeline.js'
 // Registers the `uuid` format that the node schemas use.
 import '../domain/schemas.js'
 import { SYSTEM_VARIABLES, typeOfValue, type VariableType } from '../domain/variables.js'
 import { BadRequestError } from '../errors.js'
+import { hasPlaceholder } from './interpolate.js'
 import { parseNumber } from './replies.js'
 import { LIMITS } from '../domain/message-limits.js'
 
@@ -15,8 +18,8 @@ export { SYSTEM_VARIABLES }
 /** What a flow may refer to in its workspace. */
 export interface WorkspaceCatalog {
   sectorIds: ReadonlySet<string>
-  /** The stage ids of each pipeline, by pipeline id. */
-  pipelines: ReadonlyMap<string, ReadonlySet<string>>
+  /** Each pipeline's stage ids and fields, by pipeline id. */
+  pipelines: ReadonlyMap<string, { stageIds: ReadonlySet<string>; fields: readonly Field[] }>
   /** The workspace's variables by name, with their type. */
   variables: ReadonlyMap<string, VariableType>
 }
@@ -80,6 +83,8 @@ type Exits = { kind: 'unnamed' } | { kind: 'named'; handles: string[] } | { kind
 
 const isNodeType = (type: string): type is NodeType => Object.hasOwn(NodeData, type)
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const field = (value: unknown, key: string): unknown => (isRecord(value) ? value[key] : undefined)
+const items = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 const length = (text: string) => [...text].length
 const commaList = (items: readonly string[]) => items.join(', ')
 
@@ -183,11 +188,22 @@ const describe = (error: ValueError): string => {
     case ValueErrorType.StringMaxLength:
       return `longer than ${schema.maxLength} characters`
     case ValueErrorType.StringPattern:
-      return schema.pattern === VariableName.pattern ? 'must be a variable name: letters, digits and _, not starting with a digit' : `must match ${schema.pattern}`
+      // An empty string is also reported as too short; the same words make it one problem.
+      if (error.value === '' && Number(schema.minLength) >= 1) return 'must not be empty'
+      if (schema.pattern === VariableName.pattern) return 'must be a variable name: letters, digits and _, not starting with a digit'
+      if (schema.pattern === Tag.pattern) return 'must have no commas and no blanks at either end'
+      return `must match ${schema.pattern}`
     case ValueErrorType.StringFormat:
       return schema.format === 'uuid' ? 'must be a UUID' : `must be a ${schema.format}`
     case ValueErrorType.ArrayMinItems:
       return schema.minItems === 1 ? 'must not be empty' : `must have at least ${schema.minItems} items`
+    case ValueErrorType.ArrayMaxItems:
+      return `more than ${schema.maxItems} items (${items(error.value).length})`
+    case ValueErrorType.ArrayUniqueItems: {
+      const written = items(error.value).map((item) => JSON.stringify(item))
+      const repeated = written.find((item, i) => written.indexOf(item) < i)
+      return repeated === undefined ? 'must not repeat an item' : `must not repeat an item; ${repeated} is there more than once`
+    }
     case ValueErrorType.IntegerMinimum:
     case ValueErrorType.NumberMinimum:
       return `must be at least ${schema.minimum}`
@@ -267,9 +283,6 @@ function outgoingMessages(node: NodeInfo): { value: unknown; at: Segment[] }[] {
 function checkMessages(node: NodeInfo, report: Report): void {
   for (const { value, at } of outgoingMessages(node)) checkLimits(value, at, report)
 }
-
-const field = (value: unknown, key: string): unknown => (isRecord(value) ? value[key] : undefined)
-const items = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 
 /**
  * Checks the channel's limits on a message as written. It reads the message defensively rather
@@ -413,10 +426,15 @@ function checkNode(node: NodeInfo, checked: Checked, catalog: WorkspaceCatalog, 
       return
     }
     case 'kanbanMove': {
-      const { pipelineId, stageId } = checked.data
-      const stages = catalog.pipelines.get(pipelineId)
-      if (!stages) report([...at, 'pipelineId'], `no pipeline "${pipelineId}" in this workspace`)
-      else if (!stages.has(stageId)) report([...at, 'stageId'], `pipeline "${pipelineId}" has no stage "${stageId}"`)
+      const { pipelineId, stageId, values = {} } = checked.data
+      const pipeline = catalog.pipelines.get(pipelineId)
+      if (!pipeline) return report([...at, 'pipelineId'], `no pipeline "${pipelineId}" in this workspace`)
+      if (!pipeline.stageIds.has(stageId)) report([...at, 'stageId'], `pipeline "${pipelineId}" has no stage "${stageId}"`)
+      for (const [fieldId, value] of Object.entries(values)) {
+        const target = pipeline.fields.find((f) => f.id === fieldId)
+        const problem = target ? cardValueProblem(target, value) : `pipeline "${pipelineId}" has no field "${fieldId}"`
+        if (problem) report([...at, 'values', fieldId], problem)
+      }
       return
     }
     case 'start':
@@ -428,6 +446,16 @@ function checkNode(node: NodeInfo, checked: Checked, catalog: WorkspaceCatalog, 
       return exhaustive
     }
   }
+}
+
+/**
+ * What the card would refuse of a value a kanbanMove sets. A value with placeholders is known only
+ * at run time, but it is text: a field that takes no text always refuses it.
+ */
+function cardValueProblem(field: Field, value: CardValue): string | undefined {
+  if (typeof value !== 'string' || !hasPlaceholder(value)) return valueMisfit(field, value)
+  if (FIELD_VALUE_TYPES[field.type] === 'string') return undefined
+  return `${valueMisfit(field, value)}; a value with {{…}} is text`
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,8 +18,11 @@ import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput 
 
 export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput
 
-/** Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a crash). */
-export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string }, actions: KanbanAction[]) => Promise<void>
+/**
+ * Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a
+ * crash). `position`: where the turn's `TurnCompleted` is in the log.
+ */
+export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string; position: Position }, actions: KanbanAction[]) => Promise<void>
 
 /** The engine's checkpoint, and its name as a processor of the log (parked streams). */
 export const ENGINE_PROCESSOR = 'engine'
@@ -150,7 +153,7 @@ export class EngineWorker {
   private async carryOutKanban(recorded: RecordedEvent): Promise<void> {
     const event = recorded as unknown as Extract<SessionEvent, { type: 'TurnCompleted' }>
     const scope = recorded.metadata as { workspaceId?: string; organizationId?: string }
-    const turn = { sessionId: event.data.sessionId, messageId: event.data.messageId, workspaceId: String(scope.workspaceId), organizationId: String(scope.organizationId) }
+    const turn = { sessionId: event.data.sessionId, messageId: event.data.messageId, workspaceId: String(scope.workspaceId), organizationId: String(scope.organizationId), position: recorded.position }
     for (let failures = 1; ; failures++) {
       try {
         return await this.applyKanban(turn, event.data.output.kanban)

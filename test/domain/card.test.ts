@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import t from 'tap'
-import { card, type CardCommand, type CardEvent } from '../../src/domain/card.js'
+import { MAX_TAGS, Tags, addTags, card, type CardCommand, type CardEvent } from '../../src/domain/card.js'
 import type { Decider, DomainEvent } from '../../src/domain/decider.js'
 import { pipeline, type Field, type Pipeline, type PipelineCommand, type PipelineEvent, type Stage } from '../../src/domain/pipeline.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../../src/errors.js'
@@ -131,4 +131,16 @@ t.test('UpdatePipeline', async (t) => {
   const fields = [{ id: company, isNew: false, name: 'Company', type: 'text' as const }]
   t.same(givenPipeline(pipelineCreated).when(change({ fields }))[0]?.data, { ...definition, fields: [field(company, 'Company', 'text')], removedStageIds: [], removedFieldIds: [amount], updatedAt: now })
   t.throws(() => givenPipeline(pipelineCreated).when(change({ fields: [{ ...fields[0]!, type: 'number' }] })), ConflictError, 'a field changing its type')
+})
+
+t.test('addTags', async (t) => {
+  const tagsCheck = TypeCompiler.Compile(Tags)
+  t.same(addTags(['vip', 'late'], ['late', 'new', 'new']), { tags: ['vip', 'late', 'new'], dropped: [] }, 'the card keeps its own, in order, and gets no repeats')
+  t.same(addTags([], ['a,b', ' x', 'y ', '', 'x'.repeat(101), 'ok']), { tags: ['ok'], dropped: ['a,b', ' x', 'y ', '', 'x'.repeat(101)] }, 'what a tag may not be is left out')
+  const own = Array.from({ length: MAX_TAGS - 5 }, (_, i) => `own-${i}`)
+  const added = ['own-0', ...Array.from({ length: 10 }, (_, i) => `flow-${i}`)]
+  const merged = addTags(own, added)
+  t.same(merged.tags, [...own, 'flow-0', 'flow-1', 'flow-2', 'flow-3', 'flow-4'], `the card's own first, then new ones up to ${MAX_TAGS}`)
+  t.same(merged.dropped, ['flow-5', 'flow-6', 'flow-7', 'flow-8', 'flow-9'])
+  t.ok(tagsCheck.Check(merged.tags), 'the result passes Tags')
 })

@@ -1,5 +1,7 @@
 import t from 'tap'
+import { MAX_TAGS } from '../../src/domain/card.js'
 import type { OutgoingMessage, TypedNode } from '../../src/domain/flow-definition.js'
+import type { Field } from '../../src/domain/pipeline.js'
 import type { VariableType } from '../../src/domain/variables.js'
 import {
   InvalidFlowError,
@@ -31,9 +33,26 @@ import {
   transfer,
 } from '../helpers/engine.js'
 
+const field = (id: string, name: string, type: Field['type'], extra: Partial<Field> = {}): Field => ({
+  id: `0190a0b0-0000-7000-8000-0000000000${id}`,
+  name,
+  type,
+  required: false,
+  isFeatured: false,
+  order: 0,
+  options: null,
+  currency: null,
+  ...extra,
+})
+const NOTE = field('d1', 'Note', 'text')
+const AMOUNT = field('d2', 'Amount', 'currency', { currency: 'BRL' })
+const PLAN = field('d3', 'Plan', 'select', { options: ['basic', 'pro'] })
+const PAID = field('d4', 'Paid', 'boolean')
+const DUE = field('d5', 'Due', 'date')
+
 const catalog: WorkspaceCatalog = {
   sectorIds: new Set([SECTOR]),
-  pipelines: new Map([[PIPELINE, new Set([STAGE_NEW, STAGE_WON])]]),
+  pipelines: new Map([[PIPELINE, { stageIds: new Set([STAGE_NEW, STAGE_WON]), fields: [NOTE, AMOUNT, PLAN, PAID, DUE] }]]),
   variables: new Map<string, VariableType>([
     ['name', 'string'],
     ['plan', 'string'],
@@ -64,7 +83,7 @@ t.test('a flow using every node type, in a workspace that has what it refers to,
       question('age?', { prompt: text('How old are you?'), input: { kind: 'number' }, saveAs: 'age' }),
       condition('adult', { id: 'yes', variable: 'age', operator: 'gte', value: 18 }, { id: 'match', variable: 'plan', operator: 'regex', value: '^p' }),
       setVariable('mark', 'vip', true),
-      kanbanMove('lead', { pipelineId: PIPELINE, stageId: STAGE_NEW, values: { field: '{{plan}}' }, tags: ['lead'] }),
+      kanbanMove('lead', { pipelineId: PIPELINE, stageId: STAGE_NEW, values: { [PLAN.id]: '{{plan}}', [AMOUNT.id]: 12.5 }, tags: ['lead'] }),
       transfer('human', 'sector', SECTOR),
       transfer('agent', 'agent', AGENT),
       end('bye'),
@@ -363,6 +382,42 @@ t.test('kanbanMove targets a pipeline of the workspace and one of its stages', a
   ])
 })
 
+t.test('kanbanMove tags follow the card tag rules', async (t) => {
+  const moving = (tags: string[]) => problems(flow([start(), kanbanMove('k', { pipelineId: PIPELINE, stageId: STAGE_NEW, tags })], chain('start', 'k')))
+  t.same(moving(['lead', 'x'.repeat(100)]), [], 'a tag of 100 characters')
+  t.same(moving(Array.from({ length: MAX_TAGS }, (_, i) => `t${i}`)), [], `${MAX_TAGS} tags`)
+  t.same(moving(['a,b']), ['nodes[1].data.tags[0]: must have no commas and no blanks at either end'])
+  t.same(moving(['ok', ' lead', 'lead ', '\tx']), [
+    'nodes[1].data.tags[1]: must have no commas and no blanks at either end',
+    'nodes[1].data.tags[2]: must have no commas and no blanks at either end',
+    'nodes[1].data.tags[3]: must have no commas and no blanks at either end',
+  ])
+  t.same(moving(['x'.repeat(101)]), ['nodes[1].data.tags[0]: longer than 100 characters'])
+  t.same(moving(['']), ['nodes[1].data.tags[0]: must not be empty'], 'one problem for an empty tag')
+  t.same(moving(['lead', 'vip', 'lead']), ['nodes[1].data.tags: must not repeat an item; "lead" is there more than once'])
+  t.same(moving(Array.from({ length: MAX_TAGS + 1 }, (_, i) => `t${i}`)), [`nodes[1].data.tags: more than ${MAX_TAGS} items (${MAX_TAGS + 1})`])
+})
+
+t.test('kanbanMove values follow the pipeline fields', async (t) => {
+  const setting = (values: Record<string, string | number | boolean>) =>
+    problems(flow([start(), kanbanMove('k', { pipelineId: PIPELINE, stageId: STAGE_NEW, values })], chain('start', 'k')))
+  t.same(setting({ [NOTE.id]: 'hello', [AMOUNT.id]: 10, [PLAN.id]: 'pro', [PAID.id]: false, [DUE.id]: '2026-02-28' }), [], 'a value of each type')
+  t.same(setting({ [NOTE.id]: '{{name}}', [PLAN.id]: '{{plan}}', [DUE.id]: 'due {{name}}' }), [], 'a template into a field that takes text is judged when it runs')
+  const unknownField = '0190a0b0-0000-7000-8000-0000000000ff'
+  t.same(setting({ [unknownField]: 'x' }), [`nodes[1].data.values["${unknownField}"]: pipeline "${PIPELINE}" has no field "${unknownField}"`])
+  t.same(setting({ [AMOUNT.id]: '12', [PLAN.id]: 'gold', [PAID.id]: 'yes', [DUE.id]: '2026-02-30', [NOTE.id]: '' }), [
+    `nodes[1].data.values["${AMOUNT.id}"]: field "Amount" (currency) takes a number`,
+    `nodes[1].data.values["${PLAN.id}"]: field "Plan" (select) takes one of: basic, pro`,
+    `nodes[1].data.values["${PAID.id}"]: field "Paid" (boolean) takes true or false`,
+    `nodes[1].data.values["${DUE.id}"]: field "Due" (date) takes a date as YYYY-MM-DD`,
+    `nodes[1].data.values["${NOTE.id}"]: field "Note" (text) takes a non-empty string of at most 10000 characters`,
+  ])
+  t.same(setting({ [AMOUNT.id]: '{{age}}', [NOTE.id]: 5 }), [
+    `nodes[1].data.values["${AMOUNT.id}"]: field "Amount" (currency) takes a number; a value with {{…}} is text`,
+    `nodes[1].data.values["${NOTE.id}"]: field "Note" (text) takes a non-empty string of at most 10000 characters`,
+  ])
+})
+
 t.test('variables', async (t) => {
   t.test('the system variables', async (t) => {
     t.same([...SYSTEM_VARIABLES], ['sessionId', 'externalId', 'flowId', 'workspaceId', 'lastMessage'])
@@ -375,7 +430,7 @@ t.test('variables', async (t) => {
       [
         start(),
         message('m', text('Hi {{ name }}, {{nickname}} {{customer.address.city}} {{photo.url}} {{not a placeholder}}'), buttons('{{who}}?', ['a', '{{title}}'])),
-        kanbanMove('k', { pipelineId: PIPELINE, stageId: STAGE_NEW, values: { f: '{{missing}}' } }),
+        kanbanMove('k', { pipelineId: PIPELINE, stageId: STAGE_NEW, values: { [NOTE.id]: '{{missing}}' } }),
         setVariable('v', 'photo', { kept: '{{asWritten}}' }),
       ],
       chain('start', 'm', 'k', 'v'),
@@ -385,7 +440,7 @@ t.test('variables', async (t) => {
       'nodes[1].data.messages[0].text.body: unknown variable "customer"',
       'nodes[1].data.messages[1].interactive.body.text: unknown variable "who"',
       'nodes[1].data.messages[1].interactive.action.buttons[0].title: unknown variable "title"',
-      'nodes[2].data.values.f: unknown variable "missing"',
+      `nodes[2].data.values["${NOTE.id}"]: unknown variable "missing"`,
     ], 'an object value of setVariable is copied as written, so it holds no placeholders')
   })
 

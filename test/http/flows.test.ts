@@ -66,6 +66,41 @@ for (const backend of reachableBackends) {
       t.match(noName.json().message, /body must have required property 'name'/)
     })
 
+    await t.test('a kanbanMove whose tags or values its card would refuse is a 400 naming each one at its path', async (t) => {
+      const pipelineResponse = await app.inject({
+        method: 'POST',
+        url: '/v1/kanban/pipelines',
+        headers: as(admin.apiKey),
+        payload: { name: 'Leads', stages: [{ name: 'New' }], fields: [{ name: 'Amount', type: 'number' }, { name: 'Note', type: 'text' }] },
+      })
+      t.equal(pipelineResponse.statusCode, 201)
+      const pipeline = pipelineResponse.json()
+      const [amount, note] = pipeline.fields.map((f: { id: string }) => f.id)
+      const moving = (data: Record<string, unknown>) => ({
+        schemaVersion: 1,
+        nodes: [
+          { id: 's', type: 'start', position: { x: 0, y: 0 }, data: {} },
+          { id: 'lead', type: 'kanbanMove', position: { x: 200, y: 0 }, data: { pipelineId: pipeline.id, stageId: pipeline.stages[0].id, ...data } },
+        ],
+        edges: [{ id: 'e', source: 's', target: 'lead' }],
+      })
+      const validate = async (data: Record<string, unknown>) =>
+        (await app.inject({ method: 'POST', url: '/v1/flows/validate', headers: as(admin.apiKey), payload: { definition: moving(data) } })).json()
+      t.same(await validate({ values: { [amount]: 10, [note]: 'from {{lastMessage}}' }, tags: ['lead'] }), { valid: true, problems: [] })
+
+      const badTags = await create({ name: 'Bad tags', definition: moving({ tags: ['a,b', 'x'.repeat(101), 'lead', 'lead'] }) })
+      t.equal(badTags.statusCode, 400)
+      t.same(badTags.json().problems, [
+        { path: 'nodes[1].data.tags[0]', message: 'must have no commas and no blanks at either end' },
+        { path: 'nodes[1].data.tags[1]', message: 'longer than 100 characters' },
+        { path: 'nodes[1].data.tags', message: 'must not repeat an item; "lead" is there more than once' },
+      ])
+      const badValue = await create({ name: 'Bad value', definition: moving({ values: { [amount]: '{{lastMessage}}' } }) })
+      t.equal(badValue.statusCode, 400)
+      t.same(badValue.json().problems, [{ path: `nodes[1].data.values["${amount}"]`, message: 'field "Amount" (number) takes a number; a value with {{…}} is text' }])
+      t.equal((await list('?size=100')).content.filter((f: { name: string }) => f.name.startsWith('Bad ')).length, 0, 'neither flow was saved')
+    })
+
     await t.test('the list item has exactly the spec fields; defaults are page 0, size 10, createdAt ascending', async (t) => {
       const page = await list()
       t.match(page, { totalElements: 2, totalPages: 1, number: 0, size: 10, first: true, last: true })
