@@ -34,7 +34,8 @@ function installDependencies() {
 function upToDate() {
   const built = mtime(join(outDir, 'index.html'))
   if (built === 0) return false
-  const sources = [join(editorDir, 'src'), join(editorDir, 'index.html'), join(editorDir, 'vite.config.ts'), join(editorDir, 'package-lock.json')]
+  // ../src/domain: the editor imports the service's limits and field types from there.
+  const sources = [join(editorDir, 'src'), join(editorDir, '..', 'src', 'domain'), join(editorDir, 'index.html'), join(editorDir, 'vite.config.ts'), join(editorDir, 'package-lock.json')]
   return sources.every((path) => !existsSync(path) || newest(path) <= built)
 }
 

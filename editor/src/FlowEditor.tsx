@@ -18,6 +18,7 @@ import { useT } from './i18n'
 import { DRAG_TYPE, Palette } from './canvas/Palette'
 import { ProblemsContext, UnknownNode, nodeTypes } from './canvas/nodes'
 import { historyReducer, initialHistory } from './flow/history'
+import { typedKanbanValues } from './flow/kanban-values'
 import { connect, emptyProblems, indexProblems, newNodeData, pruneEdges, renameExit, toDefinition, toGraph, uniqueId, type FlowNode, type Graph, type ProblemIndex } from './flow/model'
 import { isNodeType, NODE_TYPES, type FlowDefinition, type NodeType } from './flow/types'
 import type { EditorMessage } from './protocol'
@@ -73,7 +74,9 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
   const canvasRef = useRef<HTMLDivElement>(null)
 
   const base = flow.definition
-  const [history, dispatch] = useReducer(historyReducer, base, (definition) => initialHistory(toGraph(definition)))
+  // Values saved as text for number and yes/no fields are converted where they read as such; the
+  // draft then differs from what the editor holds, so it shows unsaved changes until it is saved.
+  const [history, dispatch] = useReducer(historyReducer, base, (definition) => initialHistory(typedKanbanValues(toGraph(definition), workspace.pipelines)))
   const graph = history.present
   const definition = useMemo(() => toDefinition(base, graph), [base, graph])
   const json = useMemo(() => JSON.stringify(definition), [definition])

@@ -1,4 +1,4 @@
-import type { FlowDefinition, Problem } from './flow/types'
+import type { FieldType, FlowDefinition, Problem } from './flow/types'
 
 /** A failed call: the service's `{statusCode, message, error}`, plus `problems` for an invalid flow. */
 export class ApiError extends Error {
@@ -168,9 +168,11 @@ export interface Stage {
 export interface PipelineField {
   id: string
   name: string
-  type: string
+  type: FieldType
   required: boolean
   order: number
+  /** The code of a `currency` field (BRL); null for the other types. */
+  currency: string | null
 }
 
 export interface Pipeline {

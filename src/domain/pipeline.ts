@@ -2,23 +2,13 @@ import { Type, type Static } from '@sinclair/typebox'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { Timestamp, Uuid } from './schemas.js'
+import { FIELD_TYPES, FIELD_VALUE_TYPES, type FieldType } from './field-types.js'
 import { sameJson } from './json.js'
 
 export const pipelineStream = (pipelineId: string) => `pipeline-${pipelineId}`
 
-export const FIELD_TYPES = ['text', 'number', 'currency', 'date', 'boolean', 'select', 'email', 'phone'] as const
-export type FieldType = (typeof FIELD_TYPES)[number]
-/** The JSON type of each field type's values; card.ts narrows each further. */
-export const FIELD_VALUE_TYPES = {
-  text: 'string',
-  number: 'number',
-  currency: 'number',
-  date: 'string',
-  boolean: 'boolean',
-  select: 'string',
-  email: 'string',
-  phone: 'string',
-} as const satisfies Record<FieldType, 'string' | 'number' | 'boolean'>
+export { FIELD_TYPES, FIELD_VALUE_TYPES, type FieldType }
+
 /** Field types whose values are numbers: the card list sums them in `aggregations`. */
 export const NUMERIC_FIELD_TYPES: readonly FieldType[] = FIELD_TYPES.filter((type) => FIELD_VALUE_TYPES[type] === 'number')
 

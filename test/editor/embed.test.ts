@@ -1,12 +1,19 @@
+import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import type { Browser, FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
+import { awaitReadModels } from '../../src/commands/context.js'
+import { loadWorkspaceCatalog } from '../../src/commands/flows.js'
+import { handleCommand } from '../../src/commands/handle.js'
+import { flow, flowStream } from '../../src/domain/flow.js'
 import { browserSkipReason, launchBrowser, receivedMessages, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
 // One browser, one service and one host page for the whole file: each case opens its own page.
 const skip = browserSkipReason()
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/editor/', import.meta.url))
 
 interface Setup {
   service: TestApp
@@ -168,6 +175,129 @@ t.test('embedded editor in a real browser', { skip }, async (t) => {
     await editor.locator('[data-node-type="transfer"]').getByText('Sector: Billing').waitFor()
     const sectors = (await service.app.inject({ method: 'GET', url: '/v1/sectors', headers: key })).json().content
     t.match(sectors, [{ name: 'Billing' }], 'the sector is in the workspace and the node transfers to it')
+  })
+
+  /** A pipeline with a field of each kind of input the kanbanMove form offers, and its field ids. */
+  const dealsPipeline = async (name: string) => {
+    const response = await service.app.inject({
+      method: 'POST',
+      url: '/v1/kanban/pipelines',
+      headers: key,
+      payload: {
+        name,
+        stages: [{ name: 'New' }, { name: 'Won' }],
+        fields: [
+          { name: 'Amount', type: 'currency', currency: 'BRL' },
+          { name: 'Seats', type: 'number' },
+          { name: 'Signed', type: 'boolean' },
+          { name: 'Plan', type: 'text' },
+        ],
+      },
+    })
+    if (response.statusCode !== 201) throw new Error(`no pipeline: ${response.body}`)
+    const pipeline: { id: string; stages: { id: string }[]; fields: { id: string; name: string }[] } = response.json()
+    const field = (fieldName: string) => pipeline.fields.find((f) => f.name === fieldName)!.id
+    return { id: pipeline.id, stageIds: pipeline.stages.map((s) => s.id), amount: field('Amount'), seats: field('Seats'), signed: field('Signed'), plan: field('Plan') }
+  }
+  const kanbanData = async (flowId: string, where: 'draft' | number) => {
+    const url = where === 'draft' ? `/v1/flows/${flowId}` : `/v1/flows/${flowId}/versions/${where}`
+    const definition = (await service.app.inject({ method: 'GET', url, headers: key })).json().definition
+    return definition.nodes.find((n: { type: string }) => n.type === 'kanbanMove')?.data
+  }
+
+  t.test('a kanbanMove sets number, currency and yes/no fields as JSON numbers and booleans; saved and published', async (t) => {
+    const deals = await dealsPipeline('Deals')
+    const flowId = await setup.createFlow('Deals intake')
+    const { page, editor } = await openEditor(t, setup, `/editor/en/flows/builder/${flowId}?theme=light`, await setup.ott())
+    await waitForMessage(page, 'authenticated')
+
+    await editor.getByTestId('palette-kanbanMove').click()
+    const added = editor.locator('[data-node-type="kanbanMove"]')
+    await added.waitFor()
+    const nodeId = (await added.getAttribute('data-testid'))!.replace(/^node-/, '')
+    const panel = editor.getByTestId('node-panel')
+    await panel.getByRole('combobox', { name: 'Pipeline', exact: true }).selectOption({ label: 'Deals' })
+    const values = panel.getByRole('group', { name: 'Field values' })
+    await values.getByRole('spinbutton', { name: 'Amount (Currency, BRL)' }).fill('1234.5')
+    await values.getByRole('spinbutton', { name: 'Seats (Number)' }).fill('12')
+    await values.getByRole('combobox', { name: 'Signed (Yes/no)' }).selectOption({ label: 'Yes' })
+    await values.getByRole('textbox', { name: 'Plan (Text)' }).fill('Gold for {{externalId}}')
+
+    await editor.locator('[data-testid="node-start"] .react-flow__handle.source').click()
+    await editor.locator(`[data-testid="node-${nodeId}"] .react-flow__handle.target`).click()
+    await editor.locator(`[data-testid="node-${nodeId}"] .react-flow__handle.source`).click()
+    await editor.locator('[data-testid="node-end"] .react-flow__handle.target').click()
+    await editor.getByTestId(`node-${nodeId}`).click()
+    await mkdir(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: `${ARTIFACTS}kanban-values-en-light.png` })
+
+    await editor.getByTestId('save').click()
+    await waitForMessage(page, 'saved')
+    await editor.getByTestId('publish').click()
+    const published = await waitForMessage(page, 'published')
+    t.equal(published.data.version, 2, 'the flow is published')
+    const expected = { [deals.amount]: 1234.5, [deals.seats]: 12, [deals.signed]: true, [deals.plan]: 'Gold for {{externalId}}' }
+    t.strictSame(await kanbanData(flowId, 'draft'), { pipelineId: deals.id, stageId: deals.stageIds[0], values: expected }, 'the draft holds numbers, a boolean and the text')
+    t.strictSame((await kanbanData(flowId, 2))?.values, expected, 'and so does the published version')
+
+    // Setting the yes/no field to "not set" and emptying a number take their values away.
+    await values.getByRole('combobox', { name: 'Signed (Yes/no)' }).selectOption({ label: '(not set)' })
+    await values.getByRole('spinbutton', { name: 'Seats (Number)' }).fill('')
+    await editor.getByTestId('save').click()
+    await waitForMessage(page, 'saved', 2)
+    t.strictSame((await kanbanData(flowId, 'draft'))?.values, { [deals.amount]: 1234.5, [deals.plan]: 'Gold for {{externalId}}' }, 'cleared values are left out')
+  })
+
+  t.test('pt and dark: text saved earlier for number and yes/no fields is shown converted, or flagged until cleared', async (t) => {
+    const deals = await dealsPipeline('Negócios')
+    const flowId = await setup.createFlow('Negócios antigos')
+    // A draft of a time when every value was text: saved as the card then took it (every field text).
+    const saved = { [deals.amount]: '{{lastMessage}}', [deals.seats]: ' 12 ', [deals.signed]: 'true', [deals.plan]: 'Ouro' }
+    const definition = {
+      schemaVersion: 1,
+      nodes: [
+        { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+        { id: 'deal', type: 'kanbanMove', position: { x: 240, y: 0 }, data: { pipelineId: deals.id, stageId: deals.stageIds[1], values: saved } },
+        { id: 'end', type: 'end', position: { x: 480, y: 0 }, data: {} },
+      ],
+      edges: [
+        { id: 'e1', source: 'start', target: 'deal' },
+        { id: 'e2', source: 'deal', target: 'end' },
+      ],
+    }
+    const { workspaceId } = service.admin
+    const catalog = await loadWorkspaceCatalog(service.storage.db, workspaceId)
+    const asText = new Map([...catalog.pipelines].map(([id, p]) => [id, { ...p, fields: p.fields.map((f) => ({ ...f, type: 'text' as const, currency: null })) }]))
+    const written = await handleCommand(
+      service.store,
+      flow,
+      flowStream(flowId),
+      { type: 'SaveDraft', data: { flowId, workspaceId, definition, catalog: { ...catalog, pipelines: asText }, now: new Date().toISOString() } },
+      { actor: 'test' },
+    )
+    await awaitReadModels(service.ctx, written)
+    t.strictSame((await kanbanData(flowId, 'draft'))?.values, saved, 'the draft holds text for every field')
+
+    const { page, editor } = await openEditor(t, setup, `/editor/pt/flows/builder/${flowId}?theme=dark`, await setup.ott())
+    await waitForMessage(page, 'authenticated')
+    await editor.getByTestId('node-deal').click()
+    const values = editor.getByTestId('node-panel').getByRole('group', { name: 'Valores dos campos' })
+    t.equal(await values.getByRole('spinbutton', { name: 'Seats (Número)' }).inputValue(), '12', '" 12 " is shown as the number 12')
+    t.equal(await values.getByRole('combobox', { name: 'Signed (Sim/não)' }).inputValue(), 'true', '"true" is shown as Sim')
+    t.equal(await values.getByRole('textbox', { name: 'Plan (Texto)' }).inputValue(), 'Ouro', 'text stays text')
+    const amount = values.getByRole('spinbutton', { name: 'Amount (Moeda, BRL)' })
+    t.equal(await amount.inputValue(), '', 'text that is no number is not put in the number input')
+    const flagged = values.getByText('Salvo como o texto “{{lastMessage}}”, que este campo não aceita: digite um número ou limpe o campo.')
+    await flagged.waitFor()
+    t.pass('but it is flagged, quoting the text saved')
+    t.match(await editor.getByTestId('save-state').textContent(), /Alterações não salvas/, 'the conversion is a change to save')
+    await page.screenshot({ path: `${ARTIFACTS}kanban-values-pt-dark.png` })
+
+    await values.getByRole('button', { name: 'Limpar Amount' }).click()
+    await flagged.waitFor({ state: 'detached' })
+    await editor.getByTestId('save').click()
+    await waitForMessage(page, 'saved')
+    t.strictSame((await kanbanData(flowId, 'draft'))?.values, { [deals.seats]: 12, [deals.signed]: true, [deals.plan]: 'Ouro' }, 'the saved draft holds a number and a boolean; the cleared value is gone')
   })
 
   t.test('a bad one-time token is answered with an error message, and nothing else', async (t) => {

@@ -112,10 +112,12 @@ export interface TransferData {
   [other: string]: unknown
 }
 
+export type CardValue = string | number | boolean
+
 export interface KanbanMoveData {
   pipelineId: string
   stageId: string
-  values?: Record<string, string | number | boolean>
+  values?: Record<string, CardValue>
   tags?: string[]
   [other: string]: unknown
 }
@@ -129,3 +131,6 @@ export const DEFAULT_HANDLE = 'default'
 
 /** WhatsApp's limits: the very constants the service's validator checks. */
 export { LIMITS } from '../../../src/domain/message-limits.js'
+
+/** A pipeline's field types and the JSON type each takes: the table the card and the validator check. */
+export { FIELD_VALUE_TYPES, type FieldType } from '../../../src/domain/field-types.js'

@@ -4,6 +4,7 @@ import {
   INPUT_KINDS,
   NUMERIC_OPERATORS,
   OPERATORS,
+  type CardValue,
   type ConditionData,
   type KanbanMoveData,
   type MessageData,
@@ -15,6 +16,7 @@ import {
 } from '../flow/types'
 import { useWorkspace } from '../workspace'
 import { Field, ListControls, NumberInput, Select, TagsInput, TextInput, VarText, moveItem, replaceAt, useReadableVariables } from './fields'
+import { CardValueInput } from './CardValueInput'
 import { MessageComposer, kindOf, messageOfKind } from './MessageComposer'
 
 export interface FormProps<T> {
@@ -289,9 +291,9 @@ export function KanbanMoveForm({ data, onChange }: FormProps<KanbanMoveData>) {
   if (pipelines.length === 0) return <p className="hint">{t('kb.noPipelines')}</p>
   const pipeline = pipelines.find((p) => p.id === data.pipelineId)
   const values = data.values ?? {}
-  const setValue = (fieldId: string, value: string) => {
+  const setValue = (fieldId: string, value: CardValue | undefined) => {
     const next = { ...values }
-    if (value === '') delete next[fieldId]
+    if (value === undefined) delete next[fieldId]
     else next[fieldId] = value
     const { values: _v, ...rest } = data
     onChange(Object.keys(next).length ? { ...rest, values: next } : (rest as KanbanMoveData))
@@ -324,7 +326,7 @@ export function KanbanMoveForm({ data, onChange }: FormProps<KanbanMoveData>) {
           {[...pipeline.fields]
             .sort((a, b) => a.order - b.order)
             .map((field) => (
-              <VarText key={field.id} label={`${field.name} (${field.type})`} value={String(values[field.id] ?? '')} onChange={(value) => setValue(field.id, value)} />
+              <CardValueInput key={field.id} field={field} value={values[field.id]} onChange={(value) => setValue(field.id, value)} />
             ))}
         </fieldset>
       )}

@@ -26,14 +26,32 @@ export function TextInput({ label, value, onChange, max, placeholder, hint }: { 
   )
 }
 
-export function NumberInput({ label, value, onChange, min, max }: { label: string; value: number | undefined; onChange(value: number | undefined): void; min?: number; max?: number }) {
+export function NumberInput({
+  label,
+  value,
+  onChange,
+  min,
+  max,
+  step,
+  error,
+}: {
+  label: string
+  value: number | undefined
+  onChange(value: number | undefined): void
+  min?: number
+  max?: number
+  /** "any" for decimals; whole numbers when absent. */
+  step?: 'any'
+  error?: string
+}) {
   return (
-    <Field label={label}>
+    <Field label={label} error={error}>
       <input
         type="number"
         value={value ?? ''}
         min={min}
         max={max}
+        step={step}
         onChange={(e) => onChange(e.target.value === '' ? undefined : Number(e.target.value))}
       />
     </Field>
@@ -46,15 +64,17 @@ export function Select<T extends string>({
   options,
   onChange,
   placeholder,
+  error,
 }: {
   label: string
   value: T | ''
   options: { value: T; label: string }[]
   onChange(value: T): void
   placeholder?: string
+  error?: string
 }) {
   return (
-    <Field label={label}>
+    <Field label={label} error={error}>
       <select value={value} onChange={(e) => onChange(e.target.value as T)}>
         {(placeholder !== undefined || value === '') && (
           <option value="" disabled>
