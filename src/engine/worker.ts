@@ -1,12 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import { session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
-import { START, comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
-import { toBigInt, type Database } from '../store/database.js'
-import { prepared } from '../store/prepared.js'
+import type { Database } from '../store/database.js'
+import { advanceCheckpoint, readCheckpoint } from '../projections/checkpoints.js'
 import { EventSchemaError, decideOnState } from '../commands/handle.js'
 import { withStreamLock } from '../commands/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
@@ -102,7 +102,7 @@ export class EngineWorker {
   private async run(signal: AbortSignal): Promise<void> {
     for (let outage = 1; !signal.aborted; outage++) {
       try {
-        let position = await this.readCheckpoint()
+        let position = await readCheckpoint(this.db, CHECKPOINT)
         await this.parking.load(this.db)
         for await (const batch of this.store.subscribeAll({ from: position, streamPrefixes: ['session-'], signal, maxBatch: 200 })) {
           await this.handleBatch(batch)
@@ -273,11 +273,6 @@ export class EngineWorker {
     return true
   }
 
-  private async readCheckpoint(): Promise<Position> {
-    const row = await this.db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', CHECKPOINT).executeTakeFirst()
-    return row ? { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) } : START
-  }
-
   /**
    * Saves the checkpoint beside the next batches instead of before them, one save at a time, each
    * of the newest position reached. A checkpoint left behind (a crash, a failed save) costs a replay
@@ -290,26 +285,12 @@ export class EngineWorker {
       for (let next = this.unsaved; next; next = this.unsaved) {
         this.unsaved = undefined
         try {
-          await this.saveCheckpoint(next)
+          await advanceCheckpoint(this.db, CHECKPOINT, next)
         } catch (error) {
           this.logger.warn({ err: error }, 'engine checkpoint not saved; the next batch saves it')
         }
       }
     })().finally(() => (this.saving = undefined))
-  }
-
-  private async saveCheckpoint(position: Position): Promise<void> {
-    // Several workers may share the checkpoint; it only ever moves forward.
-    const save = this.db
-      .insertInto('projection_checkpoints')
-      .values({ projection: CHECKPOINT, position_commit: String(position.commit), position_prepare: String(position.prepare) })
-      .onConflict((oc) =>
-        oc
-          .column('projection')
-          .doUpdateSet({ position_commit: String(position.commit), position_prepare: String(position.prepare), updated_at: sql`now()` })
-          .where(sql<boolean>`(projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (${String(position.commit)}::bigint, ${String(position.prepare)}::bigint)`),
-      )
-    await this.db.executeQuery(prepared(save.compile()))
   }
 
   async stop(): Promise<void> {

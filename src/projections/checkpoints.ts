@@ -10,7 +10,7 @@ import { applyAll, type Projection } from './projection.js'
 // events did, and only from where the reader left it: each event reaches the read model once,
 // whatever crashes, however many processes read it.
 
-export async function readCheckpoint(db: Kysely<Database> | Transaction<Database>, name: string): Promise<Position> {
+export async function readCheckpoint(db: DbOrTrx, name: string): Promise<Position> {
   const row = await db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', name).executeTakeFirst()
   return row ? { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) } : START
 }
@@ -98,20 +98,27 @@ export async function applyLive(db: Kysely<Database>, projection: Projection, fr
  */
 const appliedMarkOf = (name: string) => `${name}@applied-before-rebuild`
 
-/** Notes that `name` had been applied up to `position` before a rebuild (forward only). */
-export async function markAppliedBeforeRebuild(trx: Transaction<Database>, name: string, position: Position): Promise<void> {
+/**
+ * Moves the checkpoint `name` to `position` unless it is there or further already: for a position
+ * several writers may save (the engine's, saved beside its batches) or that must never go back.
+ */
+export async function advanceCheckpoint(db: DbOrTrx, name: string, position: Position): Promise<void> {
   const values = { position_commit: String(position.commit), position_prepare: String(position.prepare) }
-  await trx
+  const save = db
     .insertInto('projection_checkpoints')
-    .values({ projection: appliedMarkOf(name), ...values })
+    .values({ projection: name, ...values })
     .onConflict((oc) =>
       oc
         .column('projection')
         .doUpdateSet({ ...values, updated_at: sql`now()` })
         .where(sql<boolean>`(projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (${values.position_commit}::bigint, ${values.position_prepare}::bigint)`),
     )
-    .execute()
+  // Prepared: the engine saves its checkpoint after every batch.
+  await db.executeQuery(prepared(save.compile()))
 }
+
+/** Notes that `name` had been applied up to `position` before a rebuild (forward only). */
+export const markAppliedBeforeRebuild = (trx: Transaction<Database>, name: string, position: Position) => advanceCheckpoint(trx, appliedMarkOf(name), position)
 
 /** The furthest `name` is known to have been applied: its checkpoint, or further before a rebuild reset it. */
 export async function appliedThrough(db: DbOrTrx, name: string): Promise<Position> {
