@@ -9,7 +9,7 @@ import type { Projection } from './projection.js'
 // row cost more than the rows themselves (session logs carry eight), while building an index once
 // over the filled table is one sort. So a rebuild drops them when it empties the tables and builds
 // them when its replay ends. Their definitions wait in `projection_deferred_indexes` meanwhile: if
-// the rebuild dies, the next process to start builds them (docs/decisions.md, "Projection rebuild").
+// the rebuild dies, the next process to start builds them (docs/decisions/read-models.md, "Projection rebuild").
 // The kept list totals (migration 0013) go the same way: their triggers are off during the replay,
 // and the totals are counted once at its end (`projection_deferred_counts`, migration 0018).
 

@@ -467,7 +467,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
           const cause = failures.get(String(response.headers['x-request-id']))
           throw new Error(`${where}\n${cause?.stack ?? 'no error recorded'}`)
         }
-        // docs/decisions.md: every response carries its request id.
+        // docs/decisions/http-and-tenancy.md: every response carries its request id.
         if (!response.headers['x-request-id']) throw new Error(`no x-request-id: ${where}`)
         if (status < 400) return
         let error: Record<string, unknown>
@@ -476,7 +476,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
         } catch {
           throw new Error(`not JSON: ${where}`)
         }
-        // docs/decisions.md: an invalid flow definition also lists its `problems`.
+        // docs/decisions/flows-and-kanban.md: an invalid flow definition also lists its `problems`.
         const allowed = route.url.startsWith('/v1/flows') && status === 400 ? ['problems'] : []
         const extra = Object.keys(error).filter((key) => !['statusCode', 'message', 'error', ...allowed].includes(key))
         if (extra.length || error.statusCode !== status || typeof error.message !== 'string' || error.error !== STATUS_CODES[status]) throw new Error(`not the spec's error shape: ${where}`)
