@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { Config } from './config.js'
-import { EsdbEventStore } from './eventstore/esdb.js'
 import type { EventStore } from './eventstore/port.js'
 import { PostgresEventStore } from './eventstore/postgres.js'
 import { WakeUp } from './eventstore/wake-up.js'
@@ -50,9 +49,10 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
     const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
     await completeAbandonedDeferred(storage.db, leases, logger)
+    // The EventStoreDB client (gRPC) loads only where it is used.
     const adapter: EventStore =
       config.eventStore === 'esdb'
-        ? new EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
+        ? new (await import('./eventstore/esdb.js')).EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined

@@ -1,16 +1,6 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Config } from '../config.js'
 import { createLogger, type Logger } from '../logger.js'
-import { analyticsCommand } from './analytics.js'
-import { auditCommand } from './audit.js'
-import { apiKeysCommand } from './api-keys.js'
-import { bootstrapCommand } from './bootstrap.js'
-import { deliveriesCommand } from './deliveries.js'
-import { devReceiverCommand } from './dev-receiver.js'
-import { migrateCommand } from './migrate.js'
-import { processorsCommand } from './processors.js'
-import { projectionsCommand } from './projections.js'
-import { startCommand } from './start.js'
 import { exitCodeOf } from './usage.js'
 
 const HELP = `flowd: the Conversation Flow Service
@@ -48,17 +38,20 @@ export interface CliContext {
   args: string[]
 }
 
-const commands: Record<string, (ctx: CliContext) => Promise<number>> = {
-  start: startCommand,
-  bootstrap: bootstrapCommand,
-  migrate: migrateCommand,
-  projections: projectionsCommand,
-  processors: processorsCommand,
-  'api-keys': apiKeysCommand,
-  deliveries: deliveriesCommand,
-  'dev-receiver': devReceiverCommand,
-  audit: auditCommand,
-  analytics: analyticsCommand,
+type Command = (ctx: CliContext) => Promise<number>
+
+// Each command's module is loaded when it runs, so `flowd --help` and the light commands do not load the server.
+const commands: Record<string, () => Promise<Command>> = {
+  start: async () => (await import('./start.js')).startCommand,
+  bootstrap: async () => (await import('./bootstrap.js')).bootstrapCommand,
+  migrate: async () => (await import('./migrate.js')).migrateCommand,
+  projections: async () => (await import('./projections.js')).projectionsCommand,
+  processors: async () => (await import('./processors.js')).processorsCommand,
+  'api-keys': async () => (await import('./api-keys.js')).apiKeysCommand,
+  deliveries: async () => (await import('./deliveries.js')).deliveriesCommand,
+  'dev-receiver': async () => (await import('./dev-receiver.js')).devReceiverCommand,
+  audit: async () => (await import('./audit.js')).auditCommand,
+  analytics: async () => (await import('./analytics.js')).analyticsCommand,
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -68,8 +61,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`)
     return values.help ? 0 : 2
   }
-  const command = commands[name]
-  if (!command) {
+  const loadCommand = commands[name]
+  if (!loadCommand) {
     process.stderr.write(`flowd: unknown command '${name}'\n\n${HELP}\n`)
     return 2
   }
@@ -86,6 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   // Commands that print data keep stdout for it; their logs go to stderr.
   const logger = createLogger(name === 'start' ? config.logLevel : 'warn', name === 'start' ? 1 : 2)
   try {
+    const command = await loadCommand()
     return await command({ config, logger, args: argv.slice(argv.indexOf(name) + 1) })
   } catch (error) {
     process.stderr.write(`flowd ${name}: ${error instanceof Error ? error.message : String(error)}\n`)
