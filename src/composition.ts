@@ -10,7 +10,6 @@ import type { Metrics } from './metrics/registry.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
 import { WebhookDelivery } from './webhooks/delivery.js'
-import { completeAbandonedDeferred } from './projections/deferred-indexes.js'
 import { allProjections } from './projections/index.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
@@ -48,7 +47,6 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     // Processes sharing a Postgres database take turns: one active reader per projection and one
     // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
     const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
-    await completeAbandonedDeferred(storage.db, leases, logger)
     // The EventStoreDB client (gRPC) loads only where it is used.
     const adapter: EventStore =
       config.eventStore === 'esdb'

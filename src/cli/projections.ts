@@ -16,8 +16,9 @@ const HELP = `Usage:
   flowd projections rebuild [NAME] [--parallel N]
                                       (all read models when no name is given)
 
-A rebuild empties the read models and replays the log into them from the start,
-reading it once for all of them.
+A rebuild replays the log, read once for all of them, into new tables beside the
+live ones, which keep serving reads, and swaps each read model's tables in once
+they have caught up with it (docs/operations.md, "Rebuilding read models").
 --parallel N  read models writing at once, each on its own database connection
               (default ${DEFAULT_PARALLEL}). On the embedded database they write one at
               a time whatever N is: it has one connection.`
@@ -65,7 +66,7 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
       bar.update(events === 0 ? 1 : done, { name: projection.padEnd(20), done, events, rate })
     }
     try {
-      await rebuildProjections(backend.storage.projectorDb, backend.store, chosen, {
+      await rebuildProjections(backend.storage, backend.store, chosen, {
         concurrency: backend.embedded ? 1 : parallel,
         leases: backend.leases,
         onProgress: ({ projection, done, total }) => {

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
 import { advanceCheckpoint, readCheckpoint } from '../projections/checkpoints.js'
+import { runLogProcessor } from '../processors/loop.js'
 import { EventSchemaError, decideOnState } from '../commands/handle.js'
 import { withStreamLock } from '../commands/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
@@ -95,26 +96,33 @@ export class EngineWorker {
   }
 
   /**
-   * Follows the session streams from the checkpoint. A failure here is transient (the database went
-   * away): the batch is read again after a pause. A session's own failures stay with it (drive,
-   * settle), so they never hold the checkpoint for the others.
+   * Follows the session streams from the checkpoint, as a log processor (src/processors/loop.ts).
+   * A session's own failures stay with it (drive, settle: its stream parks), so they never hold the
+   * checkpoint for the others; what reaches the loop is transient (the database went away), and the
+   * batch is read again after a pause.
    */
-  private async run(signal: AbortSignal): Promise<void> {
-    for (let outage = 1; !signal.aborted; outage++) {
-      try {
-        let position = await readCheckpoint(this.db, CHECKPOINT)
-        await this.parking.load(this.db)
-        for await (const batch of this.store.subscribeAll({ from: position, streamPrefixes: ['session-'], signal, maxBatch: 200 })) {
+  private run(signal: AbortSignal): Promise<void> {
+    return runLogProcessor(
+      {
+        name: ENGINE_PROCESSOR,
+        streamPrefixes: ['session-'],
+        maxBatch: 200,
+        resume: async () => {
+          await this.parking.load(this.db)
+          return readCheckpoint(this.db, CHECKPOINT)
+        },
+        handle: async (batch) => {
           await this.handleBatch(batch)
-          position = batch[batch.length - 1]!.position
+          const position = batch[batch.length - 1]!.position
           this.saveInBackground(position)
-          outage = 0
-        }
-      } catch (error) {
-        this.logger.error({ err: error }, 'engine failed; retrying')
-        await delay(backoffMs(outage, 5_000), undefined, { signal }).catch(() => {})
-      }
-    }
+          return { position }
+        },
+      },
+      this.store,
+      this.logger,
+      signal,
+      5_000,
+    )
   }
 
   private async handleBatch(batch: RecordedEvent[]): Promise<void> {

@@ -153,6 +153,29 @@ export async function readStreamThrough(db: DbOrTrx, stream: string, from = 0n):
   return rows.map(toRecorded)
 }
 
+/**
+ * The events of `streamPrefixes` after `from` up to and including `through`, read through `db`
+ * (a transaction, to read the log as of its snapshot). Every event up to `through` is committed
+ * when a reader has already got there, so no horizon is needed.
+ */
+export async function readAllThrough(db: DbOrTrx, { streamPrefixes, from, through }: StreamFilter & { from: Position; through: Position }): Promise<RecordedEvent[]> {
+  const { rows } = await sql<EventRow>`
+    select ${eventColumns} from events
+    where (transaction_id, global_position) > (${String(from.commit < 0n ? 0n : from.commit)}::bigint, ${String(from.prepare)}::bigint)
+      and (transaction_id, global_position) <= (${String(through.commit)}::bigint, ${String(through.prepare)}::bigint)
+      and ${streamCondition({ streamPrefixes })}
+    order by transaction_id, global_position`.execute(db)
+  return rows.map(toRecorded)
+}
+
+function streamCondition({ streamPrefixes }: StreamFilter) {
+  if (!streamPrefixes?.length) return sql<SqlBool>`true`
+  return sql<SqlBool>`(${sql.join(
+    streamPrefixes.map((prefix) => sql`starts_with(stream_id, ${prefix})`),
+    sql` or `,
+  )})`
+}
+
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const
   private readonly db: Kysely<Database>
@@ -267,7 +290,7 @@ export class PostgresEventStore implements EventStore {
       select ${eventColumns} from events
       where (transaction_id, global_position) > (${String(commit)}::bigint, ${String(from.prepare)}::bigint)
         and transaction_id < ${horizon}
-        and ${this.streamCondition({ streamPrefixes })}
+        and ${streamCondition({ streamPrefixes })}
       order by transaction_id, global_position
       limit ${limit}`.execute(this.db)
     return rows.map(toRecorded)
@@ -293,7 +316,7 @@ export class PostgresEventStore implements EventStore {
         select ${eventColumns} from events
         where (transaction_id, global_position) > (${String(commit)}::bigint, ${String(from.prepare)}::bigint)
           and (transaction_id, global_position) <= (head.transaction_id, head.global_position)
-          and ${this.streamCondition({ streamPrefixes })}
+          and ${streamCondition({ streamPrefixes })}
         order by transaction_id, global_position
         limit ${limit}
       ) page on true`.compile(this.db)
@@ -303,14 +326,6 @@ export class PostgresEventStore implements EventStore {
     const events = rows.filter((row) => row.event_id != null).map((row) => toRecorded(row as EventRow))
     const through = events.length === limit ? events[events.length - 1]!.position : { commit: toBigInt(head.head_commit), prepare: toBigInt(head.head_prepare) }
     return { events, through: comparePositions(through, from) > 0 ? through : from }
-  }
-
-  private streamCondition({ streamPrefixes }: StreamFilter) {
-    if (!streamPrefixes?.length) return sql<SqlBool>`true`
-    return sql<SqlBool>`(${sql.join(
-      streamPrefixes.map((prefix) => sql`starts_with(stream_id, ${prefix})`),
-      sql` or `,
-    )})`
   }
 
   /**
@@ -353,14 +368,14 @@ export class PostgresEventStore implements EventStore {
 
   /** From the streams' revisions, without reading the log: a stream holds its last revision + 1 events, as nothing is ever removed. */
   async count(filter: StreamFilter = {}): Promise<number> {
-    const { rows } = await sql<{ count: string | number }>`select coalesce(sum(revision + 1), 0) as count from streams where ${this.streamCondition(filter)}`.execute(this.db)
+    const { rows } = await sql<{ count: string | number }>`select coalesce(sum(revision + 1), 0) as count from streams where ${streamCondition(filter)}`.execute(this.db)
     return Number(rows[0]?.count ?? 0)
   }
 
   async headPosition(filter: StreamFilter = {}): Promise<Position> {
     const { rows } = await sql<{ transaction_id: string | number; global_position: string | number }>`
       select transaction_id, global_position from events
-      where transaction_id < ${horizon} and ${this.streamCondition(filter)}
+      where transaction_id < ${horizon} and ${streamCondition(filter)}
       order by transaction_id desc, global_position desc limit 1`.execute(this.db)
     const row = rows[0]
     return row ? { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) } : START

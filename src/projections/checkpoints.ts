@@ -76,9 +76,9 @@ export async function notMoved(db: Kysely<Database> | Transaction<Database>, nam
  * statement, the checkpoint moves in that statement: one round trip where a transaction takes four
  * (begin, move, write, commit). The webhook outbox does, as every webhook waits on its batches.
  */
-export async function applyLive(db: Kysely<Database>, projection: Projection, from: Position, batch: readonly RecordedEvent[], appliedBefore?: Position): Promise<BatchOutcome> {
+export async function applyLive(db: Kysely<Database>, projection: Projection, from: Position, batch: readonly RecordedEvent[]): Promise<BatchOutcome> {
   const reached = batch[batch.length - 1]!.position
-  const fold = projection.fold?.({ appliedBefore })
+  const fold = projection.fold?.()
   if (!fold?.inOneStatement) return writeWithCheckpoint(db, projection, from, reached, (trx) => applyAll(trx, projection, batch, fold))
   await fold.add(db, batch)
   const parts = fold.inOneStatement(sql<boolean>`exists (select 1 from moved)`)
@@ -89,14 +89,6 @@ export async function applyLive(db: Kysely<Database>, projection: Projection, fr
   const [row] = (await db.executeQuery(prepared(statement.compile(db)))).rows
   return row?.moved ? { applied: true, position: reached } : notMoved(db, projection.name)
 }
-
-/**
- * How far a read model had been applied before a rebuild last reset its checkpoint: a row beside its
- * checkpoint that only moves forward. What a read model did outside its own tables for events up to
- * there (the outbox's deliveries, which survive a rebuild and may have been purged since) is not
- * done again, neither by the rebuild nor by a live reader that a reset sends back over them.
- */
-const appliedMarkOf = (name: string) => `${name}@applied-before-rebuild`
 
 /**
  * Moves the checkpoint `name` to `position` unless it is there or further already: for a position
@@ -115,15 +107,6 @@ export async function advanceCheckpoint(db: DbOrTrx, name: string, position: Pos
     )
   // Prepared: the engine saves its checkpoint after every batch.
   await db.executeQuery(prepared(save.compile()))
-}
-
-/** Notes that `name` had been applied up to `position` before a rebuild (forward only). */
-export const markAppliedBeforeRebuild = (trx: Transaction<Database>, name: string, position: Position) => advanceCheckpoint(trx, appliedMarkOf(name), position)
-
-/** The furthest `name` is known to have been applied: its checkpoint, or further before a rebuild reset it. */
-export async function appliedThrough(db: DbOrTrx, name: string): Promise<Position> {
-  const [checkpoint, mark] = await Promise.all([readCheckpoint(db, name), readCheckpoint(db, appliedMarkOf(name))])
-  return comparePositions(checkpoint, mark) >= 0 ? checkpoint : mark
 }
 
 export async function insertCheckpointIfMissing(db: Kysely<Database> | Transaction<Database>, name: string): Promise<void> {

@@ -1,12 +1,17 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { getHeapStatistics } from 'node:v8'
 import { sql, type Kysely, type Transaction } from 'kysely'
-import { START, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { ConflictError } from '../errors.js'
+import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { readAllThrough } from '../eventstore/postgres.js'
+import { backoffMs, isTransient } from '../processors/failures.js'
 import { parkedStreamsOf, waitsBehind } from '../processors/parked-streams.js'
-import type { Database } from '../store/database.js'
+import { toBigInt, type Database } from '../store/database.js'
 import type { Leases } from '../store/lease.js'
-import { appliedThrough, markAppliedBeforeRebuild, writeCheckpoint, writeWithCheckpoint } from './checkpoints.js'
-import { completeDeferred, deferKeptCounts, deferSecondaryIndexes, takeRebuildLeases } from './deferred-indexes.js'
+import { insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint } from './checkpoints.js'
 import { applyAll, type Fold, type Projection } from './projection.js'
+import { projectionLeaseName } from './runtime.js'
+import { SHADOW_SCHEMA, completeShadowTables, createShadowTables, dropShadowSchema, prepareShadowSchema, swapInShadowTables, type DeferredDefinitions } from './shadow.js'
 
 /**
  * A rebuild's batches: bigger, as nobody waits on them (a session's events then fall in fewer
@@ -69,10 +74,19 @@ class RebuildFeed {
 
   constructor(
     readonly projection: Projection,
-    /** Its checkpoint before the rebuild. */
+    /** Events up to here had their effects outside the read model's tables (FoldOptions). */
     readonly appliedBefore: Position,
+    /** Where a live reader had got when the rebuild began: the replay ends there, the swap follows it. */
+    private readonly liveReaderAt: Position | undefined,
+    /** What its shadow tables get once filled. */
+    readonly deferred: DeferredDefinitions,
     private readonly windowEvents: number,
   ) {}
+
+  /** Whether the replay applies `event` (else the swap's catch-up does). */
+  takes(event: RecordedEvent): boolean {
+    return !this.liveReaderAt || comparePositions(event.position, this.liveReaderAt) <= 0
+  }
 
   async put(batch: RecordedEvent[] | undefined): Promise<void> {
     while (this.batches.length >= READ_AHEAD) await new Promise<void>((resolve) => (this.waiting.giver = resolve))
@@ -147,74 +161,102 @@ function limiter(permits: number) {
   }
 }
 
+/** The lease a rebuild holds while it runs: one at a time per database, as they share the shadow schema. */
+export const REBUILD_LEASE = 'rebuild'
+
+/** The CLI exits with "refused" (4) on it, as for any conflict with the state of things. */
+export class RebuildRunningError extends ConflictError {
+  constructor() {
+    super('another process is rebuilding read models')
+  }
+}
+
+/** Past every position: what a rebuild beside a live reader has done outside its tables, that reader does. */
+const AFTER_EVERYTHING: Position = { commit: 2n ** 63n - 1n, prepare: 2n ** 63n - 1n }
+
+/** Tries at the swap's locks, each waiting at most SWAP_LOCK_TIMEOUT, before the rebuild gives up. */
+const SWAP_ATTEMPTS = 30
+const SWAP_LOCK_TIMEOUT = '1s'
+
+/** Where a rebuild writes the new tables: resolves names in the shadow schema first (shadow.ts). */
+export interface RebuildStorage {
+  projectorDb: Kysely<Database>
+  inSchema(schema: string): Kysely<Database>
+}
+
 /**
- * Empties the projections' tables and checkpoints, then replays the log into them. The log is read
- * once, in order, for all of them: each gets the events of its streams, folds them in windows of
- * many batches (WINDOW_EVENTS) and writes each window in one transaction with its checkpoint, while
- * it folds the next, at most `concurrency` projections writing at a time. Their secondary indexes are
- * dropped meanwhile and their kept totals left off, both made once each replay ends
- * (deferred-indexes.ts). A runtime feeding the
- * same projection notices the moved checkpoint and follows it; should it apply events first, the
- * rebuild leaves the rest of that read model to it.
+ * Rebuilds read models without taking them away from their readers. Each one's tables are built
+ * anew in the shadow schema (shadow.ts), its live tables serving reads and live writes meanwhile,
+ * and swapped in once caught up with the live read model. The log is read once, in order, for all
+ * of them: each gets the events of its streams, folds them in windows of many batches
+ * (WINDOW_EVENTS) and writes each window in one transaction with its shadow checkpoint, while it
+ * folds the next, at most `concurrency` projections writing at a time.
+ *
+ * Where a live reader applies the read model (another process holds its lease), the rebuild replays
+ * the log only as far as that reader had got and then follows it: the effects outside its tables
+ * (the outbox's deliveries) stay the live reader's. Where none does (the service is stopped, the
+ * embedded database, a first build), it replays the whole log and does them for the events past the
+ * live checkpoint, which it moves there at the swap.
  */
 export async function rebuildProjections(
-  db: Kysely<Database>,
+  storage: RebuildStorage,
   store: EventStore,
   projections: readonly Projection[],
   options: RebuildOptions,
 ): Promise<Map<string, number>> {
-  const leases = await takeRebuildLeases(options.leases, projections)
-  const completed = new Set<string>()
+  const lease = options.leases && (await options.leases.tryAcquire(REBUILD_LEASE))
+  if (options.leases && !lease) throw new RebuildRunningError()
+  const db = storage.projectorDb
+  const shadowDb = storage.inSchema(SHADOW_SCHEMA)
   try {
-    return await replayInto(db, store, projections, options, completed)
+    await prepareShadowSchema(db)
+    return await replayInto(db, shadowDb, store, projections, options)
   } finally {
-    // Stopped early: the runtime goes on from the checkpoints reached, with the indexes and totals
-    // it needs. Failing here too (the database gone), the next process to start makes them.
-    await Promise.allSettled(projections.filter((p) => !completed.has(p.name)).map((p) => completeDeferred(db, p.name)))
-    await Promise.allSettled(leases.map((lease) => lease.release()))
+    await shadowDb.destroy()
+    // Failing here too (the database gone), the next rebuild drops it.
+    await dropShadowSchema(db).catch(() => {})
+    await lease?.release()
   }
+}
+
+/** Whether a process reads `projection` live now: its lease is held (without leases, nobody else can). */
+async function readLiveElsewhere(leases: Leases | undefined, projection: Projection): Promise<boolean> {
+  if (!leases) return false
+  const lease = await leases.tryAcquire(projectionLeaseName(projection.name))
+  await lease?.release()
+  return !lease
 }
 
 async function replayInto(
   db: Kysely<Database>,
+  shadowDb: Kysely<Database>,
   store: EventStore,
   projections: readonly Projection[],
-  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH, windowEvents = WINDOW_EVENTS }: RebuildOptions,
-  completed: Set<string>,
+  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH, windowEvents = WINDOW_EVENTS, leases }: RebuildOptions,
 ): Promise<Map<string, number>> {
   const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
-  const appliedBefore = new Map<string, Position>()
+  const feeds: RebuildFeed[] = []
   for (const projection of projections) {
-    await db.transaction().execute(async (trx) => {
-      // The checkpoint row first, as a live reader takes it before touching the tables: in the
-      // other order the two deadlock. Locked, it is read as no live batch can move it any more.
-      await sql`select 1 from projection_checkpoints where projection = ${projection.name} for update`.execute(trx)
-      const before = await appliedThrough(trx, projection.name)
-      appliedBefore.set(projection.name, before)
-      await markAppliedBeforeRebuild(trx, projection.name, before)
-      await writeCheckpoint(trx, projection.name, START)
-      for (const table of projection.tables) await sql`truncate table ${sql.table(table)}`.execute(trx)
-      await deferSecondaryIndexes(trx, projection)
-      await deferKeptCounts(trx, projection)
-    })
+    const liveAt = await readCheckpoint(db, projection.name)
+    const besideLive = await readLiveElsewhere(leases, projection)
+    const deferred = await createShadowTables(db, projection)
+    await insertCheckpointIfMissing(shadowDb, projection.name)
+    feeds.push(new RebuildFeed(projection, besideLive ? AFTER_EVERYTHING : liveAt, besideLive ? liveAt : undefined, deferred, windowEvents))
   }
-  const feeds = projections.map((projection) => new RebuildFeed(projection, appliedBefore.get(projection.name) ?? START, windowEvents))
   // A parked stream's events from its parked one on wait for `flowd processors retry`, in a rebuild as live.
   const parked = new Map(await Promise.all(projections.map(async (p) => [p.name, await parkedStreamsOf(db, p.name)] as const)))
   const writers = limiter(concurrency)
+  // One swap at a time: swaps recreate the views over several read models' tables.
+  const swaps = limiter(1)
   const abort = new AbortController()
   const rebuilt = new Map<string, number>()
 
-  /**
-   * Writes a window with its checkpoint, which moves only from the window's start. Should a live
-   * runtime have moved it meanwhile, the window is left to that runtime, which reads the log again
-   * from where it stopped; the rebuild cannot give it back the events it has read past.
-   */
   const writeWindow = async (feed: RebuildFeed, window: RebuildWindow) => {
-    // Without waiting for each commit's WAL flush: a crash loses at most the last windows, with
-    // their checkpoint (the same transaction), and the runtime goes on from what is durable.
-    const outcome = await writers(() => writeWithCheckpoint(db, feed.projection, window.from, window.reached, window.write, { waitForFlush: false }))
-    if (outcome.applied) feed.done += window.events
+    // Without waiting for each commit's WAL flush: nobody reads these tables before the swap, whose
+    // commit does wait, and a crash before it leaves the schema to the next rebuild.
+    const outcome = await writers(() => writeWithCheckpoint(shadowDb, feed.projection, window.from, window.reached, window.write, { waitForFlush: false }))
+    if (!outcome.applied) throw new Error(`the rebuild's checkpoint of ${feed.projection.name} moved under it`)
+    feed.done += window.events
     onProgress?.({ projection: feed.projection.name, done: feed.done, total: totals.get(feed.projection.name) })
   }
 
@@ -227,7 +269,7 @@ async function replayInto(
     let writing: { window: RebuildWindow; written: Promise<void> } | undefined
     try {
       for (;;) {
-        const window = await feed.nextWindow(db, writing?.window.fold)
+        const window = await feed.nextWindow(shadowDb, writing?.window.fold)
         await writing?.written
         if (!window) break
         const written = writeWindow(feed, window)
@@ -241,9 +283,11 @@ async function replayInto(
     }
     // The log was not read to its end: another projection or the reader failed.
     if (abort.signal.aborted) return
-    await writers(() => completeDeferred(db, projection.name))
-    completed.add(projection.name)
+    await writers(() => completeShadowTables(shadowDb, projection, feed.deferred))
+    const caughtUp = await swaps(() => writers(() => swapIn(db, shadowDb, store, feed.projection, feed.folded)))
+    feed.done += caughtUp
     rebuilt.set(projection.name, feed.done)
+    onProgress?.({ projection: projection.name, done: feed.done, total: totals.get(projection.name) })
     onRebuilt?.(projection.name, feed.done, (performance.now() - started) / 1000)
   }
 
@@ -259,8 +303,10 @@ async function replayInto(
         position = batch[batch.length - 1]!.position
         for (const feed of feeds) {
           const parkedOfFeed = parked.get(feed.projection.name)!
-          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && !waitsBehind(parkedOfFeed, event)))
+          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && feed.takes(event) && !waitsBehind(parkedOfFeed, event)))
         }
+        // Every read model follows a live reader and the log is read past where they all were.
+        if (feeds.every((feed) => !feed.takes(batch[batch.length - 1]!))) return
       }
     } catch (error) {
       abort.abort()
@@ -286,8 +332,87 @@ async function replayInto(
   return rebuilt
 }
 
+/**
+ * Swaps a projection's shadow tables in (shadow.ts), in one transaction that holds its live
+ * checkpoint's row: live batches wait for it, then go on writing to the new tables. The shadow is
+ * caught up to the live checkpoint first outside that transaction, then the rest inside it; a
+ * shadow ahead of it (the rebuild read the log further than a live reader had) moves it there.
+ * Readers wait for the swap's locks, never fail on them; the swap waits at most SWAP_LOCK_TIMEOUT
+ * for them and tries again after. Returns the events the catch-up applied.
+ */
+async function swapIn(db: Kysely<Database>, shadowDb: Kysely<Database>, store: EventStore, projection: Projection, shadowAt: Position): Promise<number> {
+  await insertCheckpointIfMissing(db, projection.name)
+  let caughtUp = 0
+  for (let attempt = 1; ; attempt++) {
+    const outside = await catchUp(shadowDb, store, projection, shadowAt, await readCheckpoint(db, projection.name))
+    shadowAt = outside.reached
+    caughtUp += outside.events
+    try {
+      return await shadowDb.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = ${sql.lit(SWAP_LOCK_TIMEOUT)}`.execute(trx)
+        const liveAt = await lockLiveCheckpoint(trx, projection.name)
+        let inside = 0
+        if (comparePositions(shadowAt, liveAt) < 0) {
+          const parked = await parkedStreamsOf(trx, projection.name)
+          const events = (await readAllVia(trx, store, projection, shadowAt, liveAt)).filter((event) => !waitsBehind(parked, event))
+          await applyAll(trx, projection, events, projection.fold?.({ appliedBefore: AFTER_EVERYTHING }))
+          inside = events.length
+        } else if (comparePositions(shadowAt, liveAt) > 0) {
+          await sql`update public.projection_checkpoints set position_commit = ${String(shadowAt.commit)}, position_prepare = ${String(shadowAt.prepare)}, updated_at = now()
+            where projection = ${projection.name}`.execute(trx)
+        }
+        await swapInShadowTables(trx, projection)
+        return caughtUp + inside
+      })
+    } catch (error) {
+      if (!isTransient(error) || attempt >= SWAP_ATTEMPTS) throw error
+      await delay(backoffMs(attempt, 1_000))
+    }
+  }
+}
+
+const lockLiveCheckpoint = async (trx: Transaction<Database>, name: string): Promise<Position> => {
+  const { rows } = await sql<{ commit: string | number; prepare: string | number }>`
+    select position_commit as commit, position_prepare as prepare from public.projection_checkpoints where projection = ${name} for update`.execute(trx)
+  const row = rows[0]!
+  return { commit: toBigInt(row.commit), prepare: toBigInt(row.prepare) }
+}
+
+/** A projection's events after `from` through `through`: through `trx` where the log is in this database. */
+const readAllVia = async (trx: Transaction<Database>, store: EventStore, projection: Projection, from: Position, through: Position): Promise<RecordedEvent[]> => {
+  if (store.kind === 'postgres') return readAllThrough(trx, { streamPrefixes: projection.streamPrefixes, from, through })
+  const events: RecordedEvent[] = []
+  for (let position = from; ; ) {
+    const batch = (await store.readAll({ streamPrefixes: projection.streamPrefixes, from: position, limit: REBUILD_BATCH })).filter((e) => comparePositions(e.position, through) <= 0)
+    if (batch.length === 0) return events
+    events.push(...batch)
+    position = batch[batch.length - 1]!.position
+  }
+}
+
+/**
+ * Applies to the shadow tables the events after `from` through `through`, in batches with the shadow
+ * checkpoint. Their effects outside the tables are the live reader's, which applied them.
+ */
+async function catchUp(shadowDb: Kysely<Database>, store: EventStore, projection: Projection, from: Position, through: Position): Promise<{ reached: Position; events: number }> {
+  let events = 0
+  let reached = from
+  while (comparePositions(reached, through) < 0) {
+    const parked = await parkedStreamsOf(shadowDb, projection.name)
+    const batch = (await store.readAll({ streamPrefixes: projection.streamPrefixes, from: reached, limit: REBUILD_BATCH })).filter((e) => comparePositions(e.position, through) <= 0)
+    if (batch.length === 0) break
+    const end = batch[batch.length - 1]!.position
+    const applying = batch.filter((event) => !waitsBehind(parked, event))
+    const outcome = await writeWithCheckpoint(shadowDb, projection, reached, end, (trx) => applyAll(trx, projection, applying, projection.fold?.({ appliedBefore: AFTER_EVERYTHING })))
+    if (!outcome.applied) throw new Error(`the rebuild's checkpoint of ${projection.name} moved under it`)
+    events += applying.length
+    reached = end
+  }
+  return { reached, events }
+}
+
 /** Rebuilds one projection (see {@link rebuildProjections}); returns the events it applied. */
-export async function rebuildProjection(db: Kysely<Database>, store: EventStore, projection: Projection, onProgress?: (progress: RebuildProgress) => void): Promise<number> {
-  const rebuilt = await rebuildProjections(db, store, [projection], { concurrency: 1, onProgress })
+export async function rebuildProjection(storage: RebuildStorage, store: EventStore, projection: Projection, onProgress?: (progress: RebuildProgress) => void): Promise<number> {
+  const rebuilt = await rebuildProjections(storage, store, [projection], { concurrency: 1, onProgress })
   return rebuilt.get(projection.name) ?? 0
 }

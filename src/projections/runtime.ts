@@ -6,13 +6,15 @@ import { START, comparePositions, matchesFilter, type EventStore, type Position,
 import type { WakeUp } from '../eventstore/wake-up.js'
 import type { Metrics } from '../metrics/registry.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
+import { runLogProcessor } from '../processors/loop.js'
 import { StreamParking } from '../processors/parked-streams.js'
 import { toBigInt, type Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
-import { applyLive, appliedThrough, insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint, type BatchOutcome } from './checkpoints.js'
+import { applyLive, insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint, type BatchOutcome } from './checkpoints.js'
 import { applyAll, type Projection } from './projection.js'
 
-const laterOf = (a: Position, b: Position): Position => (comparePositions(a, b) >= 0 ? a : b)
+/** The lease of a projection's live reader: one process at a time applies it. */
+export const projectionLeaseName = (projection: string) => `projection:${projection}`
 
 export interface ProjectionStatus {
   name: string
@@ -40,12 +42,6 @@ interface Running {
   active: boolean
   /** Its streams stopped at an event that failed again and again; their events wait for a retry. */
   parking: StreamParking
-  /**
-   * The furthest it is known to have been applied, here or before a rebuild reset its checkpoint:
-   * a live batch sent back over events by such a reset does not do again for them what outlives a
-   * rebuild (the outbox's deliveries).
-   */
-  appliedThrough: Position
 }
 
 export interface ProjectionRuntimeOptions {
@@ -93,7 +89,7 @@ export class ProjectionRuntime {
     this.running = new Map(
       projections.map((projection) => [
         projection.name,
-        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics), appliedThrough: START },
+        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics) },
       ]),
     )
   }
@@ -107,52 +103,51 @@ export class ProjectionRuntime {
     setMaxListeners(3 * this.projections.length + 10, signal)
     for (const state of this.running.values()) {
       await insertCheckpointIfMissing(this.db, state.projection.name)
-      this.loops.push(whileLeased(this.options.leases, `projection:${state.projection.name}`, signal, (leased) => this.run(state, leased), this.logger))
+      this.loops.push(whileLeased(this.options.leases, projectionLeaseName(state.projection.name), signal, (leased) => this.run(state, leased), this.logger))
     }
   }
 
   /**
-   * Applies batches from the checkpoint on. A failing batch is read again after a pause; one that
-   * fails FAILURES_BEFORE_PARKING times in a row and not for a transient reason is applied event by
-   * event, so the event that fails parks its stream and every other stream goes on (isolate).
+   * Applies batches from the checkpoint on, as a log processor (src/processors/loop.ts). A batch
+   * that fails FAILURES_BEFORE_PARKING times in a row and not for a transient reason is applied
+   * event by event, so the event that fails parks its stream and every other stream goes on (isolate).
    */
   private async run(state: Running, signal: AbortSignal): Promise<void> {
     const { projection } = state
-    let failures = 0
     try {
-      while (!signal.aborted) {
-        try {
-          // From the stored checkpoint: another process may have moved it while this one stood by.
-          if (!state.active) {
+      await runLogProcessor(
+        {
+          name: projection.name,
+          streamPrefixes: projection.streamPrefixes,
+          maxBatch: BATCH,
+          resume: async () => {
             state.position = await readCheckpoint(this.db, projection.name)
-            state.appliedThrough = laterOf(state.appliedThrough, await appliedThrough(this.db, projection.name))
             await state.parking.load(this.db)
             state.active = true
-          }
-          if (failures >= FAILURES_BEFORE_PARKING) {
-            await this.isolate(state)
-            failures = 0
-            continue
-          }
-          for await (const batch of this.store.subscribeAll({ from: state.position, streamPrefixes: projection.streamPrefixes, signal, maxBatch: BATCH })) {
+            return state.position
+          },
+          handle: async (batch) => {
             const outcome = await this.applyBatch(state, batch)
-            failures = 0
-            state.appliedThrough = laterOf(state.appliedThrough, state.position)
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()
             if (outcome.applied) this.announceApplied(projection.name)
-            // Another reader moved the checkpoint: resubscribe from where it left it.
-            if (!outcome.applied) break
-          }
-        } catch (error) {
-          state.lastError = error instanceof Error ? error.message : String(error)
-          failures = isTransient(error) ? 0 : failures + 1
-          this.logger.error({ err: error, projection: projection.name, failures }, 'projection failed; retrying')
-          await delay(backoffMs(Math.max(failures, 1), 1_000), undefined, { signal }).catch(() => {})
-          state.active = false
-        }
-      }
+            return { position: outcome.position, moved: !outcome.applied }
+          },
+          isolate: async () => {
+            await this.isolate(state)
+            return state.position
+          },
+          failed: (error) => {
+            state.lastError = error instanceof Error ? error.message : String(error)
+            state.active = false
+          },
+        },
+        this.store,
+        this.logger,
+        signal,
+        1_000,
+      )
     } finally {
       state.active = false
     }
@@ -166,11 +161,10 @@ export class ProjectionRuntime {
   /** A live batch, less the events of parked streams (asked again under the checkpoint's lock, as a retry may have taken one off). */
   private applyBatch(state: Running, batch: RecordedEvent[]): Promise<BatchOutcome> {
     const { projection, parking } = state
-    const appliedBefore = state.appliedThrough
-    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch, appliedBefore)
+    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch)
     return writeWithCheckpoint(this.db, projection, state.position, batch[batch.length - 1]!.position, async (trx) => {
       await parking.refresh(trx, batch)
-      await applyAll(trx, projection, parking.passable(batch), projection.fold?.({ appliedBefore }))
+      await applyAll(trx, projection, parking.passable(batch))
     })
   }
 
@@ -189,7 +183,7 @@ export class ProjectionRuntime {
       let parked = false
       for (let failures = 1; !outcome; failures++) {
         try {
-          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event], projection.fold?.({ appliedBefore: state.appliedThrough }))))
+          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event])))
         } catch (error) {
           if (isTransient(error)) throw error
           if (failures < FAILURES_BEFORE_PARKING) {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect, type DatabaseConnection, type Dialect, type Driver, type TransactionSettings, CompiledQuery } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { Database } from './database.js'
@@ -41,6 +41,12 @@ export interface Storage {
   pool?: pg.Pool
   /** Present on PGlite. */
   pglite?: PGlite
+  /**
+   * A handle whose connections resolve names in `schema` first, then in public: a rebuild writes
+   * its read models' new tables there under their usual names, through the projections' own code.
+   * Destroying it closes what it opened, never the storage.
+   */
+  inSchema(schema: string): Kysely<Database>
   close(): Promise<void>
 }
 
@@ -78,6 +84,17 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
       dispatcherDb,
       target,
       pool,
+      inSchema: (schema) =>
+        new Kysely<Database>({
+          dialect: new PostgresDialect({
+            pool: newPool({
+              connectionString: target.url,
+              max: target.projectorPoolSize ?? 16,
+              application_name: PROJECTOR_APPLICATION_NAME,
+              options: `-c search_path=${schema},public`,
+            }),
+          }),
+        }),
       close: async () => {
         await dispatcherDb.destroy()
         await projectorDb.destroy()
@@ -90,6 +107,70 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
   // contrib, PGlite as extensions.
   const extensions = { pg_trgm, btree_gin }
   const pglite = target.dataDir ? await PGlite.create(target.dataDir, { extensions }) : await PGlite.create({ loadDataDir: target.initialData, extensions })
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
-  return { db, projectorDb: db, dispatcherDb: db, target, pglite, close: () => db.destroy() }
+  // One driver: it hands PGlite's single connection to one user at a time, whichever handle asks.
+  const driver = new PGliteDialect(pglite).createDriver()
+  const db = new Kysely<Database>({ dialect: withDriver(new PGliteDialect(pglite), driver) })
+  return {
+    db,
+    projectorDb: db,
+    dispatcherDb: db,
+    target,
+    pglite,
+    inSchema: (schema) => new Kysely<Database>({ dialect: withDriver(new PGliteDialect(pglite), new SearchPathDriver(driver, `${schema}, public`)) }),
+    close: () => db.destroy(),
+  }
+}
+
+const withDriver = (dialect: Dialect, driver: Driver): Dialect => ({
+  createAdapter: () => dialect.createAdapter(),
+  createDriver: () => driver,
+  createQueryCompiler: () => dialect.createQueryCompiler(),
+  createIntrospector: (db) => dialect.createIntrospector(db),
+})
+
+/**
+ * PGlite's one connection with another search path while this handle holds it (set on taking it,
+ * reset on giving it back), so every other user of the connection keeps the default. It closes
+ * nothing: the database belongs to the storage.
+ */
+class SearchPathDriver implements Driver {
+  constructor(
+    private readonly shared: Driver,
+    private readonly searchPath: string,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await this.shared.acquireConnection()
+    try {
+      await connection.executeQuery(CompiledQuery.raw(`set search_path to ${this.searchPath}`))
+    } catch (error) {
+      await this.shared.releaseConnection(connection)
+      throw error
+    }
+    return connection
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('reset search_path'))
+    } finally {
+      await this.shared.releaseConnection(connection)
+    }
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.shared.beginTransaction(connection, settings)
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.shared.commitTransaction(connection)
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.shared.rollbackTransaction(connection)
+  }
+
+  async destroy(): Promise<void> {}
 }

@@ -43,21 +43,6 @@ export interface ParkedStreamsTable {
   parked_at: Generated<Timestamp>
 }
 
-/** A read model's secondary index dropped for a rebuild, until it is built again. */
-export interface ProjectionDeferredIndexesTable {
-  index_name: string
-  projection: string
-  definition: string
-  deferred_at: Generated<Timestamp>
-}
-
-/** A read model's table whose kept totals a rebuild turned off, until they are counted again. */
-export interface ProjectionDeferredCountsTable {
-  table_name: string
-  projection: string
-  deferred_at: Generated<Timestamp>
-}
-
 export interface OrganizationsTable {
   id: string
   name: string
@@ -341,8 +326,6 @@ export interface Database {
   streams: StreamsTable
   projection_checkpoints: ProjectionCheckpointsTable
   parked_streams: ParkedStreamsTable
-  projection_deferred_indexes: ProjectionDeferredIndexesTable
-  projection_deferred_counts: ProjectionDeferredCountsTable
   organizations: OrganizationsTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable

@@ -41,7 +41,7 @@ for (const backend of reachableBackends) {
     for (const [relation, rows] of Object.entries(before)) t.ok(rows.length > 0, `${relation} has rows to compare`)
 
     // The live runtime may replay a stretch itself; either way the tables were emptied first.
-    for (const projection of ANALYTICS_PROJECTIONS) await rebuildProjection(test.storage.projectorDb, test.store, projection)
+    for (const projection of ANALYTICS_PROJECTIONS) await rebuildProjection(test.storage, test.store, projection)
     t.same(await snapshot(test.storage.db), before, 'the same rows after the rebuild')
   })
 }

@@ -280,7 +280,7 @@ for (const backend of reachableBackends) {
       const before = await snapshot()
       t.ok(before.some((row) => row.revoked_at !== null), 'the data set includes a revocation')
       t.ok(before.some((row) => row.name === 'ci two'), 'and a change')
-      await rebuildProjection(storage.db, store, apiKeysProjection)
+      await rebuildProjection(storage, store, apiKeysProjection)
       t.same(await snapshot(), before)
     })
   })

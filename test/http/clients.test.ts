@@ -157,7 +157,7 @@ for (const backend of reachableBackends) {
       const before = await snapshot()
       t.ok(before.some((row) => row.revoked_at !== null), 'the data set includes revocations')
       t.ok(before.length >= 8)
-      await rebuildProjection(storage.db, store, oauthClientsProjection)
+      await rebuildProjection(storage, store, oauthClientsProjection)
       t.same(await snapshot(), before)
     })
   })

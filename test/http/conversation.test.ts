@@ -188,7 +188,7 @@ for (const backend of reachableBackends) {
     await t.test('replaying every event through a fresh session log gives the same rows', async (t) => {
       const before = await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute()
       t.ok(before.length >= 4)
-      await rebuildProjection(storage.db, store, sessionLogsProjection)
+      await rebuildProjection(storage, store, sessionLogsProjection)
       t.same(await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute(), before)
     })
   })

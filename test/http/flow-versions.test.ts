@@ -231,7 +231,7 @@ for (const backend of reachableBackends) {
       const versions = () => storage.db.selectFrom('flow_versions').selectAll().orderBy('flow_id').orderBy('version').execute()
       const before = [await flows(), await versions()]
       t.equal(before[1]!.length, 4)
-      await rebuildProjection(storage.db, store, flowsProjection)
+      await rebuildProjection(storage, store, flowsProjection)
       t.same([await flows(), await versions()], before)
     })
   })

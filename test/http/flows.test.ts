@@ -174,7 +174,7 @@ for (const backend of reachableBackends) {
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
       const before = await storage.db.selectFrom('flows').selectAll().orderBy('id').execute()
-      await rebuildProjection(storage.db, store, flowsProjection)
+      await rebuildProjection(storage, store, flowsProjection)
       t.same(await storage.db.selectFrom('flows').selectAll().orderBy('id').execute(), before)
     })
   })

@@ -82,7 +82,7 @@ for (const backend of reachableBackends) {
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
       const before = await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute()
-      await rebuildProjection(storage.db, store, sectorsProjection)
+      await rebuildProjection(storage, store, sectorsProjection)
       t.same(await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute(), before)
     })
 

@@ -197,7 +197,7 @@ for (const backend of reachableBackends) {
 
     await t.test('rebuilding the session log gives the same rows', async (t) => {
       const before = await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute()
-      await rebuildProjection(storage.db, store, sessionLogsProjection)
+      await rebuildProjection(storage, store, sessionLogsProjection)
       t.same(await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute(), before)
     })
   })

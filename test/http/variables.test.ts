@@ -212,7 +212,7 @@ for (const backend of reachableBackends) {
       const rows = () => storage.db.selectFrom('variables').selectAll().orderBy('id').execute()
       const before = await rows()
       t.ok(before.length >= 8)
-      await rebuildProjection(storage.db, store, variablesProjection)
+      await rebuildProjection(storage, store, variablesProjection)
       t.same(await rows(), before)
     })
   })

@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../../src/eventstore/port.js'
 import { cardsProjection, listCards } from '../../src/projections/cards.js'
 import { dateRangeStart, type DateRange } from '../../src/projections/date-range.js'
 import { applyAll, type Projection } from '../../src/projections/projection.js'
-import { rebuildProjection } from '../../src/projections/rebuild.js'
+import { rebuildProjection, type RebuildStorage } from '../../src/projections/rebuild.js'
 import { listSessionLogs, sessionLogsProjection, type LogStatus } from '../../src/projections/session-logs.js'
 import type { Db } from '../../src/store/database.js'
 import { reachableBackends } from '../helpers/storage.js'
@@ -52,9 +52,9 @@ async function apply(db: Db, projection: Projection, events: RecordedEvent[], lo
   log.push(...events)
 }
 
-async function rebuild(db: Db, store: PostgresEventStore, projection: Projection, events: RecordedEvent[]) {
+async function rebuild(storage: RebuildStorage, store: PostgresEventStore, projection: Projection, events: RecordedEvent[]) {
   for (const event of events) await store.append(event.stream, [{ id: event.id, type: event.type, data: event.data }], { expectedRevision: 'any' })
-  await rebuildProjection(db, store, projection)
+  await rebuildProjection(storage, store, projection)
 }
 
 async function checkSessionLogs(t: Test, db: Db, step: string) {
@@ -230,7 +230,7 @@ for (const backend of reachableBackends) {
 
       const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
       t.teardown(() => store.close())
-      await rebuild(db, store, sessionLogsProjection, events)
+      await rebuild(storage, store, sessionLogsProjection, events)
       await checkSessionLogs(t, db, 'after a rebuild')
       // The migration counts the rows already there when it runs.
       // 0017 replaced an index of 0013's: it comes off first and back after.
@@ -315,7 +315,7 @@ for (const backend of reachableBackends) {
 
       const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
       t.teardown(() => store.close())
-      await rebuild(db, store, cardsProjection, events)
+      await rebuild(storage, store, cardsProjection, events)
       await checkCards(t, db, 'after a rebuild')
       const remaining = await db.selectFrom('kanban_cards').select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()
       t.equal(Number(remaining.n), cards.length - deletions.length, 'the rebuild replayed every card')

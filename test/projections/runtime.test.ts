@@ -10,6 +10,7 @@ import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { allProjections } from '../../src/projections/index.js'
 import type { Projection } from '../../src/projections/projection.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
+import { readCheckpoint } from '../../src/projections/checkpoints.js'
 import { rebuildProjection, rebuildProjections } from '../../src/projections/rebuild.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
@@ -75,7 +76,7 @@ for (const backend of reachableBackends) {
     await t.test('a rebuild beside a live runtime ends with every event applied once', async (t) => {
       const live = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
       await live.start()
-      const replayed = rebuildProjection(db, store, countingProjection)
+      const replayed = rebuildProjection(storage, store, countingProjection)
       await appendTicks(store, 10)
       await replayed
       await waitUntil(async () => (await counts()).total === 135)
@@ -83,24 +84,23 @@ for (const backend of reachableBackends) {
       t.same(await counts(), { total: 135, doubled: 0 })
     })
 
-    await t.test('a rebuild that a live runtime overtakes leaves it the rest, skipping nothing', async (t) => {
-      // A live runtime applies the first tick and stops, once the rebuild has read past it into its
-      // first window: that window's write finds the checkpoint moved. Windows of 2 events, so the
-      // rebuild has later windows it could (wrongly) write from the moved checkpoint.
+    await t.test('a rebuild that a live reader overtakes keeps every event once, and moves the checkpoint where it got', async (t) => {
+      // A live reader applies the first tick (and moves the checkpoint) once the rebuild has read past
+      // it: the rebuild's tables hold it already, and the swap takes them with the rebuild's position.
       let overtaken = false
       const overtakenProjection: Projection = {
         ...countingProjection,
         fold() {
           const events: RecordedEvent[] = []
           return {
-            async add(db, batch) {
+            async add(_shadow, batch) {
               if (!overtaken) {
                 overtaken = true
                 const [first] = batch
-                await db.transaction().execute(async (trx) => {
-                  await countingProjection.apply(trx, first!)
+                await db.transaction().execute(async (live) => {
+                  await countingProjection.apply(live, first!)
                   await sql`update projection_checkpoints set position_commit = ${String(first!.position.commit)}, position_prepare = ${String(first!.position.prepare)}
-                    where projection = ${countingProjection.name}`.execute(trx)
+                    where projection = ${countingProjection.name}`.execute(live)
                 })
               }
               events.push(...batch)
@@ -114,13 +114,11 @@ for (const backend of reachableBackends) {
           }
         },
       }
-      const rebuilt = await rebuildProjections(db, store, [overtakenProjection], { concurrency: 1, batchSize: 2, windowEvents: 2 })
-      t.equal(rebuilt.get(countingProjection.name), 0, 'the rebuild wrote no window: each started where the checkpoint was not')
-      const live = new ProjectionRuntime(db, store, [countingProjection], silentLogger)
-      await live.start()
-      await waitUntil(async () => (await counts()).total === 135)
-      await live.stop()
-      t.same(await counts(), { total: 135, doubled: 0 }, 'the live runtime applied the rest, each event once')
+      const rebuilt = await rebuildProjections(storage, store, [overtakenProjection], { concurrency: 1, batchSize: 2, windowEvents: 2 })
+      t.equal(rebuilt.get(countingProjection.name), 135, 'the rebuild applied the whole log')
+      t.same(await counts(), { total: 135, doubled: 0 })
+      const [last] = (await store.readAll({ streamPrefixes: ['tick-'], from: { commit: -1n, prepare: -1n }, limit: 1000 })).slice(-1)
+      t.same(await readCheckpoint(db, countingProjection.name), last!.position, 'the live checkpoint is where the rebuild got')
     })
 
     await t.test('a rebuild stops at a failing projection and reports its error', async (t) => {
@@ -137,10 +135,12 @@ for (const backend of reachableBackends) {
       const rebuilt: string[] = []
       // Batches of 2 against a read-ahead of 3: the reader fills the failing projection's feed
       // and must not be left waiting on it.
-      const outcome = rebuildProjections(db, store, [countingProjection, failing], { concurrency: 2, batchSize: 2, onRebuilt: (name) => rebuilt.push(name) })
+      const outcome = rebuildProjections(storage, store, [countingProjection, failing], { concurrency: 2, batchSize: 2, onRebuilt: (name) => rebuilt.push(name) })
       await t.rejects(outcome, failure)
       t.same(rebuilt, [], 'no read model is reported rebuilt from part of the log')
-      t.ok((await counts()).total < 135, 'the other read model stopped short of the end')
+      t.same(await counts(), { total: 135, doubled: 0 }, 'the live tables are as they were')
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = 'flowd_rebuild'`.execute(db)
+      t.equal(rows[0]!.n, 0, 'and the half-built tables are gone')
     })
 
     await t.test('waitFor resolves once the read model holds the write, and false when it cannot', async (t) => {
@@ -179,7 +179,7 @@ for (const backend of reachableBackends) {
       })
       const before = await snapshot()
       t.ok(before.apiKeys.some((k) => k.revoked_at !== null), 'the data set includes a revocation')
-      for (const projection of allProjections) await rebuildProjection(db, store, projection)
+      for (const projection of allProjections) await rebuildProjection(storage, store, projection)
       t.same(await snapshot(), before)
     })
 
@@ -203,18 +203,26 @@ for (const backend of reachableBackends) {
       const snapshot = async () => Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await readModelRows(db, table)] as const)))
       const live = await snapshot()
       t.equal(live.kanban_cards!.length, 4, 'the data set holds cards, one of them moved and one deleted')
-      const indexes = async () =>
-        (await sql<{ definition: string }>`select indexdef as definition from pg_indexes where tablename = any(${tables}::text[]) order by indexname`.execute(db)).rows.map((r) => r.definition)
-      const indexesBefore = await indexes()
+      // Indexes, constraints, triggers and the analytics views over the tables, as PostgreSQL prints them.
+      const catalog = async () => ({
+        indexes: (await sql<{ d: string }>`select indexdef as d from pg_indexes where tablename = any(${tables}::text[]) order by indexname`.execute(db)).rows.map((r) => r.d),
+        constraints: (await sql<{ d: string }>`select conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) as d from pg_constraint
+          where conrelid = any(select oid from pg_class where relname = any(${tables}::text[]) and relnamespace = 'public'::regnamespace) order by 1`.execute(db)).rows.map((r) => r.d),
+        triggers: (await sql<{ d: string }>`select pg_get_triggerdef(oid) as d from pg_trigger where not tgisinternal
+          and tgrelid = any(select oid from pg_class where relname = any(${tables}::text[]) and relnamespace = 'public'::regnamespace) order by tgname`.execute(db)).rows.map((r) => r.d),
+        views: (await sql<{ d: string }>`select viewname || ': ' || definition as d from pg_views where schemaname = 'analytics' order by viewname`.execute(db)).rows.map((r) => r.d),
+      })
+      const catalogBefore = await catalog()
+      t.ok(catalogBefore.triggers.length > 0 && catalogBefore.views.length > 0, 'the tables have triggers and views to keep')
       const reported: string[] = []
-      const rebuilt = await rebuildProjections(storage.projectorDb, store, allProjections, {
+      const rebuilt = await rebuildProjections(storage, store, allProjections, {
         concurrency: allProjections.length,
         onRebuilt: (name) => reported.push(name),
       })
       t.same([...rebuilt.keys()].sort(), allProjections.map((p) => p.name).sort(), 'every read model rebuilt')
       t.same(reported.sort(), allProjections.map((p) => p.name).sort(), 'each reported once')
       t.same(await snapshot(), live)
-      t.same(await indexes(), indexesBefore, 'every read model has its indexes back, as the migrations made them')
+      t.same(await catalog(), catalogBefore, 'every read model has its indexes, constraints, triggers and views back, as the migrations made them')
     })
   })
 }

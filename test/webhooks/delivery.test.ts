@@ -171,7 +171,7 @@ for (const backend of reachableBackends) {
 
       await t.test('a rebuild of the outbox sends nothing again', async (t) => {
         const before = await h.storage.db.selectFrom('webhook_deliveries').select(['id', 'status', 'body']).orderBy('id').execute()
-        await rebuildProjection(h.storage.db, h.store, webhookOutboxProjection)
+        await rebuildProjection(h.storage, h.store, webhookOutboxProjection)
         await sleep(500)
         t.same(await h.storage.db.selectFrom('webhook_deliveries').select(['id', 'status', 'body']).orderBy('id').execute(), before)
         t.equal(h.receiver.requests.length, 5)
