@@ -84,17 +84,20 @@ function pointAtShadow(definition: string, table: string): string {
 }
 
 /**
- * Builds a filled shadow table's secondary indexes (each on a connection of its own: a GIN index over
- * a large table takes seconds, single-threaded), gathers its planner statistics, adds its triggers
- * and counts its kept totals. `shadowDb` resolves names in the shadow schema first, as the
+ * Builds a filled shadow table's secondary indexes and counts its kept totals, all at once, each on a
+ * connection of its own (a GIN index over a large table takes seconds, single-threaded; nothing
+ * else writes the tables meanwhile), then gathers the planner statistics the live table had and
+ * adds the triggers. `shadowDb` resolves names in the shadow schema first, as the
  * `<table>_recount()` functions need.
  */
 export async function completeShadowTables(shadowDb: Kysely<Database>, projection: Projection, deferred: DeferredDefinitions): Promise<void> {
-  await Promise.all(deferred.indexes.map((definition) => sql.raw(definition).execute(shadowDb)))
-  for (const table of projection.tables) await sql`analyze ${sql.id(SHADOW_SCHEMA, table)}`.execute(shadowDb)
+  await Promise.all([
+    ...deferred.indexes.map((definition) => sql.raw(definition).execute(shadowDb)),
+    ...deferred.recounts.map((table) => sql`select ${sql.id('public', `${table}_recount`)}()`.execute(shadowDb)),
+  ])
+  await Promise.all(projection.tables.map((table) => sql`analyze ${sql.id(SHADOW_SCHEMA, table)}`.execute(shadowDb)))
   await shadowDb.transaction().execute(async (trx) => {
     for (const definition of deferred.triggers) await sql.raw(definition).execute(trx)
-    for (const table of deferred.recounts) await sql`select ${sql.id('public', `${table}_recount`)}()`.execute(trx)
   })
 }
 
