@@ -163,7 +163,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Pick<Config,
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Conversation Flow Service', version: '1', description: DESCRIPTION },
+      info: { title: 'Conversation Flow Service', version: '1', description: DESCRIPTION, contact: { name: 'Conversation Flow Service maintainers' } },
       servers: [{ url: serviceAddress(config), description: 'this service, at its HOST and PORT' }],
       tags: TAGS,
       components: { securitySchemes: SECURITY_SCHEMES },

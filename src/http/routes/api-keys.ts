@@ -41,7 +41,9 @@ export const apiKeyRoutes =
       {
         schema: {
           tags: ['api-keys'],
+          operationId: 'listApiKeys',
           summary: 'List the API keys this key may manage: the organization for an admin key, its workspace otherwise',
+          description: 'Keys are listed without their secrets: an organization-admin key sees every key of its organization, a workspace key those of its workspace.',
           querystring: Type.Object({ ...pageQuery({ default: 10, maximum: 100 }), workspaceId: Type.Optional(Uuid) }),
           response: { 200: Page(ApiKeyItem), ...errorResponses(400, 401) },
         },
@@ -58,7 +60,9 @@ export const apiKeyRoutes =
       {
         schema: {
           tags: ['api-keys'],
+          operationId: 'createApiKey',
           summary: "Create an API key; the key and its webhook signing secret are shown once",
+          description: 'Answers 201 with the key and its webhook signing secret, both shown only this once. A callback URL must be https and resolve to a public address (private ranges are refused unless the operator allows them).',
           body: Type.Object({
             name: Name,
             callbackUrl: CallbackUrl,
@@ -79,7 +83,9 @@ export const apiKeyRoutes =
       {
         schema: {
           tags: ['api-keys'],
+          operationId: 'updateApiKey',
           summary: "Rename a key or change its callback URL; without either it answers the key as it is",
+          description: 'A new callback URL applies to sessions started after the change; running sessions keep the one they started with.',
           params: Type.Object({ id: Uuid }),
           body: Type.Object({ name: Type.Optional(Name), callbackUrl: Type.Optional(CallbackUrl) }, { examples: [{ callbackUrl: 'https://hooks.example.com/v2/flow' }] }),
           response: { 200: ApiKeyItem, ...errorResponses(400, 401, 404, 413, 415) },
@@ -96,7 +102,9 @@ export const apiKeyRoutes =
       {
         schema: {
           tags: ['api-keys'],
+          operationId: 'revokeApiKey',
           summary: 'Revoke an API key (with another key); it stops working within 5 seconds',
+          description: 'A key cannot revoke itself. Processes that cached it stop accepting it within 5 seconds; sessions it started keep their webhooks.',
           params: Type.Object({ id: Uuid }),
           response: { 204: EmptyBody, ...errorResponses(400, 401, 404, 409) },
         },

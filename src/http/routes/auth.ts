@@ -31,6 +31,7 @@ export const authRoutes =
       {
         schema: {
           tags: ['auth'],
+          operationId: 'createIframeToken',
           summary: "Step 1, from the customer's backend: trade the OAuth client's credentials for a one-time token",
           description: 'Header `Authorization: Basic base64(clientId:clientSecret)`. The token is valid 60 seconds, for one exchange.',
           security: security.oauthClient,
@@ -50,7 +51,9 @@ export const authRoutes =
       {
         schema: {
           tags: ['auth'],
+          operationId: 'exchangeIframeToken',
           summary: 'Step 2, from the editor: trade the one-time token, once, for an access and a refresh token',
+          description: 'The editor (in the customer\'s iframe) trades the one-time token from step 1, valid 60 seconds and for one exchange only, for an access token and a refresh token; a used, expired or unknown one answers 401.',
           body: Type.Object({ ott: Token }, { examples: [{ ott: 'Jm3zQ0o2b5cJ1Zl9nq8x4Wb7yT0aVhR2kLpE6uF1sD0' }] }),
           response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415) },
         },
@@ -63,7 +66,9 @@ export const authRoutes =
       {
         schema: {
           tags: ['auth'],
+          operationId: 'refreshEditorTokens',
           summary: 'A new access and refresh token for a refresh token, which is used up',
+          description: 'Rotates the editor\'s tokens. The refresh token is used up: presenting it again answers 401 and revokes its whole family, as a stolen token would.',
           body: Type.Object({ refresh_token: Token }, { examples: [{ refresh_token: 'r1.Xk9bQ2mW7vL0pA4sD8fG3hJ6kZ1xC5nB9mV2qW4eR7tY' }] }),
           response: { 200: TokenResponse, ...errorResponses(400, 401, 413, 415) },
         },

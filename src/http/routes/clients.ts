@@ -20,7 +20,9 @@ export const clientRoutes =
       {
         schema: {
           tags: ['clients'],
+          operationId: 'listClients',
           summary: "List the OAuth clients (embedded editor) of the key's workspace",
+          description: 'The workspace\'s OAuth clients for the embedded editor, without their secrets.',
           querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
           response: { 200: Page(ClientItem), ...errorResponses(400, 401) },
         },
@@ -37,7 +39,9 @@ export const clientRoutes =
       {
         schema: {
           tags: ['clients'],
+          operationId: 'createClient',
           summary: "Create an OAuth client for the embedded editor in the key's workspace",
+          description: 'Answers 201 with the client id and its secret, shown only this once. The customer\'s backend trades them for a one-time editor token (POST /auth/iframe-token).',
           body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { examples: [{ name: 'Helpdesk embed' }] }),
           response: { 201: CreatedClient, ...errorResponses(400, 401, 413, 415) },
         },
@@ -53,7 +57,9 @@ export const clientRoutes =
       {
         schema: {
           tags: ['clients'],
+          operationId: 'revokeClient',
           summary: 'Revoke an OAuth client; its secret stops working',
+          description: 'The client\'s secret stops working at once, and so do the editor tokens it led to (access tokens within 5 seconds).',
           params: Type.Object({ clientId: Uuid }),
           response: { 204: EmptyBody, ...errorResponses(400, 401, 404) },
         },

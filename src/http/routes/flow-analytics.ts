@@ -42,6 +42,7 @@ export const flowAnalyticsRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'getFlowAnalytics',
           summary: 'Per node of a flow version: the sessions that reached it, answered it and ended there (drop-off)',
           description:
             'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md).',

@@ -79,7 +79,9 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'listFlows',
           summary: "List the flows of the key's organization",
+          description: 'A page of flows, filtered by workspace (id or part of its name) and creation date when asked, ordered as asked; a workspace key sees its workspace\'s only.',
           querystring: Type.Object({
             ...pageQuery({ default: 10, maximum: 100 }),
             orderBy: Type.Optional(OneOf(orderColumns)),
@@ -112,7 +114,9 @@ export const flowRoutes =
       {
         schema: {
           tags: ['flows'],
+          operationId: 'createFlow',
           summary: "Create a flow in the key's workspace; it is published as version 1 at once",
+          description: 'The definition is validated against the workspace (its variables, sectors and pipelines); problems answer 400 with one entry per problem, each with its path in the definition.',
           body: Type.Object({
             name: FlowName,
             definition: Type.Optional(DefinitionInput),
@@ -134,7 +138,9 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'getFlow',
           summary: 'A flow with its draft definition and published version',
+          description: 'The draft definition is what the editor works on; sessions run the published version.',
           params: FlowParams,
           response: { 200: FlowDetail, ...errorResponses(400, 401, 404) },
         },
@@ -147,7 +153,9 @@ export const flowRoutes =
       {
         schema: {
           tags: ['flows'],
+          operationId: 'updateFlow',
           summary: 'Rename a flow; without a name it answers the flow as it is',
+          description: 'Only the name changes here; the definition is saved with PUT /v1/flows/{id}/definition.',
           params: FlowParams,
           body: Type.Object({ name: Type.Optional(FlowName) }, { examples: [{ name: 'Greeting (2026)' }] }),
           response: { 200: FlowDetail, ...errorResponses(400, 401, 404, 413, 415) },
@@ -165,6 +173,7 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'saveFlowDefinition',
           summary: 'Save the draft definition; published versions are not touched',
           description: 'The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem.',
           params: FlowParams,
@@ -184,6 +193,7 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'publishFlow',
           summary: 'Publish the draft as the next immutable version; new sessions run it',
           description: 'The draft is validated again first. When it equals the newest version, that version is answered and nothing is added.',
           params: FlowParams,
@@ -199,7 +209,9 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'listFlowVersions',
           summary: 'Published versions of a flow, newest first',
+          description: 'A page of the flow\'s published versions, without their definitions.',
           params: FlowParams,
           querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
           response: { 200: Page(VersionItem), ...errorResponses(400, 401, 404) },
@@ -220,7 +232,9 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'getFlowVersion',
           summary: 'One published version with its definition',
+          description: 'Versions never change once published; sessions record the version they run.',
           params: Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1, maximum: MAX_INT32 }) }),
           response: { 200: VersionDetail, ...errorResponses(400, 401, 404) },
         },
@@ -239,7 +253,9 @@ export const flowRoutes =
         config: { editor: true },
         schema: {
           tags: ['flows'],
+          operationId: 'validateFlow',
           summary: "Check a definition against the key's workspace without saving it",
+          description: 'Answers 200 with `valid` and the problems found (none when valid); nothing is saved.',
           body: Type.Object({ definition: DefinitionInput }, { examples: [{ definition: GREETING }] }),
           response: { 200: Type.Object({ valid: Type.Boolean(), problems: Type.Array(Problem) }), ...errorResponses(400, 401, 413, 415) },
         },

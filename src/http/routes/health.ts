@@ -18,7 +18,15 @@ export const healthRoutes =
   async (app) => {
     app.get(
       '/healthz',
-      { schema: { tags: ['health'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+      {
+        schema: {
+          tags: ['health'],
+          operationId: 'getHealth',
+          summary: 'The process is up',
+          description: 'Answers 200 while the process runs, whatever its dependencies; for a liveness probe.',
+          response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        },
+      },
       async () => ({ status: 'ok' as const }),
     )
 
@@ -27,7 +35,9 @@ export const healthRoutes =
       {
         schema: {
           tags: ['health'],
+          operationId: 'getReadiness',
           summary: 'The database and event store answer, and the read models are caught up',
+          description: '200 when the database and the event store answer and every read model has caught up with the log; 503 naming the failing checks otherwise. For a readiness probe.',
           response: { 200: Readiness, 503: NotReady },
         },
       },

@@ -68,7 +68,9 @@ export const kanbanRoutes =
         config: { editor: true },
         schema: {
           tags: ['kanban'],
+          operationId: 'listPipelines',
           summary: "List the pipelines of the key's workspace with their stages and fields",
+          description: 'A page of the workspace\'s kanban pipelines.',
           querystring: Type.Object(pageQuery({ default: 20, maximum: 100 })),
           response: { 200: Page(PipelineResponse), ...errorResponses(400, 401) },
         },
@@ -85,7 +87,9 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'createPipeline',
           summary: "Create a pipeline in the key's workspace",
+          description: 'Stages are ordered as given; fields (text, number, currency, date, boolean, select, email, phone) define the values cards carry.',
           body: Type.Object({
             name: PipelineName,
             stages: Type.Array(Type.Object(StageBody), { minItems: 1, maxItems: MAX_STAGES }),
@@ -108,7 +112,9 @@ export const kanbanRoutes =
         config: { editor: true },
         schema: {
           tags: ['kanban'],
+          operationId: 'getPipeline',
           summary: 'A pipeline with its stages and fields',
+          description: 'Stage and field ids are the ones cards and flows refer to.',
           params: Type.Object({ id: Uuid }),
           response: { 200: PipelineResponse, ...errorResponses(400, 401, 404) },
         },
@@ -125,6 +131,7 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'updatePipeline',
           summary: 'Rename a pipeline or replace its stages or fields',
           description:
             'A list given replaces the current one: items with the id of an existing stage or field keep or change it, items without an id are added, and those left out are removed. A stage that still holds cards cannot be removed (409).',
@@ -145,7 +152,9 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'createCard',
           summary: 'Create a card in a stage of a pipeline',
+          description: 'Values are checked against the pipeline\'s fields; tags follow the card rules (at most 50, each up to 100 characters, no commas, no blanks at either end, no repeats).',
           params: Type.Object({ pipelineId: Uuid }),
           body: Type.Object({
             stageId: Uuid,
@@ -166,7 +175,9 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'listCards',
           summary: 'List the cards of a pipeline, oldest first, with sums of its number and currency fields',
+          description: 'A page of cards filtered by stage, tags, creation time and text (q), with the sums of its number and currency fields over every matching card.',
           params: Type.Object({ pipelineId: Uuid }),
           querystring: Type.Object({
             stageId: Type.Optional(Uuid),
@@ -208,7 +219,9 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'getCard',
           summary: 'A card',
+          description: 'A card with its stage, values, tags and the session that made it, if any.',
           params: Type.Object({ id: Uuid }),
           response: { 200: CardResponse, ...errorResponses(400, 401, 404) },
         },
@@ -225,7 +238,9 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'updateCard',
           summary: 'Change a card: merge values (null clears one), replace tags, move it to another stage',
+          description: 'Values merge into the card\'s (null clears one); tags, when given, replace the card\'s; a stage id moves it.',
           params: Type.Object({ id: Uuid }),
           body: Type.Object({
             values: Type.Optional(ValuesBody),
@@ -243,7 +258,9 @@ export const kanbanRoutes =
       {
         schema: {
           tags: ['kanban'],
+          operationId: 'deleteCard',
           summary: 'Delete a card',
+          description: 'The card leaves its pipeline\'s lists and sums; its history stays in the log.',
           params: Type.Object({ id: Uuid }),
           response: { 204: EmptyBody, ...errorResponses(400, 401, 404, 409) },
         },

@@ -17,7 +17,9 @@ export const sectorRoutes =
         config: { editor: true },
         schema: {
           tags: ['sectors'],
+          operationId: 'listSectors',
           summary: "List the sectors of the key's workspace",
+          description: 'A page of the workspace\'s sectors, the targets of a flow\'s transfer node.',
           querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
           response: { 200: Page(SectorItem), ...errorResponses(400, 401) },
         },
@@ -35,7 +37,9 @@ export const sectorRoutes =
         config: { editor: true },
         schema: {
           tags: ['sectors'],
+          operationId: 'createSector',
           summary: "Create a sector (a transfer target) in the key's workspace",
+          description: 'Names are unique within a workspace (409 otherwise).',
           body: Type.Object({ name: SectorName }, { examples: [{ name: 'Sales' }] }),
           response: { 201: EmptyBody, ...errorResponses(400, 401, 413, 415) },
         },
@@ -52,7 +56,9 @@ export const sectorRoutes =
         config: { editor: true },
         schema: {
           tags: ['sectors'],
+          operationId: 'updateSector',
           summary: 'Rename a sector; without a name it answers the sector as it is',
+          description: 'Names are unique within a workspace (409 otherwise).',
           params: Type.Object({ id: Uuid }),
           body: Type.Object({ name: Type.Optional(SectorName) }, { examples: [{ name: 'Inside sales' }] }),
           response: { 200: Type.Object({ id: Uuid, name: Type.String() }), ...errorResponses(400, 401, 404, 413, 415) },
@@ -66,7 +72,9 @@ export const sectorRoutes =
       {
         schema: {
           tags: ['sectors'],
+          operationId: 'deleteSector',
           summary: 'Delete a sector',
+          description: 'Flows that transfer to it fail validation on their next save or publish; transfers already made keep their record.',
           params: Type.Object({ id: Uuid }),
           response: { 204: EmptyBody, ...errorResponses(400, 401, 404) },
         },

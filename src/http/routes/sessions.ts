@@ -72,7 +72,9 @@ export const sessionRoutes =
       {
         schema: {
           tags: ['sessions'],
+          operationId: 'createSession',
           summary: 'Start a session of a flow; its first response goes to the callback URL',
+          description: 'Runs the flow\'s published version. Answers 201 with the session id once the start is recorded; the engine\'s first turn reaches the key\'s callback URL as a signed webhook.',
           params: Type.Object({ flowId: Uuid }),
           body: Type.Object({
             variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
@@ -107,7 +109,9 @@ export const sessionRoutes =
       {
         schema: {
           tags: ['sessions'],
+          operationId: 'sendMessage',
           summary: "Send the user's message into an active session; the flow answers by webhook",
+          description: 'Answers 202 once the message is recorded; the engine\'s turn reaches the callback URL as a signed webhook, in order. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same message.',
           params: Type.Object({ sessionId: Uuid }),
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
           body: SendMessageBody,
@@ -129,7 +133,9 @@ export const sessionRoutes =
       {
         schema: {
           tags: ['sessions'],
+          operationId: 'listSessionLogs',
           summary: "Session logs of the key's organization",
+          description: 'A page of sessions, filtered by workspace, flow, status, date range (in the workspace\'s time zone) and session id, ordered as asked.',
           querystring: Type.Object({
             ...pageQuery({ default: 10, maximum: 100 }),
             orderBy: Type.Optional(OneOf(logOrderColumns)),
@@ -154,7 +160,9 @@ export const sessionRoutes =
       {
         schema: {
           tags: ['sessions'],
+          operationId: 'getSession',
           summary: 'A session as it stands: status, variables, the question it waits at',
+          description: 'Status, variables, the node it waits at and, for a session that ended in error, the reason.',
           params: Type.Object({ sessionId: Uuid }),
           response: { 200: SessionDetail, ...errorResponses(400, 401, 404) },
         },
@@ -185,7 +193,9 @@ export const sessionRoutes =
       {
         schema: {
           tags: ['sessions'],
+          operationId: 'listSessionEvents',
           summary: "The session's full event history, oldest first",
+          description: 'Every recorded event of the session with its position, and for each turn the webhook delivery it made: for auditors.',
           params: Type.Object({ sessionId: Uuid }),
           querystring: Type.Object(pageQuery({ default: 100, maximum: 500 })),
           response: { 200: Page(SessionEventEntry), ...errorResponses(400, 401, 404) },

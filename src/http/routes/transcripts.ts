@@ -34,7 +34,9 @@ export const transcriptRoutes =
       {
         schema: {
           tags: ['sessions'],
+          operationId: 'getSessionTranscript',
           summary: 'The conversation as the user and the bot saw it: JSON, or Markdown with Accept: text/markdown',
+          description: 'The inbound and outbound messages in order, with buttons, lists and media as sent.',
           params: Type.Object({ sessionId: Uuid }),
           response: {
             200: {

@@ -29,7 +29,9 @@ export const variableRoutes =
         config: { editor: true },
         schema: {
           tags: ['variables'],
+          operationId: 'listVariables',
           summary: "List the variables of the key's workspace, oldest first",
+          description: 'A page of the workspace\'s variables with their types and defaults.',
           querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
           response: { 200: Page(Variable), ...errorResponses(400, 401) },
         },
@@ -47,7 +49,9 @@ export const variableRoutes =
         config: { editor: true },
         schema: {
           tags: ['variables'],
+          operationId: 'createVariable',
           summary: "Define a variable in the key's workspace; flows use it by name, sessions pass its value",
+          description: 'Names are unique within a workspace and never change; the type (string, number, boolean, object) checks the values sessions pass and flows save.',
           body: Type.Object({
             name: Type.String({ ...VariableName, description: 'unique in the workspace; letters, digits and _, not starting with a digit; not a system variable' }),
             type: VariableType,
@@ -69,7 +73,9 @@ export const variableRoutes =
         config: { editor: true },
         schema: {
           tags: ['variables'],
+          operationId: 'updateVariable',
           summary: 'Change the description or default of a variable (null clears it); name and type never change',
+          description: 'A default must have the variable\'s type; null clears the description or the default.',
           params: Type.Object({ id: Uuid }),
           body: Type.Object({
             name: Type.Optional(Type.String({ description: 'accepted only unchanged' })),
@@ -88,7 +94,9 @@ export const variableRoutes =
       {
         schema: {
           tags: ['variables'],
+          operationId: 'deleteVariable',
           summary: 'Remove a variable; flows that use it fail validation on their next save or publish',
+          description: 'Sessions that hold a value keep it; new sessions cannot pass one.',
           params: Type.Object({ id: Uuid }),
           response: { 204: EmptyBody, ...errorResponses(400, 401, 404) },
         },

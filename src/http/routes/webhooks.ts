@@ -42,7 +42,9 @@ export const webhookRoutes =
       {
         schema: {
           tags: ['webhooks'],
+          operationId: 'listDeliveries',
           summary: "Webhook deliveries of the key's workspace, in the order their events happened, with their attempts",
+          description: 'A page of deliveries filtered by status and session, each with its attempts.',
           querystring: Type.Object({
             ...pageQuery({ default: 10, maximum: 100 }),
             direction: Direction,
@@ -64,7 +66,9 @@ export const webhookRoutes =
       {
         schema: {
           tags: ['webhooks'],
+          operationId: 'getDelivery',
           summary: 'One delivery with every attempt and the response bodies received',
+          description: 'The signed body as sent, and each attempt\'s status code, timing and response body.',
           params: Type.Object({ deliveryId: Uuid }),
           response: { 200: Delivery, ...errorResponses(400, 401, 404) },
         },
@@ -81,7 +85,9 @@ export const webhookRoutes =
       {
         schema: {
           tags: ['webhooks'],
+          operationId: 'retryDelivery',
           summary: 'Send a dead or delivered webhook again, at once, with the same webhook-id and a fresh retry schedule',
+          description: 'Answers 202; 409 while the delivery is still queued or being sent.',
           params: Type.Object({ deliveryId: Uuid }),
           response: { 202: Delivery, ...errorResponses(400, 401, 404, 409) },
         },

@@ -25,7 +25,9 @@ export const workspaceRoutes =
       {
         schema: {
           tags: ['workspaces'],
+          operationId: 'listWorkspaces',
           summary: "List the workspaces of the key's organization",
+          description: 'A page of the organization\'s workspaces, oldest first. Any key of the organization may list them.',
           querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
           response: { 200: Page(WorkspaceItem), ...errorResponses(400, 401) },
         },
@@ -42,7 +44,9 @@ export const workspaceRoutes =
       {
         schema: {
           tags: ['workspaces'],
+          operationId: 'createWorkspace',
           summary: "Create a workspace in the key's organization",
+          description: 'Needs an organization-admin key. The time zone (IANA name, e.g. America/Sao_Paulo) sets where the lists\' date ranges start their days; without one they use UTC.',
           body: Type.Object({
             name: Type.String({ minLength: 1, maxLength: 200 }),
             timezone: Type.Optional(Type.String({ description: 'IANA zone, e.g. America/Sao_Paulo' })),
