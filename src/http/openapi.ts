@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { Config } from '../config.js'
+import { WebhookBody } from '../webhooks/body.js'
 import { ErrorResponse } from './schemas.js'
 import { docsPageHeaders, useSecurityHeaders } from './security-headers.js'
 
@@ -151,7 +152,24 @@ function polish(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
     const { examples: _examples, ...plain } = errorSchema
     document.components = { ...document.components, schemas: { ...document.components?.schemas, [ErrorResponse.$id!]: plain } }
   }
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, WebhookBody: structuredClone(WebhookBody) as Schema } }
+  document.webhooks = { turn: TURN_WEBHOOK }
   return document
+}
+
+/** What the service POSTs to an API key's callback URL (docs/webhooks.md). */
+const TURN_WEBHOOK: OpenAPIV3_1.PathItemObject = {
+  post: {
+    operationId: 'receiveWebhook',
+    summary: "A turn of a session (or a card event of it), POSTed to the key's callback URL",
+    description:
+      'Signed as Standard Webhooks: `webhook-id` (the same on every attempt), `webhook-timestamp` and `webhook-signature` ' +
+      "(HMAC-SHA256 with the key's signing secret). Any 2xx within 10 seconds is a delivery; anything else is retried on the schedule. " +
+      "A session's webhooks are sent one at a time, in order.",
+    tags: ['webhooks'],
+    requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookBody' } } } },
+    responses: { '200': { description: 'Received; any 2xx will do' } },
+  },
 }
 
 /**

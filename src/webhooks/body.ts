@@ -1,34 +1,46 @@
+import { Type, type Static } from '@sinclair/typebox'
 import type { CardEvent } from '../domain/card.js'
-import type { OutgoingMessage } from '../domain/flow-definition.js'
-import type { TurnFailureReason } from '../domain/session.js'
-import type { KanbanAction, TurnFunction, TurnOutput } from '../engine/turn.js'
+import { OutgoingMessage } from '../domain/flow-definition.js'
+import { TurnFailureReason } from '../domain/session.js'
+import { TurnFunction, type KanbanAction, type TurnOutput } from '../engine/turn.js'
+
+// The body of every webhook, as a schema: the OpenAPI document describes it (`webhooks`), and the
+// typed client (client/) gives integrators its type and a verifier.
 
 /** A kanban domain event as the webhook carries it (spec §6.5). */
-export interface KanbanDomainEvent {
-  domain: 'kanban'
-  type: 'card.created' | 'card.stage.changed' | 'card.updated' | 'card.deleted'
-  payload: Record<string, unknown>
-  timestamp: number
-}
+export const KanbanDomainEvent = Type.Object({
+  domain: Type.Literal('kanban'),
+  type: Type.Union([Type.Literal('card.created'), Type.Literal('card.stage.changed'), Type.Literal('card.updated'), Type.Literal('card.deleted')]),
+  payload: Type.Record(Type.String(), Type.Unknown()),
+  timestamp: Type.Integer({ description: 'microseconds since the epoch' }),
+})
+export type KanbanDomainEvent = Static<typeof KanbanDomainEvent>
 
 /** A session's end in error: the engine could not complete a turn (our own domain beside the spec's `kanban`). */
-export interface SessionDomainEvent {
-  domain: 'session'
-  type: 'session.failed'
-  payload: { reason: TurnFailureReason }
-  timestamp: number
-}
+export const SessionDomainEvent = Type.Object({
+  domain: Type.Literal('session'),
+  type: Type.Literal('session.failed'),
+  payload: Type.Object({ reason: TurnFailureReason }),
+  timestamp: Type.Integer({ description: 'microseconds since the epoch' }),
+})
+export type SessionDomainEvent = Static<typeof SessionDomainEvent>
 
-export type WebhookChange =
-  | { field: 'messages'; value: { messages: OutgoingMessage[] } }
-  | { field: 'function'; value: { functions: TurnFunction[] } }
-  | { field: 'event'; value: { events: (KanbanDomainEvent | SessionDomainEvent)[] } }
+export const WebhookChange = Type.Union([
+  Type.Object({ field: Type.Literal('messages'), value: Type.Object({ messages: Type.Array(OutgoingMessage) }) }),
+  Type.Object({ field: Type.Literal('function'), value: Type.Object({ functions: Type.Array(TurnFunction) }) }),
+  Type.Object({ field: Type.Literal('event'), value: Type.Object({ events: Type.Array(Type.Union([KanbanDomainEvent, SessionDomainEvent])) }) }),
+])
+export type WebhookChange = Static<typeof WebhookChange>
 
-export interface WebhookBody {
-  sessionId: string
-  messageId: string
-  changes: WebhookChange[]
-}
+export const WebhookBody = Type.Object(
+  {
+    sessionId: Type.String({ format: 'uuid' }),
+    messageId: Type.String({ format: 'uuid', description: 'the inbound message (or the start) the turn answered; a card event: its event id' }),
+    changes: Type.Array(WebhookChange),
+  },
+  { title: 'WebhookBody' },
+)
+export type WebhookBody = Static<typeof WebhookBody>
 
 const toDomainEvent = (action: KanbanAction): KanbanDomainEvent =>
   action.action === 'create'
