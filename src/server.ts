@@ -18,6 +18,8 @@ export interface RunningService {
   address: string
   /** Set when this start created the default organization: its key, shown once. */
   bootstrapped: Bootstrapped | undefined
+  /** Whether an organization existed before this start (keys were made before, and are not shown again). */
+  hadOrganizations: boolean
   /** Stops accepting, finishes requests in flight, then stops the read models at a clean checkpoint. */
   close(): Promise<void>
 }
@@ -33,8 +35,10 @@ export async function startService(config: Config, logger: Logger, roles: readon
     if (roles.includes('projector')) await backend.readModels.start()
     if (roles.includes('engine')) await backend.conversations.start()
     if (roles.includes('dispatcher')) backend.webhooks.start()
+    // Unknown (undefined) on EventStoreDB: taken as some, so nothing is bootstrapped over them.
+    const hadOrganizations = (await backend.store.count({ streamPrefixes: ['organization-'] })) !== 0
     const bootstrapped =
-      backend.embedded && roles.includes('api') && (await backend.store.count({ streamPrefixes: ['organization-'] })) === 0
+      backend.embedded && roles.includes('api') && !hadOrganizations
         ? await bootstrap(systemContext(backend, logger), { organization: 'Default organization', workspace: 'Default workspace', callbackUrl: null })
         : undefined
     const app = await buildApp({
@@ -56,6 +60,7 @@ export async function startService(config: Config, logger: Logger, roles: readon
       roles,
       address: `http://${host}:${port}`,
       bootstrapped,
+      hadOrganizations,
       async close() {
         await app.close()
         await backend.close()

@@ -72,8 +72,10 @@ export async function startCommand({ config, logger, args }: CliContext): Promis
       'Try it:',
       `  curl -H 'X-Api-Key: ${apiKey}' ${service.address}/v1/workspaces`,
     )
+  } else if (roles.includes('api') && service.hadOrganizations) {
+    lines.push('', "API keys: the admin key printed at the first start, or a new one from 'npx flowd api-keys create --workspace ID' (stop the service first on the embedded store).")
   } else if (roles.includes('api')) {
-    lines.push('', "API keys: create the first with 'npx flowd bootstrap --organization NAME --workspace NAME' (stop the service first on the embedded store).")
+    lines.push('', "API keys: create the first with 'npx flowd bootstrap --organization NAME --workspace NAME'.")
   }
   process.stdout.write(`${lines.join('\n')}\n\n`)
 

@@ -15,6 +15,7 @@ t.test('npm start on an empty embedded store prints a first key that works, and 
 
   const again = await startService(t, { DATA_DIR: dataDir })
   t.notMatch(again.output(), /X-Api-Key/, 'a second start creates no second key')
+  t.match(again.output(), /API keys: the admin key printed at the first start/, 'and points at the one there is, not at making a first')
   t.equal((await fetch(`${again.baseUrl}/v1/workspaces`, { headers: { 'x-api-key': apiKey! } })).status, 200, 'the key survives a restart')
   t.equal(await again.stop(), 0)
 })
