@@ -36,7 +36,10 @@ export interface RebuildOptions {
   batchSize?: number
   /** Events a window spans at most (WINDOW_EVENTS). */
   windowEvents?: number
-  /** Processes sharing a Postgres database: a read model is rebuilt by one of them at a time. */
+  /**
+   * Processes sharing a Postgres database: one rebuild at a time, and whether a live reader applies
+   * each read model (it holds the read model's lease). Without them, nobody else does.
+   */
   leases?: Leases
 }
 
