@@ -5,6 +5,8 @@ import type { Config } from './config.js'
 import { buildApp } from './http/app.js'
 import type { Logger } from './logger.js'
 import { Metrics } from './metrics/registry.js'
+import { dashboardSignInUrl, issueSignInLink } from './auth/dashboard-sessions.js'
+import { oldestAdminKeyHash } from './projections/api-keys.js'
 
 /** What a process runs (`flowd start --role`); the default, and the embedded database, run them all. */
 export const ROLES = ['api', 'projector', 'engine', 'dispatcher'] as const
@@ -20,6 +22,12 @@ export interface RunningService {
   bootstrapped: Bootstrapped | undefined
   /** Whether an organization existed before this start (keys were made before, and are not shown again). */
   hadOrganizations: boolean
+  /**
+   * On the embedded store with the api role: a one-time link that signs the dashboard in with the
+   * oldest live organization-admin key (the one printed at the first start), like a notebook
+   * server's token link. A shared Postgres deployment prints none (`flowd dashboard-link` makes one).
+   */
+  signInLink: string | undefined
   /** Stops accepting, finishes requests in flight, then stops the read models at a clean checkpoint. */
   close(): Promise<void>
 }
@@ -54,6 +62,8 @@ export async function startService(config: Config, logger: Logger, roles: readon
     await app.listen({ port: config.port, host: config.host })
     const { port } = app.server.address() as { port: number }
     const host = config.host.includes(':') ? `[${config.host}]` : config.host
+    const adminKeyHash = backend.embedded && roles.includes('api') ? await oldestAdminKeyHash(backend.storage.db) : undefined
+    const signInToken = adminKeyHash && (await issueSignInLink(backend.storage.db, adminKeyHash, new Date()))
     return {
       app,
       backend,
@@ -61,6 +71,7 @@ export async function startService(config: Config, logger: Logger, roles: readon
       address: `http://${host}:${port}`,
       bootstrapped,
       hadOrganizations,
+      signInLink: signInToken ? dashboardSignInUrl(`http://${host}:${port}`, signInToken) : undefined,
       async close() {
         await app.close()
         await backend.close()

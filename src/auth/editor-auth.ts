@@ -1,9 +1,9 @@
 import type { ScryptCost } from '../commands/oauth-clients.js'
 import { UnauthorizedError } from '../errors.js'
 import type { Metrics } from '../metrics/registry.js'
-import { findOAuthClientCredentials } from '../projections/oauth-clients.js'
 import type { Db } from '../store/database.js'
 import { authenticateClient } from './client-credentials.js'
+import { liveGrant, type LiveGrant } from './live-grant.js'
 import { consumeOneTimeToken, issueOneTimeToken } from './ott.js'
 import { rotateRefreshToken, startTokenFamily } from './refresh.js'
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken, verifyAccessToken, type EditorGrant } from './tokens.js'
@@ -21,7 +21,7 @@ export interface EditorAuthDeps {
   /** Signs and checks access tokens (HS256). */
   signingKey: Uint8Array
   now(): Date
-  /** How long a live client is trusted before it is looked up again: a revoked client's access tokens stop within this time. */
+  /** How long a live client (or dashboard session) is trusted before it is looked up again: a revoked client's access tokens stop within this time. */
   clientCacheMs?: number
   /** The scrypt cost of client secrets, for the decoy hash; production's by default. */
   clientSecretCost?: ScryptCost
@@ -36,7 +36,7 @@ const BAD_REFRESH = 'Invalid or expired refresh token'
 
 /** The embedded editor's three steps (client credentials → OTT → tokens), refresh, and bearer checks. */
 export class EditorAuth {
-  private readonly liveClients = new Map<string, { grant: EditorGrant; expiresAt: number }>()
+  private readonly liveGrants = new Map<string, { grant: LiveGrant; expiresAt: number }>()
   private readonly clientCacheMs: number
 
   constructor(private readonly deps: EditorAuthDeps) {
@@ -64,10 +64,10 @@ export class EditorAuth {
 
   private async exchangeOnce(ott: string): Promise<TokenResponse> {
     const now = this.deps.now()
-    // The client may have been revoked since the OTT was issued; the OTT then stays unused and expires.
+    // The client may have been revoked (or the dashboard session ended) since the OTT was issued; the OTT then stays unused and expires.
     const issued = await this.deps.db.transaction().execute(async (trx) => {
       const grant = await consumeOneTimeToken(trx, ott, now)
-      if (!grant || !(await findOAuthClientCredentials(trx, grant.clientId))) throw new UnauthorizedError(BAD_OTT)
+      if (!grant || !(await liveGrant(trx, grant, now))) throw new UnauthorizedError(BAD_OTT)
       return { grant, refreshToken: await startTokenFamily(trx, grant, now) }
     })
     return this.tokenResponse(issued.grant, issued.refreshToken, now)
@@ -81,25 +81,25 @@ export class EditorAuth {
     return this.tokenResponse(rotation.grant, rotation.refreshToken, now)
   }
 
-  /** The grant of a bearer access token whose client is still live; undefined otherwise. */
-  async authenticate(accessToken: string): Promise<EditorGrant | undefined> {
-    const claimed = await verifyAccessToken(this.deps.signingKey, accessToken, this.deps.now())
+  /** The grant of a bearer access token whose holder (client or dashboard session) is still live; undefined otherwise. */
+  async authenticate(accessToken: string): Promise<LiveGrant | undefined> {
+    const now = this.deps.now()
+    const claimed = await verifyAccessToken(this.deps.signingKey, accessToken, now)
     if (!claimed) return undefined
-    const live = await this.liveClient(claimed.clientId)
-    // The token's workspace must still be its client's (a client never moves; this is a second lock).
-    return live && live.workspaceId === claimed.workspaceId && live.organizationId === claimed.organizationId ? live : undefined
+    const key = `${claimed.clientId}/${claimed.organizationId}/${claimed.workspaceId}`
+    const cached = this.liveGrants.get(key)
+    if (cached && cached.expiresAt > Date.now()) return cached.grant
+    this.liveGrants.delete(key)
+    const grant = await liveGrant(this.deps.db, claimed, now)
+    if (!grant) return undefined
+    if (this.liveGrants.size >= 10_000) this.liveGrants.delete(this.liveGrants.keys().next().value!)
+    this.liveGrants.set(key, { grant, expiresAt: Date.now() + this.clientCacheMs })
+    return grant
   }
 
-  private async liveClient(clientId: string): Promise<EditorGrant | undefined> {
-    const cached = this.liveClients.get(clientId)
-    if (cached && cached.expiresAt > Date.now()) return cached.grant
-    this.liveClients.delete(clientId)
-    const found = await findOAuthClientCredentials(this.deps.db, clientId)
-    if (!found) return undefined
-    const grant = { clientId: found.clientId, organizationId: found.organizationId, workspaceId: found.workspaceId }
-    if (this.liveClients.size >= 10_000) this.liveClients.delete(this.liveClients.keys().next().value!)
-    this.liveClients.set(clientId, { grant, expiresAt: Date.now() + this.clientCacheMs })
-    return grant
+  /** A one-time token for an editor signed in by the dashboard session `sessionId`, on `workspace`. */
+  async issueDashboardOneTimeToken(sessionId: string, workspace: { organizationId: string; workspaceId: string }): Promise<string> {
+    return issueOneTimeToken(this.deps.db, { clientId: sessionId, ...workspace }, this.deps.now())
   }
 
   private async tokenResponse(grant: EditorGrant, refreshToken: string, now: Date): Promise<TokenResponse> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { findOAuthClientCredentials } from '../projections/oauth-clients.js'
 import type { Db, DbOrTrx } from '../store/database.js'
+import { liveGrant } from './live-grant.js'
 import { hashOpaqueToken, newOpaqueToken } from './opaque.js'
 import type { EditorGrant } from './tokens.js'
 
@@ -66,19 +66,19 @@ export async function rotateRefreshToken(db: Db, token: string, now: Date): Prom
     }
     const family = await trx
       .selectFrom('editor_token_families')
-      .select(['id', 'client_id', 'expires_at'])
+      .select(['id', 'client_id', 'organization_id', 'workspace_id', 'expires_at'])
       .where('id', '=', used.family_id)
       .where('revoked_at', 'is', null)
       .where('expires_at', '>', now)
       .executeTakeFirst()
     if (!family) return { outcome: 'rejected' }
-    const client = await findOAuthClientCredentials(trx, family.client_id)
-    if (!client) {
+    const grant = { clientId: family.client_id, organizationId: family.organization_id, workspaceId: family.workspace_id }
+    if (!(await liveGrant(trx, grant, now))) {
       await revokeFamily(trx, family.id, now)
       return { outcome: 'rejected' }
     }
     const refreshToken = await addRefreshToken(trx, family.id, now, new Date(family.expires_at))
-    return { outcome: 'rotated', grant: { clientId: client.clientId, organizationId: client.organizationId, workspaceId: client.workspaceId }, refreshToken }
+    return { outcome: 'rotated', grant, refreshToken }
   })
 }
 

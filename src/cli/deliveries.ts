@@ -15,12 +15,12 @@ Webhook deliveries as the operator, across every organization (narrow with --org
 
 list     newest first, --limit of them (default 20, at most 1000). --status is one of
          ${STATUSES.join(', ')}. --json: an array of deliveries, each with its attempts.
-retry    queues a dead or delivered delivery again, due at once, with the same webhook-id; the
-         running service sends it (on the embedded database: at its next start). --json: the
-         delivery, now pending.
+retry    queues a dead or delivered delivery again, due at once, with the same webhook-id, or
+         brings a failed one's next attempt forward to now; the running service sends it (on the
+         embedded database: at its next start). --json: the delivery, now pending (or failed, due now).
 
 Exit codes: 0 done, 1 failed (e.g. database unreachable), 2 usage error, 3 no such delivery,
-4 the delivery's state refuses a retry (pending or failed: still queued; skipped: no callback URL).`
+4 the delivery's state refuses a retry (pending or being sent: already on its way; skipped: no callback URL).`
 
 export async function deliveriesCommand(cli: CliContext): Promise<number> {
   const parsed = parseAction(
@@ -46,7 +46,7 @@ export async function deliveriesCommand(cli: CliContext): Promise<number> {
     const deliveryId = uuidArgument(rest[0], 'the delivery id', HELP)
     const retried = await asOperator(cli, (backend) => retryDelivery(backend.storage.db, null, deliveryId, new Date()))
     if (values.json) printJson(retried)
-    else process.stdout.write(`delivery ${retried.id} is queued again (pending; attempts so far: ${retried.attemptCount})\n`)
+    else process.stdout.write(`delivery ${retried.id} is queued again (${retried.status}, due now; attempts so far: ${retried.attemptCount})\n`)
     return 0
   }
 

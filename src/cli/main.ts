@@ -15,6 +15,7 @@ Commands:
   projections rebuild [name]  rebuild read models from the event store
   processors parked|retry     list streams a log processor parked after repeated failures, or replay one
   api-keys create|list|revoke create, list or revoke API keys of any organization (as the operator)
+  dashboard-link              print a one-time link that signs the dashboard in with an API key
   deliveries list|retry       list webhook deliveries, or send one again
   dev-receiver                a local HTTPS webhook receiver that prints signed webhooks
   audit verify                replay recorded turns and compare them with the record
@@ -48,6 +49,7 @@ const commands: Record<string, () => Promise<Command>> = {
   projections: async () => (await import('./projections.js')).projectionsCommand,
   processors: async () => (await import('./processors.js')).processorsCommand,
   'api-keys': async () => (await import('./api-keys.js')).apiKeysCommand,
+  'dashboard-link': async () => (await import('./dashboard-link.js')).dashboardLinkCommand,
   deliveries: async () => (await import('./deliveries.js')).deliveriesCommand,
   'dev-receiver': async () => (await import('./dev-receiver.js')).devReceiverCommand,
   audit: async () => (await import('./audit.js')).auditCommand,

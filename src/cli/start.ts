@@ -50,9 +50,10 @@ export async function startCommand({ config, logger, args }: CliContext): Promis
     all ? 'Conversation Flow Service is running' : `Conversation Flow Service is running: ${roles.join(', ')}`,
     ...(roles.includes('api')
       ? [
+          `  dashboard    ${service.address}/`,
           `  API          ${service.address}/v1`,
           `  reference    ${service.address}/docs   OpenAPI ${service.address}/openapi.json`,
-          `  editor       ${config.editorUrl ?? `${service.address}/editor`}/{en|pt}/flows/builder/{flowId}`,
+          `  editor       ${service.address}/dashboard/flows (open a flow there; to embed it in your app: docs/embedding.md)`,
           ...(config.embedDemo ? [`  embed demo   ${service.address}/embed-demo`] : []),
         ]
       : []),
@@ -74,7 +75,10 @@ export async function startCommand({ config, logger, args }: CliContext): Promis
     )
   } else if (roles.includes('api') && service.hadOrganizations) {
     lines.push('', "API keys: the admin key printed at the first start, or a new one from 'npx flowd api-keys create --workspace ID' (stop the service first on the embedded store).")
-  } else if (roles.includes('api')) {
+  }
+  if (service.signInLink) {
+    lines.push('', 'Open the dashboard, signed in with the admin key (this link works once, for 24 hours):', `  ${service.signInLink}`)
+  } else if (roles.includes('api') && !service.bootstrapped && !service.hadOrganizations) {
     lines.push('', "API keys: create the first with 'npx flowd bootstrap --organization NAME --workspace NAME'.")
   }
   process.stdout.write(`${lines.join('\n')}\n\n`)

@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { Value } from '@sinclair/typebox/value'
 import { RE2JS } from 're2js'
 import { Tag, valueMisfit, type CardValue } from '../domain/card.js'
 import { FlowDefinition, NODE_TYPES, NodeData, VariableName, type InputKind, type NodeType, type OutgoingMessage } from '../domain/flow-definition.js'
@@ -130,7 +131,23 @@ export function validateFlow(definition: unknown, catalog: WorkspaceCatalog): Pr
   const byId = checkNodeIds(nodes, report)
   checkEdges(edges, byId, report)
   checkReachability(nodes, edges, byId, report)
+  // Last, on an otherwise valid document: what the format does not name is refused, because a
+  // saved definition is an event and events keep only what their schema names.
+  if (problems.length === 0) reportUnknownProperties(definition, Value.Clean(FlowDefinition, Value.Clone(definition)), [], report)
   return problems
+}
+
+/** Reports each property of `given` that cleaning against the format removed. */
+function reportUnknownProperties(given: unknown, kept: unknown, at: readonly Segment[], report: Report): void {
+  if (Array.isArray(given) && Array.isArray(kept)) {
+    given.forEach((item, index) => reportUnknownProperties(item, kept[index], [...at, index], report))
+    return
+  }
+  if (!isRecord(given) || !isRecord(kept)) return
+  for (const key of Object.keys(given)) {
+    if (Object.hasOwn(kept, key)) reportUnknownProperties(given[key], kept[key], [...at, key], report)
+    else report([...at, key], 'is not a property of the flow format')
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

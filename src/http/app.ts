@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import cookie from '@fastify/cookie'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Kysely } from 'kysely'
@@ -14,6 +15,7 @@ import type { Resolver } from '../webhooks/callback-url.js'
 import { EditorAuth } from '../auth/editor-auth.js'
 import { loadEditorSigningKey } from '../auth/signing-key.js'
 import { ApiKeyAuthenticator, authenticate } from './auth.js'
+import { dashboardSessionOf } from './dashboard-session.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
 import { refuseDeepBodies, validatorCompiler } from './validation.js'
@@ -21,8 +23,9 @@ import { documentApiSecurity, registerOpenApi, serveOpenApi } from './openapi.js
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
+import { dashboardSessionRoutes } from './routes/dashboard-session.js'
 import { clientRoutes } from './routes/clients.js'
-import { editorRoutes } from './routes/editor.js'
+import { webRoutes } from './routes/web.js'
 import { embedDemoRoutes } from './routes/embed-demo.js'
 import { flowAnalyticsRoutes } from './routes/flow-analytics.js'
 import { healthRoutes } from './routes/health.js'
@@ -94,6 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app, deps.config)
   if (deps.metrics) instrumentRequests(app, deps.metrics)
   await registerRateLimiting(app)
+  await app.register(cookie)
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id)
   })
@@ -102,7 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.metrics) await app.register(metricsRoutes(deps.metrics, deps.config.metricsToken))
   if (deps.healthOnly) return app
   await serveOpenApi(app)
-  await app.register(editorRoutes({ frameAncestors: deps.config.editorFrameAncestors }))
+  await app.register(webRoutes({ frameAncestors: deps.config.editorFrameAncestors }))
 
   const editorAuth = new EditorAuth({
     db: deps.db,
@@ -115,13 +119,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (auth) => {
     limitAuthEndpoints(auth, deps.config.authRateLimitPerMinute)
     await auth.register(authRoutes(editorAuth))
+    await auth.register(dashboardSessionRoutes({ db: deps.db, editorAuth, now: deps.now }))
   })
   if (deps.config.embedDemo) await app.register(embedDemoRoutes({ editorUrl: deps.config.editorUrl }))
 
   const authenticator = new ApiKeyAuthenticator(deps.db, deps.apiKeyCacheMs)
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', authenticateThenLimit(v1, deps.config.rateLimitPerMinute, authenticate(authenticator, editorAuth)))
+      v1.addHook('onRequest', authenticateThenLimit(v1, deps.config.rateLimitPerMinute, authenticate(authenticator, editorAuth, async (request) => (await dashboardSessionOf(deps.db, request, deps.now()))?.session)))
       // Any /v1 route may answer 401 or 403 from that hook (403: the editor's token on a route not
       // meant for it), and 503 while the database is unreachable.
       v1.addHook('onRoute', documentApiSecurity)

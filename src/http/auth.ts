@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { DashboardSession } from '../auth/dashboard-sessions.js'
 import type { EditorAuth } from '../auth/editor-auth.js'
 import { hashApiKey, API_KEY_PREFIX } from '../commands/api-keys.js'
 import { ForbiddenError, UnauthorizedError } from '../errors.js'
@@ -65,13 +66,17 @@ export class ApiKeyAuthenticator {
 
 const BEARER = /^bearer +(\S+) *$/i
 
+/** The dashboard session of a request's cookie (with its CSRF check), if it carries one. */
+export type DashboardSessionLookup = (request: FastifyRequest) => Promise<DashboardSession | undefined>
+
 /**
  * The one authentication hook of `/v1`. An `X-Api-Key` header is checked as before, whatever else
  * the request carries. Otherwise a bearer token is the editor's: a bad one is 401, and a good one
- * reaches only routes whose config says `editor: true` (403 elsewhere).
+ * reaches only routes whose config says `editor: true` (403 elsewhere). Otherwise the dashboard's
+ * session cookie acts as the API key it signed in with.
  */
 export const authenticate =
-  (apiKeys: ApiKeyAuthenticator, editors: EditorAuth) =>
+  (apiKeys: ApiKeyAuthenticator, editors: EditorAuth, dashboardSession: DashboardSessionLookup) =>
   async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const key = request.headers['x-api-key']
     const bearer = key === undefined ? BEARER.exec(request.headers.authorization ?? '')?.[1] : undefined
@@ -79,8 +84,15 @@ export const authenticate =
       const grant = await editors.authenticate(bearer)
       if (!grant) throw new UnauthorizedError('Invalid or expired access token')
       if (request.routeOptions.config.editor !== true) throw new ForbiddenError('The editor access token does not reach this endpoint')
-      request.principal = { kind: 'editor', ...grant, role: 'workspace', actor: `oauth-client:${grant.clientId}` }
+      request.principal = { kind: 'editor', ...grant, role: 'workspace' }
       return
+    }
+    if (key === undefined && bearer === undefined) {
+      const session = await dashboardSession(request)
+      if (session) {
+        request.principal = { kind: 'api-key', ...session.principal, actor: `apikey:${session.principal.apiKeyId}` }
+        return
+      }
     }
     if (typeof key !== 'string' || key === '') throw new UnauthorizedError('Missing X-Api-Key header')
     const principal = await apiKeys.authenticate(key)

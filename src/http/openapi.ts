@@ -28,6 +28,13 @@ const SECURITY_SCHEMES = {
     bearerFormat: 'JWT',
     description: "The embedded editor's access token (`POST /auth/exchange`, 15 minutes): only the endpoints that list it, in its workspace.",
   },
+  dashboardSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'flowd_session',
+    description:
+      "The dashboard's session (`POST /auth/session`, 8 hours): what its API key reaches. A request that changes anything also sends the session's `X-CSRF-Token`.",
+  },
   oauthClient: {
     type: 'http',
     scheme: 'basic',
@@ -41,8 +48,9 @@ const anyOf = (...schemes: Scheme[]): { [scheme: string]: string[] }[] => scheme
 
 /** Who may call a route, in the document: what the authentication hooks accept there. */
 export const security = {
-  apiKey: anyOf('apiKey'),
-  apiKeyOrEditor: anyOf('apiKey', 'editorBearer'),
+  apiKey: anyOf('apiKey', 'dashboardSession'),
+  apiKeyOrEditor: anyOf('apiKey', 'dashboardSession', 'editorBearer'),
+  dashboardSession: anyOf('dashboardSession'),
   oauthClient: anyOf('oauthClient'),
 }
 

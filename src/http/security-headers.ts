@@ -2,8 +2,8 @@ import helmet, { type FastifyHelmetOptions } from '@fastify/helmet'
 import type { FastifyInstance } from 'fastify'
 
 /**
- * The security headers of the service's HTML pages (the embedded editor, the API reference and the
- * embed demo), set by `@fastify/helmet` in the scope of each page's plugin only: the JSON API
+ * The security headers of the service's HTML pages (the embedded editor, the dashboard, the API
+ * reference and the embed demo), set by `@fastify/helmet` in the scope of each page's plugin only: the JSON API
  * answers as before. Helmet adds its usual headers (nosniff, no-referrer, no X-Powered-By, …) to
  * each page; the content security policy is written out here for each.
  */
@@ -37,6 +37,31 @@ export const editorPageHeaders = (frameAncestors: readonly string[]): FastifyHel
   crossOriginResourcePolicy: { policy: 'cross-origin' },
   hsts,
 })
+
+/**
+ * The dashboard: only its own scripts (no inline script), styles and API; it frames the editor,
+ * which is on the same origin, and nothing frames it.
+ */
+export const dashboardPageHeaders: FastifyHelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      // React sets style properties on elements (charts, the board's colours).
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      frameSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'self'"],
+    },
+  },
+  frameguard: { action: 'sameorigin' },
+  hsts,
+}
 
 /** The API reference (Swagger UI at /docs): its own files, and "Try it out" calls to this service. */
 export const docsPageHeaders: FastifyHelmetOptions = {

@@ -227,6 +227,8 @@ export interface NodeAnalytics {
 
 export interface FlowVersionAnalytics {
   sessions: { total: number; running: number; completed: number; timeout: number; error: number }
+  /** Sessions started per day (in `timeZone`), only the days that had some, oldest first. */
+  days: { date: string; started: number; completed: number }[]
   nodes: NodeAnalytics[]
 }
 
@@ -237,14 +239,20 @@ export interface FlowVersionAnalytics {
  */
 export async function flowVersionAnalytics(
   db: DbOrTrx,
-  query: { flowId: string; version: number; startedSince?: Date; definitionNodes: readonly { id: string; type: string }[] },
+  query: { flowId: string; version: number; startedSince?: Date; timeZone: string; definitionNodes: readonly { id: string; type: string }[] },
 ): Promise<FlowVersionAnalytics> {
   const since = query.startedSince ?? null
-  const [statuses, visits] = await Promise.all([
+  const [statuses, days, visits] = await Promise.all([
     sql<{ status: string; n: number }>`
       select status, count(*)::integer as n from analytics_sessions
       where flow_id = ${query.flowId} and flow_version = ${query.version} and (${since}::timestamptz is null or started_at >= ${since}::timestamptz)
       group by status`.execute(db),
+    sql<{ day: string; started: number; completed: number }>`
+      select to_char(started_at at time zone ${query.timeZone}, 'YYYY-MM-DD') as day, count(*)::integer as started,
+             count(*) filter (where status = 'completed')::integer as completed
+      from analytics_sessions
+      where flow_id = ${query.flowId} and flow_version = ${query.version} and (${since}::timestamptz is null or started_at >= ${since}::timestamptz)
+      group by day order by day`.execute(db),
     sql<{ node_id: string; reached: number; answered: number; ended: number; waiting: number; dropped: number; failed: number; completed: number }>`
       select n.node_id, count(*)::integer as reached, count(n.answered_at)::integer as answered,
              count(*) filter (where ended)::integer as ended,
@@ -283,6 +291,7 @@ export async function flowVersionAnalytics(
       timeout: count('timeout'),
       error: count('error'),
     },
+    days: days.rows.map((row) => ({ date: row.day, started: Number(row.started), completed: Number(row.completed) })),
     nodes: query.definitionNodes.map(nodeOf),
   }
 }

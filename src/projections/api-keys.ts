@@ -60,6 +60,26 @@ export async function findActiveApiKeyByHash(db: DbOrTrx, keyHash: string): Prom
     : undefined
 }
 
+/** The hash of the live key with this id (a sign-in link names its key by hash). */
+export async function liveApiKeyHash(db: DbOrTrx, apiKeyId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('api_keys').select('key_hash').where('id', '=', apiKeyId).where('revoked_at', 'is', null).executeTakeFirst()
+  return row?.key_hash
+}
+
+/** The hash of the oldest live organization-admin key: the one a single-tenant install starts with. */
+export async function oldestAdminKeyHash(db: DbOrTrx): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('key_hash')
+    .where('role', '=', 'organization-admin')
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+  return row?.key_hash
+}
+
 /**
  * Live keys `by` may manage, oldest first, optionally of one workspace or organization: the same
  * reach as `canManage` in the domain (an admin: its organization; a workspace key: the workspace

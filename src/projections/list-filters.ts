@@ -11,10 +11,13 @@ export const toIso = (value: Date | string): string => new Date(value).toISOStri
  */
 export async function dateRangeSince(db: DbOrTrx, query: { dateRange?: DateRange; now: Date; workspaceId?: string }): Promise<Date | undefined> {
   if (!query.dateRange) return undefined
-  const zone = query.workspaceId
-    ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', query.workspaceId).executeTakeFirst())?.timezone
-    : undefined
-  return dateRangeStart(query.dateRange, query.now, zone ?? 'UTC')
+  return dateRangeStart(query.dateRange, query.now, await workspaceTimeZone(db, query.workspaceId))
+}
+
+/** The time zone a workspace's days are counted in: its own, or UTC. */
+export async function workspaceTimeZone(db: DbOrTrx, workspaceId: string | undefined): Promise<string> {
+  const zone = workspaceId ? (await db.selectFrom('workspaces').select('timezone').where('id', '=', workspaceId).executeTakeFirst())?.timezone : undefined
+  return zone ?? 'UTC'
 }
 
 /** How many rows a list's filtered query matches, for the page envelope's `totalElements`. */

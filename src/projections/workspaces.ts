@@ -32,12 +32,15 @@ export interface WorkspaceListItem {
   createdAt: string
 }
 
-/** Workspaces of one organization, oldest first. */
+/** Workspaces of one organization (or only one of its workspaces), oldest first. */
 export async function listWorkspaces(
   db: DbOrTrx,
-  query: { organizationId: string; page: number; size: number },
+  query: { organizationId: string; onlyWorkspaceId?: string; page: number; size: number },
 ): Promise<{ content: WorkspaceListItem[]; totalElements: number }> {
-  const base = db.selectFrom('workspaces').where('organization_id', '=', query.organizationId)
+  const base = db
+    .selectFrom('workspaces')
+    .where('organization_id', '=', query.organizationId)
+    .$if(query.onlyWorkspaceId !== undefined, (qb) => qb.where('id', '=', query.onlyWorkspaceId!))
   const [rows, totalElements] = await Promise.all([
     base
       .select(['id', 'name', 'created_at'])

@@ -254,6 +254,23 @@ export interface EditorOneTimeTokensTable {
   used_at: Timestamp | null
 }
 
+export interface DashboardSessionsTable {
+  id: string
+  token_hash: string
+  api_key_hash: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  ended_at: Timestamp | null
+}
+
+export interface DashboardSignInLinksTable {
+  token_hash: string
+  api_key_hash: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
 export interface EditorTokenFamiliesTable {
   id: string
   client_id: string
@@ -347,6 +364,8 @@ export interface Database {
   editor_one_time_tokens: EditorOneTimeTokensTable
   editor_token_families: EditorTokenFamiliesTable
   editor_refresh_tokens: EditorRefreshTokensTable
+  dashboard_sessions: DashboardSessionsTable
+  dashboard_sign_in_links: DashboardSignInLinksTable
   analytics_sessions: AnalyticsSessionsTable
   analytics_session_nodes: AnalyticsSessionNodesTable
   analytics_transfers: AnalyticsTransfersTable

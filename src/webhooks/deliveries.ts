@@ -267,7 +267,9 @@ export async function findDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: 
 
 /**
  * Queues a dead or delivered delivery again, due at once, with a fresh retry schedule and the same
- * `webhook-id`. Returns the delivery's status before, or undefined when there is none.
+ * `webhook-id`; a failed one waiting for its next attempt (and not being sent) has that attempt
+ * brought forward to now, its schedule kept. Returns the delivery's status after, or undefined
+ * when there is none.
  */
 export async function requeueDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string, now: Date): Promise<{ requeued: boolean; status: DeliveryStatus } | undefined> {
   const updated = await db
@@ -279,6 +281,16 @@ export async function requeueDelivery(db: DbOrTrx, workspaceId: DeliveryScope, i
     .returning('id')
     .executeTakeFirst()
   if (updated) return { requeued: true, status: 'pending' }
+  const due = await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: now })
+    .$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!))
+    .where('id', '=', id)
+    .where('status', '=', 'failed')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+    .returning('id')
+    .executeTakeFirst()
+  if (due) return { requeued: true, status: 'failed' }
   const row = await db
     .selectFrom('webhook_deliveries')
     .select('status')
@@ -289,8 +301,9 @@ export async function requeueDelivery(db: DbOrTrx, workspaceId: DeliveryScope, i
 }
 
 /**
- * The retry of the API and of `flowd deliveries retry`: requeues a dead or delivered delivery and
- * returns it; 404 when there is none in scope, 409 when its state refuses a retry.
+ * The retry of the API and of `flowd deliveries retry`: requeues a dead or delivered delivery, or
+ * brings a failed one's next attempt forward, and returns it; 404 when there is none in scope, 409
+ * when its state refuses a retry (pending or being sent: already on its way; skipped).
  */
 export async function retryDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string, now: Date): Promise<DeliveryView> {
   const result = await requeueDelivery(db, workspaceId, id, now)

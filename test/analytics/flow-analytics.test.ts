@@ -18,6 +18,12 @@ for (const backend of reachableBackends) {
       dateRange: null,
       since: null,
       sessions: { total: 5, running: 1, completed: 3, timeout: 1, error: 0 },
+      // A and B on 03-08, C and D on 03-09 (C timed out), E on 03-10 (still running).
+      days: [
+        { date: '2026-03-08', started: 2, completed: 2 },
+        { date: '2026-03-09', started: 2, completed: 1 },
+        { date: '2026-03-10', started: 1, completed: 0 },
+      ],
       nodes: [
         { nodeId: 'start', type: 'start', ...zero, reached: 5 },
         { nodeId: 'greet', type: 'message', ...zero, reached: 5 },
@@ -32,6 +38,7 @@ for (const backend of reachableBackends) {
     const today = await get(`/v1/flows/${flowId}/analytics?version=1&dateRange=today`)
     t.equal(today.statusCode, 200, 'the sessions of today')
     t.match(today.json(), { dateRange: 'today', since: '2026-03-10T00:00:00.000Z', sessions: { total: 1, running: 1 } })
+    t.same(today.json().days, [{ date: '2026-03-10', started: 1, completed: 0 }], 'the days of the range only')
     t.match(today.json().nodes[2], { nodeId: 'ask', reached: 1, answered: 0, waitingHere: 1 })
     t.match((await get(`/v1/flows/${flowId}/analytics?dateRange=last7days`)).json(), { since: '2026-03-04T00:00:00.000Z', sessions: { total: 5 } })
 

@@ -105,6 +105,20 @@ t.test('a flow using every node type, in a workspace that has what it refers to,
   t.doesNotThrow(() => assertValidFlow(definition, catalog))
 })
 
+t.test('a property the format does not name is refused at its path, since the saved definition is an event', async (t) => {
+  const valid = flow([start(), message('hello', text('Hi')), end()], chain('start', 'hello', 'end'))
+  t.same(problems(valid), [])
+  const withExtras = structuredClone(valid) as unknown as { nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; [key: string]: unknown }
+  withExtras.layout = { zoom: 2 }
+  withExtras.nodes[1]!.note = 'mine'
+  withExtras.edges[0]!.label = 'go'
+  t.same(problems(withExtras), [
+    'nodes[1].note: is not a property of the flow format',
+    'edges[0].label: is not a property of the flow format',
+    'layout: is not a property of the flow format',
+  ])
+})
+
 t.test('the document itself', async (t) => {
   t.same(problems('flow'), ['the definition must be a JSON object'])
   t.same(problems([]), ['the definition must be a JSON object'])

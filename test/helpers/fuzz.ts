@@ -6,7 +6,7 @@ import type { FastifyInstance, InjectOptions, RouteOptions } from 'fastify'
 import fc from 'fast-check'
 import type { Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { defaultEditorDir } from '../../src/http/routes/editor.js'
+import { defaultWebDir } from '../../src/http/routes/web.js'
 import { openTestApp } from './app.js'
 import { echoFlow } from './flows.js'
 import { pgliteBackend } from './storage.js'
@@ -354,8 +354,8 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
   // Stopped so that sessions the fuzzer starts do not keep two cores busy with turns.
   await opened.conversations?.stop()
 
-  const assets = existsSync(join(defaultEditorDir(), 'assets')) ? readdirSync(join(defaultEditorDir(), 'assets')) : []
-  const editorBuilt = existsSync(join(defaultEditorDir(), 'index.html'))
+  const assets = existsSync(join(defaultWebDir(), 'assets')) ? readdirSync(join(defaultWebDir(), 'assets')) : []
+  const webBuilt = existsSync(join(defaultWebDir(), 'editor.html')) && existsSync(join(defaultWebDir(), 'dashboard.html'))
   const ids: Record<string, string[]> = {
     'api-keys': [admin.apiKeyId, otherKey.id],
     sectors: [sectorId],
@@ -461,8 +461,8 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
         statuses.set(status, (statuses.get(status) ?? 0) + 1)
         if (status === 204) disposable.clear()
         const where = `${route.method} ${url + c.query} answered ${status}: ${response.body.slice(0, 300)}`
-        // The editor page says how to build it when there is no build: a state of the install, not of the request.
-        if (status === 503 && !editorBuilt && route.url.startsWith('/editor')) return
+        // The web pages say how to build them when there is no build: a state of the install, not of the request.
+        if (status === 503 && !webBuilt && /^\/(editor|dashboard)/.test(route.url)) return
         if (status >= 500) {
           const cause = failures.get(String(response.headers['x-request-id']))
           throw new Error(`${where}\n${cause?.stack ?? 'no error recorded'}`)

@@ -177,5 +177,18 @@ for (const backend of reachableBackends) {
       await rebuildProjection(storage, store, flowsProjection)
       t.same(await storage.db.selectFrom('flows').selectAll().orderBy('id').execute(), before)
     })
+
+    await t.test('a draft with properties the format does not name is a 400 naming them, never a 500', async (t) => {
+      const created = (await create({ name: 'Extras' })).json()
+      const definition = { ...created.definition, layout: { zoom: 2 }, nodes: created.definition.nodes.map((node: object, i: number) => (i === 0 ? { ...node, note: 'mine' } : node)) }
+      const saved = await app.inject({ method: 'PUT', url: `/v1/flows/${created.id}/definition`, headers: as(admin.apiKey), payload: definition })
+      t.equal(saved.statusCode, 400)
+      t.same(
+        saved.json().problems.map((problem: { path: string }) => problem.path),
+        ['nodes[0].note', 'layout'],
+      )
+      const onCreate = await create({ name: 'Extras too', definition })
+      t.equal(onCreate.statusCode, 400)
+    })
   })
 }

@@ -208,8 +208,12 @@ for (const backend of reachableBackends) {
           ['/auth/iframe-token', [{ oauthClient: [] }]],
           ['/auth/exchange', []],
           ['/auth/refresh', []],
+          ['/auth/session', []],
+          ['/auth/session', [{ dashboardSession: [] }]],
+          ['/auth/session', [{ dashboardSession: [] }]],
+          ['/auth/session/editor-token', [{ dashboardSession: [] }]],
         ],
-        'an OAuth client signs /auth/iframe-token; the exchange and the refresh carry their token in the body',
+        'an OAuth client signs /auth/iframe-token; the exchange, the refresh and the dashboard sign-in carry their token in the body; the rest of the dashboard session needs its cookie',
       )
     })
 

@@ -4,7 +4,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { registerErrorHandling } from '../../src/http/errors.js'
-import { editorRoutes } from '../../src/http/routes/editor.js'
+import { webRoutes } from '../../src/http/routes/web.js'
 import { openTestApp } from '../helpers/app.js'
 import { tempDir } from '../helpers/cli.js'
 import { pgliteBackend } from '../helpers/storage.js'
@@ -42,7 +42,7 @@ t.test('the app: the editor may be framed where EDITOR_FRAME_ANCESTORS says, the
   t.equal(editor.headers['referrer-policy'], 'no-referrer')
   t.equal(editor.headers['cross-origin-resource-policy'], 'cross-origin', 'a host page that isolates itself may still frame it')
   t.notOk(editor.headers['x-powered-by'])
-  const asset = await app.inject({ method: 'GET', url: '/editor/assets/missing.js' })
+  const asset = await app.inject({ method: 'GET', url: '/assets/missing.js' })
   t.equal(asset.statusCode, 404)
   t.equal(asset.headers['x-content-type-options'], 'nosniff', 'the assets are covered too, even when missing')
 
@@ -81,10 +81,10 @@ t.test('the app: the editor may be framed where EDITOR_FRAME_ANCESTORS says, the
 t.test('the editor alone (as the tests of its build serve it) is framed by any site by default', async (t) => {
   const dir = tempDir(t)
   mkdirSync(join(dir, 'assets'), { recursive: true })
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><div id="root"></div>')
+  writeFileSync(join(dir, 'editor.html'), '<!doctype html><div id="root"></div>')
   const app = Fastify()
   registerErrorHandling(app)
-  await app.register(editorRoutes({ dir }))
+  await app.register(webRoutes({ dir }))
   t.teardown(() => app.close())
   const page = await app.inject({ method: 'GET', url: `/editor/pt/flows/builder/${FLOW}` })
   t.equal(page.statusCode, 200)

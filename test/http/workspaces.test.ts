@@ -53,6 +53,16 @@ for (const backend of reachableBackends) {
       t.equal(response.json().error, 'Forbidden')
     })
 
+    await t.test("a workspace key lists its own workspace only, not its organization's others", async (t) => {
+      const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Support' })
+      const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 'support', role: 'workspace', callbackUrl: null })
+      const own = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=100', headers: as(key.apiKey) })).json()
+      t.same(own.content.map((w: { id: string }) => w.id), [workspaceId])
+      t.equal(own.totalElements, 1)
+      const all = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=100', headers: as(admin.apiKey) })).json()
+      t.ok(all.totalElements >= 3, 'the organization-admin key sees every workspace of the organization')
+    })
+
     await t.test('another organization sees none of the first one', async (t) => {
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const { workspaceId } = await createWorkspace(ctx, { organizationId, name: 'Globex main' })

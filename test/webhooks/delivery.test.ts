@@ -227,6 +227,23 @@ for (const backend of reachableBackends) {
       t.equal(h.receiver.requests[1]!.headers['webhook-id'], dead.id)
     })
 
+    await t.test('a failed delivery waiting an hour for its next attempt: a manual retry sends it now', async (t) => {
+      const h = await harness(t, backend, { retrySchedule: [0, 3600, 3600] })
+      const flow = await echo(h)
+      h.receiver.respondWith([500])
+      await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      const failed = await eventually('a failed delivery', async () => (await h.call('GET', '/v1/webhooks/deliveries?status=failed')).content[0])
+      t.ok(Date.parse(failed.nextAttemptAt) - Date.now() > 60_000, 'its next attempt is far off')
+      const retried = await h.app.inject({ method: 'POST', url: `/v1/webhooks/deliveries/${failed.id}/retry`, headers: { 'x-api-key': h.apiKey } })
+      t.equal(retried.statusCode, 202)
+      t.equal(retried.json().status, 'failed', 'still failed, now due')
+      const delivered = await eventually('delivered', async () => {
+        const d = await h.call('GET', `/v1/webhooks/deliveries/${failed.id}`)
+        return d.status === 'delivered' ? d : undefined
+      })
+      t.same(delivered.attempts.map((a: { statusCode: number }) => a.statusCode), [500, 200], 'the next attempt of its schedule, made at once')
+    })
+
     await t.test('two messages back to back while the first delivery fails: they arrive in order', async (t) => {
       const h = await harness(t, backend)
       const flow = await echo(h)

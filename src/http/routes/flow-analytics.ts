@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BadRequestError, NotFoundError } from '../../errors.js'
 import { flowVersionAnalytics } from '../../projections/analytics-sessions.js'
-import { dateRangeSince } from '../../projections/list-filters.js'
+import { dateRangeSince, workspaceTimeZone } from '../../projections/list-filters.js'
 import { findFlow, findFlowVersion } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { DateRangeParam, MAX_INT32, Timestamp, Uuid, errorResponses } from '../schemas.js'
@@ -27,6 +27,14 @@ const FlowAnalytics = Type.Object(
     dateRange: Type.Union([DateRangeParam, Type.Null()]),
     since: Type.Union([Timestamp, Type.Null()], { description: "the first instant counted (sessions started since), in the workspace's time zone; null without dateRange" }),
     sessions: Type.Object({ total: Count, running: Count, completed: Count, timeout: Count, error: Count }, { description: 'sessions of the version started in the range, by status' }),
+    days: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date', examples: ['2026-11-22'] }),
+        started: Count,
+        completed: Count,
+      }),
+      { description: "sessions of the version started per day, in the workspace's time zone (UTC without one): only days with sessions, oldest first" },
+    ),
     nodes: Type.Array(NodeAnalytics, { description: "every node of the version, in the definition's order" }),
   },
   { title: 'Flow analytics' },
@@ -43,7 +51,7 @@ export const flowAnalyticsRoutes =
         schema: {
           tags: ['flows'],
           operationId: 'getFlowAnalytics',
-          summary: 'Per node of a flow version: the sessions that reached it, answered it and ended there (drop-off)',
+          summary: 'Sessions per day of a flow version, and per node: the sessions that reached it, answered it and ended there (drop-off)',
           description:
             'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md).',
           params: Type.Object({ id: Uuid }),
@@ -68,6 +76,7 @@ export const flowAnalyticsRoutes =
           flowId,
           version,
           startedSince: since,
+          timeZone: await workspaceTimeZone(deps.db, workspaceId),
           definitionNodes: published.definition.nodes.map(({ id, type }) => ({ id, type })),
         })
         return { flowId, version, dateRange, since: since?.toISOString() ?? null, ...analytics }

@@ -87,7 +87,7 @@ export const webhookRoutes =
           tags: ['webhooks'],
           operationId: 'retryDelivery',
           summary: 'Send a dead or delivered webhook again, at once, with the same webhook-id and a fresh retry schedule',
-          description: 'Answers 202; 409 while the delivery is still queued or being sent.',
+          description: 'A dead or delivered delivery is queued again with a fresh schedule and the same `webhook-id`; a failed one waiting for its next attempt is attempted at once. Answers 202; 409 while the delivery is pending or being sent, or skipped (no callback URL).',
           params: Type.Object({ deliveryId: Uuid }),
           response: { 202: Delivery, ...errorResponses(400, 401, 404, 409) },
         },

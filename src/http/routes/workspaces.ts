@@ -27,14 +27,16 @@ export const workspaceRoutes =
           tags: ['workspaces'],
           operationId: 'listWorkspaces',
           summary: "List the workspaces of the key's organization",
-          description: 'A page of the organization\'s workspaces, oldest first. Any key of the organization may list them.',
+          description: "A page of the organization's workspaces, oldest first, for an organization-admin key; a workspace key sees its own workspace only.",
           querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
           response: { 200: Page(WorkspaceItem), ...errorResponses(400, 401) },
         },
       },
       async (request) => {
         const { page, size } = request.query
-        const { content, totalElements } = await listWorkspaces(deps.db, { organizationId: request.principal.organizationId, page, size })
+        const { principal } = request
+        const onlyWorkspaceId = principal.role === 'organization-admin' ? undefined : principal.workspaceId
+        const { content, totalElements } = await listWorkspaces(deps.db, { organizationId: principal.organizationId, onlyWorkspaceId, page, size })
         return toPage(content, totalElements, page, size)
       },
     )

@@ -1,0 +1,147 @@
+import t from 'tap'
+import { browserSkipReason } from '../helpers/browser.js'
+import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
+import { buttons, chain, edge, end, flow, list, message, question, start, text } from '../helpers/engine.js'
+import { eventually } from '../helpers/wait.js'
+
+const skip = browserSkipReason()
+
+/** Greets with text (a line break and a link) and an image, asks with buttons, then with a list, thanks and ends. */
+const planFlow = flow(
+  [
+    start(),
+    message('hello', text('Hello Ana!\nOur help is at https://example.com/help'), {
+      type: 'media',
+      media: { type: 'image', mimeType: 'image/png', url: 'https://example.com/files/welcome.png', caption: 'Our shop' },
+    }),
+    question('plan', { prompt: buttons('Which plan?', ['basic', 'Basic'], ['pro', 'Pro']), input: { kind: 'choice' } }),
+    question('slot', {
+      prompt: {
+        ...list('When should we call?', ['morning', 'Morning'], ['evening', 'Evening']),
+        tags: ['ask-slot'],
+      },
+      input: { kind: 'choice' },
+    }),
+    message('bye', text('Thanks, talk soon')),
+    end(),
+  ],
+  [...chain('start', 'hello', 'plan'), edge('plan', 'slot', 'basic'), edge('plan', 'slot', 'pro'), edge('slot', 'bye', 'morning'), edge('slot', 'bye', 'evening'), ...chain('bye', 'end')],
+)
+
+interface Session {
+  status: string
+  pendingMessages: number
+}
+
+t.test('sessions: logs filtered in the address, a session read as a chat, its timeline and deliveries', { skip }, async (t) => {
+  const setup = await openDashboard(t, { engine: true })
+  const { service } = setup
+  const headers = { 'x-api-key': service.admin.apiKey }
+  const call = async <T>(method: 'GET' | 'POST', url: string, payload?: object): Promise<T> => {
+    const response = await service.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+    if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode}`)
+    return response.json<T>()
+  }
+  const answered = (sessionId: string) =>
+    eventually(`session ${sessionId} answered`, async () => {
+      const session = await call<Session>('GET', `/v1/sessions/${sessionId}`)
+      return session.pendingMessages === 0 ? session : undefined
+    })
+
+  const created = await call<{ id: string }>('POST', '/v1/flows', { name: 'Plans', definition: planFlow })
+  const { sessionId: doneId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${created.id}/create`, { externalId: 'ana-5511' })
+  await call('POST', `/v1/sessions/${doneId}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } })
+  await answered(doneId)
+  await call('POST', `/v1/sessions/${doneId}/message`, { type: 'interactive', interactive: { type: 'list_reply', list_reply: { id: 'morning', title: 'Morning' } } })
+  t.equal((await answered(doneId)).status, 'completed', 'the first session ran to its end')
+  const { sessionId: runningId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${created.id}/create`, { externalId: 'bruno-5522' })
+  await answered(runningId)
+
+  const page = await setup.signedInPage(t, { path: '/sessions' })
+  const rows = page.locator('table.sessions-table tbody tr')
+  await rows.nth(1).waitFor()
+  t.equal(await rows.count(), 2, 'the logs list both sessions')
+
+  await page.getByLabel('Status').selectOption('completed')
+  await page.getByLabel('Started within').selectOption('today')
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await page.waitForURL(/status=completed/)
+  await page.getByText('bruno-5522').waitFor({ state: 'detached' })
+  t.equal(await rows.count(), 1, 'the Completed filter leaves the finished session')
+  t.match(page.url(), /dateRange=today/, 'the date range is in the address')
+  await page.reload()
+  await page.getByText('ana-5511').waitFor()
+  t.equal(await page.getByLabel('Status').inputValue(), 'completed', 'the status filter survives a reload')
+  t.equal(await rows.count(), 1, 'the reloaded address lists the same session')
+
+  await page.getByLabel('Session id').fill('not-an-id')
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await page.getByRole('alert').filter({ hasText: 'A session id is a UUID' }).waitFor()
+  t.pass('a malformed session id is refused on its field')
+  await page.getByLabel('Session id').fill(runningId)
+  await page.getByLabel('Status').selectOption('')
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await page.getByText('bruno-5522').waitFor()
+  t.equal(await rows.count(), 1, 'the session id filter finds that session only')
+  await page.getByRole('button', { name: 'Clear' }).click()
+  await rows.nth(1).waitFor()
+
+  await page.getByRole('link', { name: `Open session ${doneId.slice(-8)}` }).click()
+  await page.getByRole('heading', { level: 1, name: `Session ${doneId.slice(-8)}` }).waitFor()
+  const chat = page.getByRole('list', { name: 'Messages, oldest first' })
+  const contact = chat.getByRole('article', { name: 'Contact' })
+  const bot = chat.getByRole('article', { name: /^Bot/ })
+  await bot.last().waitFor()
+  t.equal(await contact.count(), 2, 'the two inbound messages are on the contact side')
+  t.equal(await bot.count(), 5, 'the five outbound messages are on the bot side')
+  t.equal(await bot.first().locator('.chat-text').innerText(), 'Hello Ana!\nOur help is at https://example.com/help', 'the text keeps its line break')
+  t.equal(await bot.first().getByRole('link', { name: 'https://example.com/help' }).getAttribute('href'), 'https://example.com/help', 'the address in the text is a link')
+  await bot.nth(1).getByText('welcome.png').waitFor()
+  await bot.nth(1).getByText('Our shop').waitFor()
+  t.equal(await bot.nth(1).getByRole('link', { name: 'Open the file' }).getAttribute('href'), 'https://example.com/files/welcome.png', 'the image is a card with its name, caption and link')
+  const planButtons = bot.nth(2).getByRole('list', { name: 'Buttons' }).getByRole('button')
+  t.same(await planButtons.allInnerTexts(), ['Basic', 'Pro'], 'the question shows its buttons')
+  t.ok(await planButtons.first().isDisabled(), 'the buttons are shown, not pressable')
+  t.same(await bot.nth(3).getByRole('list', { name: 'All' }).getByRole('listitem').allInnerTexts(), ['Morning', 'Evening'], 'the list shows its section rows')
+  await bot.nth(3).getByText('ask-slot').waitFor()
+  await contact.first().getByText('Pro').waitFor()
+  await contact.last().getByText('Morning').waitFor()
+  t.match(await contact.first().innerText(), /Pressed the button/, 'the button reply reads as a press')
+  await chat.getByText('The bot finished the session').waitFor()
+
+  const timeline = page.getByRole('list', { name: 'Events, oldest first' })
+  const events = timeline.getByRole('listitem')
+  t.equal(await events.count(), 6, 'the timeline holds every event: started, three turns, two messages')
+  t.match(await events.first().innerText(), /SessionStarted/, 'the first event is the start')
+  await events.first().getByText('Data of SessionStarted').click()
+  await events.first().locator('pre').first().getByText(`"externalId": "ana-5511"`).waitFor()
+  t.pass('an event opens to its data as formatted JSON')
+
+  const deliveries = page.locator('.session-deliveries > li')
+  await eventually('the three deliveries', async () => {
+    await page.getByRole('heading', { name: 'Webhook deliveries' }).waitFor()
+    return (await deliveries.count()) === 3 ? true : (await page.reload(), undefined)
+  })
+  t.equal(await deliveries.filter({ hasText: 'Skipped' }).count(), 3, 'with no callback URL on the key, every delivery is skipped')
+  t.equal(
+    await page.getByRole('link', { name: 'See these deliveries in Webhooks' }).getAttribute('href'),
+    `/dashboard/webhooks?sessionId=${doneId}`,
+    'the deliveries link to Webhooks filtered to the session',
+  )
+
+  await page.goto(`${setup.base}/dashboard/sessions/${runningId}`)
+  await page.getByLabel('Kind').selectOption('button_reply')
+  await page.getByLabel('Chosen id').fill('basic')
+  await page.getByLabel('Chosen title').fill('Basic')
+  await page.getByRole('button', { name: 'Send', exact: true }).click()
+  await page.getByRole('status').filter({ hasText: 'Sent.' }).waitFor()
+  await page.getByRole('list', { name: 'Messages, oldest first' }).getByRole('article', { name: /^Bot/ }).nth(3).getByText('When should we call?').waitFor()
+  t.pass('a reply sent from the session page gets the bot answer in the chat')
+
+  const ready = (p: typeof page) => p.getByRole('list', { name: /Messages|Mensagens/ }).getByRole('article').last().waitFor()
+  await captureEveryLook(t, page, setup.base, 'sessions-logs', '/sessions', (p) => p.locator('table.sessions-table tbody tr').nth(1).waitFor())
+  await captureEveryLook(t, page, setup.base, 'sessions-session', `/sessions/${doneId}`, async (p) => {
+    await ready(p)
+    await p.locator('.session-deliveries > li').nth(2).waitFor()
+  })
+})

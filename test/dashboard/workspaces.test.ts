@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { promisify } from 'node:util'
+import type { Page } from 'playwright-core'
+import t from 'tap'
+import { browserSkipReason, serveHostPage, waitForMessage } from '../helpers/browser.js'
+import { captureEveryLook, captureScreen, LOOKS, openDashboard } from '../helpers/dashboard.js'
+
+const skip = browserSkipReason()
+const run = promisify(execFile)
+const CURL = '/usr/bin/curl'
+
+/** The API's message shown on the field labelled `label`. */
+const fieldAlert = (page: Page, label: string) =>
+  page.locator('.field.invalid').filter({ has: page.getByLabel(label, { exact: true }) }).getByRole('alert')
+
+t.test('workspaces: created, keys shown once, embed code that works, the editor tried in place', { skip }, async (t) => {
+  const setup = await openDashboard(t)
+  const { service, base } = setup
+  const admin = await setup.signedInPage(t)
+
+  // A workspace, refused first for its time zone.
+  await admin.getByLabel('Name', { exact: true }).fill('Support')
+  await admin.getByLabel('Time zone', { exact: true }).fill('Mars/Olympus_Mons')
+  await admin.getByRole('button', { name: 'Create' }).click()
+  await fieldAlert(admin, 'Time zone').filter({ hasText: 'is not an IANA time zone' }).waitFor()
+  t.equal(await admin.getByLabel('Time zone', { exact: true }).getAttribute('aria-invalid'), 'true', "the API's message shows on the time zone")
+  await admin.getByLabel('Time zone', { exact: true }).fill('America/Sao_Paulo')
+  await admin.getByRole('button', { name: 'Create' }).click()
+  await admin.getByRole('status').getByText('Workspace Support created.').waitFor()
+  await admin.getByRole('cell').getByRole('link', { name: 'Support', exact: true }).click()
+  await admin.getByRole('heading', { level: 1, name: 'Support' }).waitFor()
+  const workspaceId = new URL(admin.url()).pathname.split('/')[3]!
+  t.match(new URL(admin.url()).pathname, /^\/dashboard\/workspaces\/[0-9a-f-]{36}\/general$/, 'a workspace opens on its General tab')
+
+  // An API key for it: a loopback callback refused on the field, then the key and secret shown once.
+  await admin.getByRole('link', { name: 'API keys' }).click()
+  await admin.getByLabel('Name', { exact: true }).fill('CRM')
+  await admin.getByLabel('Callback URL').fill('https://127.0.0.1/hook')
+  await admin.getByRole('button', { name: 'Create' }).click()
+  await fieldAlert(admin, 'Callback URL').filter({ hasText: 'loopback' }).waitFor()
+  await admin.getByText('refuses anything that is not public https').waitFor()
+  t.pass('the refused callback URL shows the API message on the field, and why')
+  await admin.getByLabel('Callback URL').fill('https://hooks.example.com/flow')
+  await admin.getByRole('button', { name: 'Create' }).click()
+  const apiKey = await admin.getByTestId('created-api-key').inputValue()
+  const signingSecret = await admin.getByTestId('created-signing-secret').inputValue()
+  t.match(apiKey, /^wh_/, 'the key is shown')
+  t.ok(signingSecret.length >= 16, 'the signing secret is shown')
+  await captureScreen(t, admin, 'workspaces-key-created', LOOKS[0])
+  const reached = await service.app.inject({ method: 'GET', url: '/v1/workspaces', headers: { 'x-api-key': apiKey } })
+  t.equal(reached.statusCode, 200, 'the shown key works')
+  t.same(
+    reached.json<{ content: { id: string }[] }>().content.map((workspace) => workspace.id),
+    [workspaceId],
+    'and reaches its own workspace only',
+  )
+  await admin.getByRole('button', { name: 'I have copied them' }).click()
+  await admin.getByTestId('created-api-key').waitFor({ state: 'detached' })
+  await admin.reload()
+  await admin.getByRole('cell', { name: 'CRM', exact: true }).waitFor()
+  t.notOk((await admin.content()).includes(apiKey), 'the key is never shown again')
+
+  await admin.getByRole('link', { name: 'Embed' }).click()
+  await admin.getByText('OAuth clients are created in the workspace of the key you signed in with').waitFor()
+  t.pass("an admin key's session says why it cannot make clients in another workspace")
+
+  // The new key's own session: its workspace only, and everything made in it.
+  const flow = await service.app.inject({ method: 'POST', url: '/v1/flows', headers: { 'x-api-key': apiKey }, payload: { name: 'Welcome' } })
+  t.equal(flow.statusCode, 201)
+  const flowId = flow.json<{ id: string }>().id
+  const own = await setup.signedInPage(t, { apiKey })
+  await own.getByText('it reaches only its own workspace').waitFor()
+  const rows = own.locator('tbody tr')
+  await rows.first().waitFor()
+  t.equal(await rows.count(), 1, "a workspace key's session lists one workspace")
+  t.match(await rows.first().textContent(), /Support/)
+  t.equal(await own.getByRole('button', { name: 'Create' }).count(), 0, 'and offers no new workspace')
+
+  await own.goto(`${base}/dashboard/workspaces/${workspaceId}/embed`)
+  await own.getByLabel('Name', { exact: true }).fill('Portal')
+  await own.getByRole('button', { name: 'Create' }).click()
+  const clientId = await own.getByTestId('created-client-id').inputValue()
+  const clientSecret = await own.getByTestId('created-client-secret').inputValue()
+  t.ok(clientSecret.length > 0, 'the client secret is shown')
+  await own.getByTestId('snippet-iframe').filter({ hasText: flowId }).waitFor()
+  await captureScreen(t, own, 'workspaces-client-created', LOOKS[0])
+
+  // The snippets, run as the customer would.
+  const nodeCode = (await own.getByTestId('snippet-node').textContent()) ?? ''
+  t.ok(nodeCode.includes(clientId) && nodeCode.includes(clientSecret), 'the Node snippet holds the new client id and secret')
+  const node = await run(process.execPath, ['--input-type=module', '-e', `${nodeCode}\nconsole.log(ott)`])
+  const ott = node.stdout.trim()
+  t.ok(ott.length > 0, 'the Node snippet got a one-time token')
+  if (existsSync(CURL)) {
+    const curlCode = (await own.getByTestId('snippet-curl').textContent()) ?? ''
+    const curl = await run('sh', ['-c', curlCode])
+    const curlOtt = (JSON.parse(curl.stdout) as { ott: string }).ott
+    const exchanged = await service.app.inject({ method: 'POST', url: '/auth/exchange', payload: { ott: curlOtt } })
+    t.equal(exchanged.statusCode, 200, "the curl snippet's token signs an editor in")
+  }
+  const iframeCode = (await own.getByTestId('snippet-iframe').textContent()) ?? ''
+  const editorUrl = /src="([^"]+)"/.exec(iframeCode)?.[1]
+  t.equal(editorUrl, `${base}/editor/en/flows/builder/${flowId}?theme=light`, "the iframe tag frames this service's editor on the flow")
+  const host = await serveHostPage(t)
+  const hostPage = await setup.browser.newPage()
+  t.teardown(() => hostPage.close())
+  await hostPage.goto(host.url(editorUrl!, ott))
+  await waitForMessage(hostPage, 'authenticated')
+  await hostPage.frameLocator('#editor').getByTestId('node-start').waitFor()
+  t.pass("a customer's page signs the editor in with the snippet's token")
+
+  await own.getByRole('button', { name: 'Open the editor here' }).click()
+  await own.getByRole('status').filter({ hasText: 'Editor signed in' }).waitFor()
+  await own.frameLocator('iframe[title="Flow editor preview"]').getByTestId('node-start').waitFor()
+  t.pass('the "try it" preview shows the editor signed in inside the tab')
+  await captureScreen(t, own, 'workspaces-embed-try', LOOKS[0])
+
+  // Sectors and variables, in the key's own workspace.
+  await own.getByRole('link', { name: 'Sectors' }).click()
+  await own.getByLabel('Name', { exact: true }).fill('Sales')
+  await own.getByRole('button', { name: 'Create' }).click()
+  await own.getByRole('cell', { name: 'Sales', exact: true }).waitFor()
+  await own.getByRole('button', { name: 'Rename Sales' }).click()
+  await own.getByLabel('New name of Sales').fill('Inside sales')
+  await own.getByRole('button', { name: 'Save' }).click()
+  await own.getByRole('cell', { name: 'Inside sales', exact: true }).waitFor()
+  t.pass('a sector is created and renamed')
+
+  await own.getByRole('link', { name: 'Variables' }).click()
+  await own.getByLabel('Name', { exact: true }).fill('plan_limit')
+  await own.getByLabel('Type').selectOption('number')
+  await own.getByLabel('Default value').fill('ten')
+  await own.getByRole('button', { name: 'Create' }).click()
+  await fieldAlert(own, 'Default value').waitFor()
+  t.pass('a default of the wrong type shows the API message on the field')
+  await own.getByLabel('Default value').fill('10')
+  await own.getByRole('button', { name: 'Create' }).click()
+  await own.getByRole('cell', { name: 'plan_limit', exact: true }).waitFor()
+  await own.getByRole('button', { name: 'Edit plan_limit' }).click()
+  await own.getByLabel('Description').fill('messages per day')
+  await own.getByRole('button', { name: 'Save' }).click()
+  await own.getByRole('cell', { name: 'messages per day' }).waitFor()
+  t.pass('a variable is created and its description changed')
+
+  await captureEveryLook(t, admin, base, 'workspaces-list', '/workspaces', (page) => page.locator('tbody tr').nth(1).waitFor())
+  const tabs: [string, (page: Page) => Promise<unknown>][] = [
+    ['general', (page) => page.locator('.ws-details').waitFor()],
+    ['api-keys', (page) => page.locator('tbody tr').first().waitFor()],
+    ['embed', (page) => page.getByTestId('snippet-iframe').filter({ hasText: flowId }).waitFor()],
+    ['sectors', (page) => page.locator('tbody tr').first().waitFor()],
+    ['variables', (page) => page.locator('tbody tr').first().waitFor()],
+  ]
+  for (const [tab, ready] of tabs) await captureEveryLook(t, own, base, `workspaces-${tab}`, `/workspaces/${workspaceId}/${tab}`, ready)
+})

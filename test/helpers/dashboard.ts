@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import type { Browser, Page } from 'playwright-core'
+import type { Test } from 'tap'
+import { dashboardSignInUrl, issueSignInLink } from '../../src/auth/dashboard-sessions.js'
+import { hashApiKey } from '../../src/commands/api-keys.js'
+import { launchBrowser } from './browser.js'
+import { openTestApp, type TestApp, type TestWebhookSettings } from './app.js'
+import { pgliteBackend, type Backend } from './storage.js'
+
+/** Where the dashboard's browser tests write their screenshots (looked at by people, not compared). */
+export const DASHBOARD_ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/dashboard/', import.meta.url))
+
+export const LOOKS = [
+  { lang: 'en', theme: 'light' },
+  { lang: 'en', theme: 'dark' },
+  { lang: 'pt', theme: 'light' },
+  { lang: 'pt', theme: 'dark' },
+] as const
+export type Look = (typeof LOOKS)[number]
+
+export interface DashboardSetup {
+  service: TestApp
+  /** The service's address, e.g. `http://127.0.0.1:41234`. */
+  base: string
+  browser: Browser
+  /** A one-time sign-in link for `apiKey` (the admin key by default), as `flowd start` prints it. */
+  signInLink(apiKey?: string): Promise<string>
+  /** A new page signed in with `apiKey` (the admin key by default) by a one-time link, showing `path` under /dashboard. */
+  signedInPage(t: Test, options?: { apiKey?: string; path?: string; look?: Look }): Promise<Page>
+}
+
+/**
+ * One service (its read models, and the engine and webhook delivery when asked) listening on a
+ * port, and one Chromium, for a file of dashboard tests; each test opens its own pages.
+ */
+export async function openDashboard(
+  t: Test,
+  options: { backend?: Backend; engine?: boolean; webhooks?: TestWebhookSettings } = {},
+): Promise<DashboardSetup> {
+  const service = await openTestApp(t, options.backend ?? pgliteBackend, { engine: options.engine, webhooks: options.webhooks })
+  await service.app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
+  const browser = await launchBrowser(t)
+  const signInLink = async (apiKey = service.admin.apiKey) => dashboardSignInUrl(base, await issueSignInLink(service.storage.db, hashApiKey(apiKey), new Date()))
+  return {
+    service,
+    base,
+    browser,
+    signInLink,
+    async signedInPage(t, { apiKey, path = '/workspaces', look = LOOKS[0] } = {}) {
+      const page = await browser.newPage({ viewport: { width: 1366, height: 900 } })
+      t.teardown(() => page.close())
+      page.setDefaultTimeout(15_000)
+      const link = new URL(await signInLink(apiKey))
+      link.search = new URLSearchParams(look).toString()
+      await page.goto(link.toString())
+      await page.getByRole('navigation', { name: look.lang === 'pt' ? 'Principal' : 'Main' }).waitFor()
+      if (path !== '/workspaces') await page.goto(`${base}/dashboard${path}${path.includes('?') ? '&' : '?'}${new URLSearchParams(look)}`)
+      return page
+    },
+  }
+}
+
+/** Opens `path` (under /dashboard) in `look`: the address's `lang` and `theme` win over the stored choice. */
+export async function showIn(page: Page, base: string, path: string, look: Look): Promise<void> {
+  const url = new URL(`${base}/dashboard${path}`)
+  url.searchParams.set('lang', look.lang)
+  url.searchParams.set('theme', look.theme)
+  await page.goto(url.toString())
+}
+
+const AXE_SOURCE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8')
+
+interface AxeViolation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: unknown[] }[]
+}
+
+/**
+ * axe-core's serious and critical violations on the page as it is now, one line each (rule, help,
+ * first elements). Evaluated through the DevTools protocol, so the page's CSP stays as served.
+ */
+export async function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE)
+  // A string, evaluated in the page (the tests' TypeScript has no DOM types).
+  const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[]
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.slice(0, 3).map((node) => JSON.stringify(node.target)).join(', ')})`)
+}
+
+/**
+ * Writes `test-artifacts/dashboard/{name}-{lang}-{theme}.png` and checks the page with axe-core:
+ * no serious or critical violation. Call it with the page showing the screen in `look`.
+ */
+export async function captureScreen(t: Test, page: Page, name: string, look: Look): Promise<void> {
+  await mkdir(DASHBOARD_ARTIFACTS, { recursive: true })
+  // Let transitions and late layout settle before the picture.
+  await page.waitForTimeout(150)
+  await page.screenshot({ path: `${DASHBOARD_ARTIFACTS}${name}-${look.lang}-${look.theme}.png`, fullPage: true })
+  const violations = await seriousAccessibilityViolations(page)
+  // Joined and escaped: a raw page text in an assertion message can end the subtest early (U+2028).
+  t.same(violations, [], `${name} (${look.lang}, ${look.theme}): no serious or critical accessibility violation${violations.length ? `: ${JSON.stringify(violations)}` : ''}`)
+}
+
+/**
+ * Shows `path` in each of the four looks (en/pt × light/dark), waits for `ready(page)` (a locator
+ * the screen shows once loaded), and captures it.
+ */
+export async function captureEveryLook(t: Test, page: Page, base: string, name: string, path: string, ready: (page: Page) => Promise<unknown>): Promise<void> {
+  for (const look of LOOKS) {
+    await showIn(page, base, path, look)
+    await ready(page)
+    await captureScreen(t, page, name, look)
+  }
+}

@@ -1,0 +1,71 @@
+import { useEffect } from 'react'
+import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter'
+import { Loading } from './components/ui'
+import { Layout } from './Layout'
+import { useT } from './i18n'
+import { FlowsArea } from './screens/flows'
+import { KanbanArea } from './screens/kanban'
+import { SessionsArea } from './screens/sessions'
+import { SignIn } from './screens/SignIn'
+import { WebhooksArea } from './screens/webhooks'
+import { WorkspacesArea } from './screens/workspaces'
+import { useSession } from './session'
+
+/** Every address of the dashboard is under /dashboard; signed out, each one shows the sign-in first. */
+export function App() {
+  return (
+    <Router base="/dashboard">
+      <Screens />
+    </Router>
+  )
+}
+
+function Screens() {
+  const { state } = useSession()
+  const [location] = useLocation()
+  const t = useT()
+  useEffect(() => {
+    document.title = t('app.title')
+  }, [t])
+
+  if (state.name === 'loading') return <Loading />
+  if (state.name === 'signed-out') return <SignIn expired={state.expired} />
+  if (location === '/sign-in') return <Redirect to="/workspaces" replace />
+  return (
+    <Layout>
+      <Switch>
+        <Route path="/">
+          <Redirect to="/workspaces" replace />
+        </Route>
+        <Route path="/workspaces" nest>
+          <WorkspacesArea />
+        </Route>
+        <Route path="/flows" nest>
+          <FlowsArea />
+        </Route>
+        <Route path="/sessions" nest>
+          <SessionsArea />
+        </Route>
+        <Route path="/kanban" nest>
+          <KanbanArea />
+        </Route>
+        <Route path="/webhooks" nest>
+          <WebhooksArea />
+        </Route>
+        <Route>
+          <NotFound />
+        </Route>
+      </Switch>
+    </Layout>
+  )
+}
+
+function NotFound() {
+  const t = useT()
+  return (
+    <section>
+      <h1>{t('notFound.title')}</h1>
+      <Link href="/workspaces">{t('notFound.back')}</Link>
+    </section>
+  )
+}

@@ -1,0 +1,74 @@
+import type { ReactNode } from 'react'
+import { Link, useRoute } from 'wouter'
+import type { Lang, Theme } from '../shared/i18n'
+import { useT, type MessageKey } from './i18n'
+import { usePreferences } from './preferences'
+import { useSession, useSignedIn } from './session'
+
+const AREAS: { href: string; label: MessageKey }[] = [
+  { href: '/workspaces', label: 'nav.workspaces' },
+  { href: '/flows', label: 'nav.flows' },
+  { href: '/sessions', label: 'nav.sessions' },
+  { href: '/kanban', label: 'nav.kanban' },
+  { href: '/webhooks', label: 'nav.webhooks' },
+]
+
+/** The signed-in shell: the areas, language and theme, who is signed in, and sign-out. */
+export function Layout({ children }: { children: ReactNode }) {
+  const t = useT()
+  const info = useSignedIn()
+  const { signOut } = useSession()
+  const { lang, theme, setLang, setTheme } = usePreferences()
+  return (
+    <div className="shell">
+      <a className="skip" href="#content">
+        {t('app.skip')}
+      </a>
+      <header className="topbar">
+        <span className="brand">{t('app.title')}</span>
+        <nav aria-label={t('nav.label')} className="areas">
+          {AREAS.map((area) => (
+            <AreaLink key={area.href} href={area.href} label={t(area.label)} />
+          ))}
+          <a href="/docs" target="_blank" rel="noreferrer">
+            {t('nav.apiReference')}
+          </a>
+        </nav>
+        <div className="topbar-end">
+          <label className="compact">
+            <span>{t('prefs.language')}</span>
+            <select value={lang} onChange={(event) => setLang(event.target.value as Lang)}>
+              <option value="en">English</option>
+              <option value="pt">Português</option>
+            </select>
+          </label>
+          <label className="compact">
+            <span>{t('prefs.theme')}</span>
+            <select value={theme} onChange={(event) => setTheme(event.target.value as Theme)}>
+              <option value="light">{t('prefs.light')}</option>
+              <option value="dark">{t('prefs.dark')}</option>
+            </select>
+          </label>
+          <span className="who" title={info.apiKeyId}>
+            {t('session.signedInAs', { role: t(`session.role.${info.role}`), workspace: `…${info.workspaceId.slice(-8)}` })}
+          </span>
+          <button type="button" className="secondary" onClick={() => void signOut()}>
+            {t('session.signOut')}
+          </button>
+        </div>
+      </header>
+      <main id="content" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  )
+}
+
+function AreaLink({ href, label }: { href: string; label: string }) {
+  const [active] = useRoute(`${href}/*?`)
+  return (
+    <Link href={href} className={active ? 'active' : undefined} aria-current={active ? 'page' : undefined}>
+      {label}
+    </Link>
+  )
+}

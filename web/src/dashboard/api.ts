@@ -1,0 +1,104 @@
+import createClient from 'openapi-fetch'
+import type { components, paths } from '../../../client/src/schema'
+
+export type { components, paths }
+export type Schemas = components['schemas']
+
+/**
+ * A failed call, in the service's error shape (`{statusCode, message, error}`). `fields` maps a
+ * body field (`name`, `callbackUrl`, `stages.0.name`…) to the API's own message about it, so forms
+ * show it on the field; what names no field stays in `message`.
+ */
+export class ApiError extends Error {
+  readonly fields: Record<string, string>
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+    this.fields = fieldErrorsOf(message)
+  }
+}
+
+// The service words request validation errors as `body/field/sub must …` (several joined by
+// ", "), and the domain's checks as `field/0/sub: …` (`stages/0/name: …`, `values/<id>: …`)…
+const VALIDATION_ERROR = /(?:^|, )body[/.]([\w/.[\]-]+):? ([^,]+(?:, (?!body[/.])[^,]+)*)/g
+const DOMAIN_ERROR = /^([A-Za-z]\w*(?:[/.][\w-]+|\[\d+\])*): (.+)$/s
+// …and some as a sentence about the field: `callbackUrl must use https`.
+const FIELD_SENTENCE = /^([a-z]\w*) (?:must|is|should|cannot) /
+
+/** Field path (dotted: `stages.0.name`) → the API's message about it. */
+export function fieldErrorsOf(message: string): Record<string, string> {
+  const fields: Record<string, string> = {}
+  const path = (raw: string) => raw.replace(/\[(\d+)\]/g, '.$1').replace(/\//g, '.')
+  for (const match of message.matchAll(VALIDATION_ERROR)) fields[path(match[1]!)] ??= match[2]!.trim()
+  if (Object.keys(fields).length > 0) return fields
+  const domain = DOMAIN_ERROR.exec(message)
+  if (domain) fields[path(domain[1]!)] = domain[2]!.trim()
+  const sentence = domain ? null : FIELD_SENTENCE.exec(message)
+  if (sentence) fields[sentence[1]!] = message
+  return fields
+}
+
+let csrfToken: string | undefined
+let onUnauthorized: () => void = () => {}
+
+/** The signed-in session's CSRF token (kept in memory only) and what to do when the session is gone. */
+export function useSessionCredentials(token: string | undefined, unauthorized: () => void): void {
+  csrfToken = token
+  onUnauthorized = unauthorized
+}
+
+/**
+ * The dashboard's API client: openapi-fetch typed from the service's OpenAPI document, on the same
+ * origin with the session cookie; writes carry the CSRF token.
+ */
+export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' })
+api.use({
+  onRequest({ request }) {
+    if (!['GET', 'HEAD'].includes(request.method) && csrfToken) request.headers.set('x-csrf-token', csrfToken)
+    return request
+  },
+  onResponse({ response, request }) {
+    if (response.status === 401 && !new URL(request.url).pathname.startsWith('/auth/session')) onUnauthorized()
+    return response
+  },
+})
+
+type Result<T> = { data?: T; error?: unknown; response: Response }
+
+/** The body of a successful call; an ApiError otherwise. */
+export async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
+  const { data, error, response } = await call
+  if (!response.ok) {
+    const body = error as { message?: unknown } | undefined
+    throw new ApiError(response.status, typeof body?.message === 'string' ? body.message : `HTTP ${response.status}`)
+  }
+  return data as T
+}
+
+/** The id a create answered in `Location` (the spec's creates without a body). */
+export async function createdId(call: Promise<Result<unknown>>): Promise<string> {
+  const { response, error } = await call
+  if (!response.ok) {
+    const body = error as { message?: unknown } | undefined
+    throw new ApiError(response.status, typeof body?.message === 'string' ? body.message : `HTTP ${response.status}`)
+  }
+  const id = response.headers.get('location')?.split('/').pop()
+  if (!id) throw new ApiError(response.status, 'The answer named no new resource')
+  return id
+}
+
+/** The signed-in session (`GET /auth/session`): what its API key reaches, and its CSRF token. */
+export type SessionInfo = paths['/auth/session']['get']['responses'][200]['content']['application/json']
+
+/** A page of a list endpoint (the spec's paging). */
+export interface Page<T> {
+  content: T[]
+  totalElements: number
+  totalPages: number
+  number: number
+  size: number
+  first: boolean
+  last: boolean
+}

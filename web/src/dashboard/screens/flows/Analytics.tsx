@@ -1,0 +1,106 @@
+import { useParams } from 'wouter'
+import { api, unwrap } from '../../api'
+import { useAsync } from '../../components/async'
+import { ErrorNotice, Field, Loading } from '../../components/ui'
+import { useT } from '../../i18n'
+import { oneOf, positiveOf, useQueryParams } from '../../components/address'
+import { DropOffDiagram, FunnelTable, SessionsChart } from './charts'
+import { FlowHeader, useFlow } from './FlowHeader'
+import { DATE_RANGES, DAYS_IN_RANGE, sessionsPerDay, type FlowAnalytics } from './model'
+
+/**
+ * A flow's analytics, for one published version (GET /v1/flows/{id}/analytics): sessions started
+ * per day, and per node the funnel and where sessions dropped off.
+ */
+export function AnalyticsScreen() {
+  const t = useT()
+  const { id } = useParams<{ id: string }>()
+  const [params, setParams] = useQueryParams()
+  const dateRange = oneOf(params, 'dateRange', DATE_RANGES)
+  const version = positiveOf(params, 'version')
+  const flow = useFlow(id)
+  const versions = useAsync(() => unwrap(api.GET('/v1/flows/{id}/versions', { params: { path: { id }, query: { size: 100 } } })), [id])
+  const analytics = useAsync(async () => {
+    const counts = await unwrap(api.GET('/v1/flows/{id}/analytics', { params: { path: { id }, query: { version, dateRange } } }))
+    const published = await unwrap(api.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id, version: counts.version } } }))
+    return { counts, definition: published.definition }
+  }, [id, version, dateRange])
+
+  return (
+    <section className="flows-analytics">
+      <FlowHeader id={id} title={flow.data ? t('flows.analytics.title', { name: flow.data.name }) : t('flows.analytics.titleUnnamed')} />
+      <form className="filters" role="search" aria-label={t('common.filters')} onSubmit={(event) => event.preventDefault()}>
+        <Field label={t('flows.filter.dateRange')}>
+          {(props) => (
+            <select {...props} value={dateRange ?? ''} onChange={(event) => setParams({ dateRange: event.target.value })}>
+              <option value="">{t('flows.filter.anyTime')}</option>
+              {DATE_RANGES.map((range) => (
+                <option key={range} value={range}>
+                  {t(`flows.dateRange.${range}`)}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label={t('flows.analytics.version')}>
+          {(props) => (
+            <select {...props} value={version ?? ''} onChange={(event) => setParams({ version: event.target.value })}>
+              <option value="">{t('flows.analytics.newestVersion')}</option>
+              {(versions.data?.content ?? []).map((item) => (
+                <option key={item.version} value={item.version}>
+                  {t('flows.flow.versionNumber', { version: item.version })}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </form>
+
+      <div className="card" aria-labelledby="flows-per-day-title">
+        <h2 id="flows-per-day-title">{t('flows.analytics.perDay')}</h2>
+        <p className="hint">{t('flows.analytics.perDayHint')}</p>
+        {analytics.error && <ErrorNotice error={analytics.error} onRetry={analytics.reload} />}
+        {!analytics.data && !analytics.error && <Loading />}
+        {analytics.data && <SessionsChart days={sessionsPerDay(analytics.data.counts.days, new Date(), dateRange ? DAYS_IN_RANGE[dateRange] : undefined)} />}
+      </div>
+
+      {analytics.error && <ErrorNotice error={analytics.error} onRetry={analytics.reload} />}
+      {!analytics.data && !analytics.error && <Loading />}
+      {analytics.data && (
+        <>
+          <Totals analytics={analytics.data.counts} />
+          <div className="card" aria-labelledby="flows-funnel-title">
+            <h2 id="flows-funnel-title">{t('flows.analytics.funnel')}</h2>
+            <p className="hint">{t('flows.analytics.funnelHint')}</p>
+            <FunnelTable analytics={analytics.data.counts} definition={analytics.data.definition} />
+          </div>
+          <div className="card" aria-labelledby="flows-dropoff-title">
+            <h2 id="flows-dropoff-title">{t('flows.analytics.dropOff')}</h2>
+            <p className="hint">{t('flows.analytics.dropOffHint')}</p>
+            <DropOffDiagram analytics={analytics.data.counts} definition={analytics.data.definition} />
+          </div>
+        </>
+      )}
+    </section>
+  )
+}
+
+const STATUSES = ['total', 'running', 'completed', 'timeout', 'error'] as const
+
+/** The version's sessions in the range, by status. */
+function Totals({ analytics }: { analytics: FlowAnalytics }) {
+  const t = useT()
+  return (
+    <div className="card" aria-labelledby="flows-totals-title">
+      <h2 id="flows-totals-title">{t('flows.analytics.totals', { version: analytics.version })}</h2>
+      <ul className="flows-totals">
+        {STATUSES.map((status) => (
+          <li key={status}>
+            <span className="flows-total-value">{analytics.sessions[status]}</span>
+            <span className="flows-total-label">{t(`flows.analytics.sessions.${status}`)}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}

@@ -1,0 +1,207 @@
+import { useState } from 'react'
+import { Link, useParams } from 'wouter'
+import { api, unwrap } from '../../api'
+import { useAsync } from '../../components/async'
+import { CopyButton, DateTime, ErrorNotice, Loading, Pager } from '../../components/ui'
+import { useT } from '../../i18n'
+import { pageOf, positiveOf, useQueryParams } from '../../components/address'
+import { FlowHeader, useFlow } from './FlowHeader'
+import { definitionSummary, draftDiffers, flowOrder, type FlowDetail, type VersionDetail } from './model'
+
+/** A flow: its state (draft against the newest version), publishing, and its published versions. */
+export function FlowScreen() {
+  const t = useT()
+  const { id } = useParams<{ id: string }>()
+  const flow = useFlow(id)
+  return (
+    <section>
+      <FlowHeader id={id} title={flow.data?.name ?? t('flows.flow.title')}>
+        <Link className="flows-button-link" href={`/${id}/edit`}>
+          {t('flows.openEditor')}
+        </Link>
+      </FlowHeader>
+      {flow.error && <ErrorNotice error={flow.error} onRetry={flow.reload} />}
+      {!flow.data && !flow.error && <Loading />}
+      {flow.data && (
+        <>
+          <FlowState flow={flow.data} onPublished={flow.reload} />
+          <Versions flowId={id} newest={flow.data.publishedVersion} />
+        </>
+      )}
+    </section>
+  )
+}
+
+function FlowState({ flow, onPublished }: { flow: FlowDetail; onPublished(): void }) {
+  const t = useT()
+  const newest = useAsync(
+    () => unwrap(api.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id: flow.id, version: flow.publishedVersion } } })),
+    [flow.id, flow.publishedVersion],
+  )
+  const [publishing, setPublishing] = useState(false)
+  const [published, setPublished] = useState<number>()
+  const [error, setError] = useState<unknown>()
+  const changed = newest.data ? draftDiffers(flow.definition, newest.data.definition) : undefined
+
+  async function publish() {
+    setPublishing(true)
+    setError(undefined)
+    try {
+      const { version } = await unwrap(api.POST('/v1/flows/{id}/publish', { params: { path: { id: flow.id } } }))
+      setPublished(version)
+      onPublished()
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setPublishing(false)
+    }
+  }
+
+  return (
+    <div className="card flows-state" aria-labelledby="flows-state-title">
+      <h2 id="flows-state-title">{t('flows.flow.state')}</h2>
+      <dl className="flows-facts">
+        <dt>{t('flows.field.workspace')}</dt>
+        <dd>{flow.workspace.name}</dd>
+        <dt>{t('common.id')}</dt>
+        <dd>
+          <span className="mono">{flow.id}</span> <CopyButton value={flow.id} label={t('common.id')} />
+        </dd>
+        <dt>{t('common.createdAt')}</dt>
+        <dd>
+          <DateTime value={flow.createdAt} />
+        </dd>
+        <dt>{t('common.updatedAt')}</dt>
+        <dd>
+          <DateTime value={flow.updatedAt} />
+        </dd>
+        <dt>{t('flows.flow.published')}</dt>
+        <dd>{t('flows.flow.versionNumber', { version: flow.publishedVersion })}</dd>
+        <dt>{t('flows.flow.draft')}</dt>
+        <dd data-testid="draft-state">
+          {changed === undefined ? (
+            t('common.loading')
+          ) : changed ? (
+            <span className="badge warn">{t('flows.flow.draftChanged')}</span>
+          ) : (
+            <span className="badge ok">{t('flows.flow.draftSame', { version: flow.publishedVersion })}</span>
+          )}
+        </dd>
+      </dl>
+      {newest.error && <ErrorNotice error={newest.error} onRetry={newest.reload} />}
+      <div className="flows-publish">
+        <button type="button" onClick={() => void publish()} disabled={publishing || changed !== true}>
+          {publishing ? t('flows.flow.publishing') : t('flows.flow.publish')}
+        </button>
+        <p className="hint">{changed === false ? t('flows.flow.nothingToPublish') : t('flows.flow.publishHint')}</p>
+      </div>
+      <p role="status" className="flows-status">
+        {published !== undefined && t('flows.flow.publishedNow', { version: published })}
+      </p>
+      {error !== undefined && <ErrorNotice error={error} />}
+    </div>
+  )
+}
+
+function Versions({ flowId, newest }: { flowId: string; newest: number }) {
+  const t = useT()
+  const [params, setParams] = useQueryParams()
+  const page = pageOf(params)
+  const shown = positiveOf(params, 'version')
+  const versions = useAsync(
+    () => unwrap(api.GET('/v1/flows/{id}/versions', { params: { path: { id: flowId }, query: { page, size: 10 } } })),
+    [flowId, page, newest],
+  )
+  return (
+    <div className="card" aria-labelledby="flows-versions-title">
+      <h2 id="flows-versions-title">{t('flows.versions.title')}</h2>
+      {versions.error && <ErrorNotice error={versions.error} onRetry={versions.reload} />}
+      {!versions.data && !versions.error && <Loading />}
+      {versions.data && (
+        <>
+          <table className="flows-versions">
+            <caption className="flows-caption">{t('flows.versions.caption', { total: versions.data.totalElements })}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('flows.versions.version')}</th>
+                <th scope="col">{t('flows.versions.publishedAt')}</th>
+                <th scope="col">{t('common.actions')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.data.content.map((version) => (
+                <tr key={version.version} aria-current={version.version === shown ? 'true' : undefined}>
+                  <th scope="row">
+                    {t('flows.flow.versionNumber', { version: version.version })}
+                    {version.version === newest && <span className="badge ok flows-newest">{t('flows.versions.newest')}</span>}
+                  </th>
+                  <td>
+                    <DateTime value={version.publishedAt} />
+                  </td>
+                  <td>
+                    <Link href={`/${flowId}?${new URLSearchParams({ ...(page ? { page: String(page) } : {}), version: String(version.version) })}`}>
+                      {t('flows.versions.view', { version: version.version })}
+                    </Link>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager page={page} totalPages={versions.data.totalPages} totalElements={versions.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
+        </>
+      )}
+      {shown !== undefined && <VersionSummary flowId={flowId} version={shown} onClose={() => setParams({ version: undefined })} />}
+    </div>
+  )
+}
+
+function VersionSummary({ flowId, version, onClose }: { flowId: string; version: number; onClose(): void }) {
+  const t = useT()
+  const detail = useAsync(() => unwrap(api.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id: flowId, version } } })), [flowId, version])
+  return (
+    <section className="flows-version" aria-labelledby="flows-version-title">
+      <div className="flows-version-head">
+        <h3 id="flows-version-title">{t('flows.version.title', { version })}</h3>
+        <button type="button" className="secondary" onClick={onClose}>
+          {t('common.close')}
+        </button>
+      </div>
+      {detail.error && <ErrorNotice error={detail.error} onRetry={detail.reload} />}
+      {!detail.data && !detail.error && <Loading />}
+      {detail.data && <DefinitionSummary version={detail.data} />}
+    </section>
+  )
+}
+
+function DefinitionSummary({ version }: { version: VersionDetail }) {
+  const t = useT()
+  const summary = definitionSummary(version.definition)
+  const byId = new Map(version.definition.nodes.map((node) => [node.id, node]))
+  return (
+    <>
+      <p>
+        {t('flows.version.publishedAt')} <DateTime value={version.publishedAt} /> · {t('flows.version.counts', { nodes: summary.nodes, edges: summary.edges })}
+      </p>
+      <ul className="flows-types" aria-label={t('flows.version.byType')}>
+        {summary.byType.map(([type, count]) => (
+          <li key={type} className="badge">
+            {type} × {count}
+          </li>
+        ))}
+      </ul>
+      <ol className="flows-node-list" aria-label={t('flows.version.nodesInOrder')}>
+        {flowOrder(version.definition).map((nodeId) => (
+          <li key={nodeId}>
+            <span className="mono">{nodeId}</span> <span className="hint">{byId.get(nodeId)?.type}</span>
+          </li>
+        ))}
+      </ol>
+      <details>
+        <summary>{t('flows.version.json')}</summary>
+        <pre className="snippet" tabIndex={0}>
+          {JSON.stringify(version.definition, null, 2)}
+        </pre>
+      </details>
+    </>
+  )
+}

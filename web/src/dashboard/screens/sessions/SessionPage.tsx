@@ -1,0 +1,124 @@
+import { useEffect, useState, type ReactNode } from 'react'
+import { Link, useParams } from 'wouter'
+import { ApiError, api, unwrap } from '../../api'
+import { useAsync } from '../../components/async'
+import { DateTime, ErrorNotice, Loading, PageHeader } from '../../components/ui'
+import { useT } from '../../i18n'
+import { shortId, statusTone, type SessionDetail, type Transcript } from './model'
+import { SendMessage } from './SendMessage'
+import { SessionDeliveries } from './SessionDeliveries'
+import { JsonBlock } from './text'
+import { Timeline } from './Timeline'
+import { TranscriptChat } from './Transcript'
+
+/** How often the page looks again while the engine still has messages of this session to answer. */
+const PENDING_POLL_MS = 1000
+
+/** One session: its summary, the conversation as a chat, its event timeline and the webhooks it made. */
+export function SessionScreen() {
+  const t = useT()
+  const { sessionId } = useParams<{ sessionId: string }>()
+  // Bumped to load every part again: after a message is sent, and while the engine has some to answer.
+  const [version, setVersion] = useState(0)
+  const detail = useAsync(() => unwrap(api.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId } } })), [sessionId, version])
+  const transcript = useAsync(() => loadTranscript(sessionId), [sessionId, version])
+  const pending = detail.data?.pendingMessages ?? 0
+  useEffect(() => {
+    if (pending === 0) return
+    const timer = setTimeout(() => setVersion((v) => v + 1), PENDING_POLL_MS)
+    return () => clearTimeout(timer)
+  }, [pending, detail.data])
+
+  const title = t('sessions.session.title', { id: shortId(sessionId) })
+  if (detail.error) {
+    return (
+      <section>
+        <PageHeader title={title}>
+          <BackLink />
+        </PageHeader>
+        {detail.error instanceof ApiError && detail.error.status === 404 ? <p className="notice warn">{t('sessions.session.notFound')}</p> : <ErrorNotice error={detail.error} onRetry={detail.reload} />}
+      </section>
+    )
+  }
+  if (!detail.data) return <Loading />
+  const session = detail.data
+  return (
+    <section>
+      <PageHeader title={title}>
+        <BackLink />
+      </PageHeader>
+      <Summary session={session} />
+
+      <h2>{t('sessions.chat.title')}</h2>
+      <p role="status" className="hint">
+        {pending > 0 ? t('sessions.session.pending', { count: pending }) : ''}
+      </p>
+      {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
+      {!transcript.data && !transcript.error && <Loading />}
+      {transcript.data && <TranscriptChat transcript={transcript.data} />}
+      {session.status === 'active' && (
+        <>
+          <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
+          <SendMessage sessionId={sessionId} onSent={() => setVersion((v) => v + 1)} />
+        </>
+      )}
+
+      <h2>{t('sessions.timeline.title')}</h2>
+      <Timeline sessionId={sessionId} version={version} />
+
+      <h2>{t('sessions.deliveries.title')}</h2>
+      <SessionDeliveries sessionId={sessionId} version={version} />
+    </section>
+  )
+}
+
+/** The transcript as JSON (the endpoint also speaks Markdown, which this page does not ask for). */
+async function loadTranscript(sessionId: string): Promise<Transcript> {
+  const transcript = await unwrap(api.GET('/v1/sessions/{sessionId}/transcript', { params: { path: { sessionId } }, headers: { accept: 'application/json' } }))
+  if (typeof transcript === 'string') throw new Error('the transcript came as text, not JSON')
+  return transcript
+}
+
+function BackLink() {
+  const t = useT()
+  return (
+    <Link href="/" className="sessions-button secondary">
+      {t('sessions.session.back')}
+    </Link>
+  )
+}
+
+function Summary({ session }: { session: SessionDetail }) {
+  const t = useT()
+  const facts: [string, ReactNode][] = [
+    [t('sessions.field.status'), <span className={statusTone(session.status)}>{t(`sessions.status.${session.status}`)}</span>],
+    [t('sessions.field.session'), <span className="mono">{session.id}</span>],
+    [t('sessions.field.externalId'), session.externalId ?? t('common.none')],
+    [t('sessions.field.flow'), <span className="mono">{t('sessions.session.flowVersion', { id: shortId(session.flowId), version: session.flowVersion })}</span>],
+    [t('sessions.field.startedAt'), <DateTime value={session.startedAt} />],
+    [t('sessions.field.finishedAt'), <DateTime value={session.finishedAt} />],
+    [t('sessions.field.expiresAt'), <DateTime value={session.expiresAt} />],
+    [t('sessions.session.waitingAt'), session.waitingAt ? <span className="mono">{session.waitingAt}</span> : t('common.none')],
+    [t('sessions.session.pendingMessages'), session.pendingMessages],
+    [t('sessions.field.warnings'), session.warnings],
+  ]
+  if (session.failureReason) facts.push([t('sessions.session.failureReason'), t(`sessions.failure.${session.failureReason}`)])
+  return (
+    <div className="card">
+      <dl className="sessions-facts">
+        {facts.map(([label, value]) => (
+          <div key={label}>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      {Object.keys(session.variables).length > 0 && (
+        <details>
+          <summary>{t('sessions.session.variables', { count: Object.keys(session.variables).length })}</summary>
+          <JsonBlock value={session.variables} />
+        </details>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,90 @@
+import type { ReactNode } from 'react'
+import { Link, useParams } from 'wouter'
+import { ApiError, api, unwrap } from '../../api'
+import { useAsync } from '../../components/async'
+import { DateTime, ErrorNotice, Loading, PageHeader } from '../../components/ui'
+import { useT } from '../../i18n'
+import { shortId } from '../sessions/model'
+import { JsonBlock } from '../sessions/text'
+import type { Delivery } from './model'
+import { AttemptsTable, DeliveryStatusBadge } from './parts'
+import { RetryControl, useRetriableDelivery } from './Retry'
+
+/** One delivery: where it went, every attempt with the response received, the body as sent; sent again from here. */
+export function DeliveryScreen() {
+  const t = useT()
+  const { deliveryId } = useParams<{ deliveryId: string }>()
+  const loaded = useAsync(() => unwrap(api.GET('/v1/webhooks/deliveries/{deliveryId}', { params: { path: { deliveryId } } })), [deliveryId])
+  const title = t('webhooks.delivery.title', { id: shortId(deliveryId) })
+  if (loaded.error) {
+    return (
+      <section>
+        <PageHeader title={title}>
+          <BackLink />
+        </PageHeader>
+        {loaded.error instanceof ApiError && loaded.error.status === 404 ? <p className="notice warn">{t('webhooks.delivery.notFound')}</p> : <ErrorNotice error={loaded.error} onRetry={loaded.reload} />}
+      </section>
+    )
+  }
+  if (!loaded.data) return <Loading />
+  return <DeliveryDetail title={title} loaded={loaded.data} />
+}
+
+function DeliveryDetail({ title, loaded }: { title: string; loaded: Delivery }) {
+  const t = useT()
+  const { delivery, phase, retry } = useRetriableDelivery(loaded)
+  const facts: [string, ReactNode][] = [
+    [t('webhooks.field.status'), <DeliveryStatusBadge status={delivery.status} />],
+    [t('webhooks.field.id'), <span className="mono">{delivery.id}</span>],
+    [
+      t('webhooks.field.session'),
+      <Link href={`~/dashboard/sessions/${delivery.sessionId}`} className="mono">
+        {delivery.sessionId}
+      </Link>,
+    ],
+    [t('webhooks.field.messageId'), <span className="mono">{delivery.messageId}</span>],
+    [t('webhooks.field.callbackUrl'), delivery.callbackUrl ? <span className="mono">{delivery.callbackUrl}</span> : t('webhooks.field.noCallbackUrl')],
+    [t('webhooks.field.createdAt'), <DateTime value={delivery.createdAt} />],
+    [t('webhooks.field.deliveredAt'), <DateTime value={delivery.deliveredAt} />],
+    [t('webhooks.field.nextAttemptAt'), <DateTime value={delivery.nextAttemptAt} />],
+    [t('webhooks.field.attempts'), delivery.attemptCount],
+    [t('webhooks.field.lastError'), delivery.lastError ?? t('common.none')],
+  ]
+  return (
+    <section>
+      <PageHeader title={title}>
+        <BackLink />
+      </PageHeader>
+      <div className="card">
+        <dl className="sessions-facts">
+          {facts.map(([label, value]) => (
+            <div key={label}>
+              <dt>{label}</dt>
+              <dd>{value}</dd>
+            </div>
+          ))}
+        </dl>
+        <RetryControl delivery={delivery} phase={phase} onRetry={() => void retry()} />
+      </div>
+      <h2>{t('webhooks.delivery.attempts')}</h2>
+      <AttemptsTable attempts={delivery.attempts} caption={t('webhooks.attempts.of', { id: shortId(delivery.id) })} />
+      <h2>{t('webhooks.delivery.body')}</h2>
+      <JsonBlock value={delivery.body} />
+      <h2>{t('webhooks.delivery.events')}</h2>
+      <ul className="mono webhooks-events">
+        {delivery.eventIds.map((id) => (
+          <li key={id}>{id}</li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+function BackLink() {
+  const t = useT()
+  return (
+    <Link href="/" className="sessions-button secondary">
+      {t('webhooks.delivery.back')}
+    </Link>
+  )
+}

@@ -1,0 +1,71 @@
+import { useState } from 'react'
+import { ApiError } from '../../api'
+import { ErrorNotice } from '../../components/ui'
+import { useT } from '../../i18n'
+
+/**
+ * The API's messages by form field: its `body/field …` ones, and the domain's that begin with a
+ * field's name (`callbackUrl must use https`, `defaultValue must be a number…`). A conflict (409)
+ * is about `conflictField` (a name already taken).
+ */
+export function fieldErrors(error: unknown, fields: readonly string[], conflictField?: string): Record<string, string> {
+  if (!(error instanceof ApiError)) return {}
+  const found: Record<string, string> = { ...error.fields }
+  const leading = fields.find((field) => error.message.startsWith(`${field} `))
+  if (leading) found[leading] ??= error.message
+  if (conflictField && error.status === 409) found[conflictField] ??= error.message
+  return found
+}
+
+/** A failed submit's message when it names no field of the form (those show on their field). */
+export function SubmitError({ error, fields }: { error: unknown; fields: Record<string, string> }) {
+  if (!error || Object.keys(fields).length > 0) return null
+  return <ErrorNotice error={error} />
+}
+
+/** A form's submit: busy while it runs, and its failure kept for the form to show. */
+export function useSubmit() {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>()
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await action()
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, error, run, reset: () => setError(undefined) }
+}
+
+/**
+ * A destructive action asked twice: the button, then the question with the action and a way back
+ * (inline, so it needs no dialog and keeps keyboard focus where the person is).
+ */
+export function ConfirmAction({ label, subject, question, onConfirm }: { label: string; subject: string; question: string; onConfirm: () => Promise<void> }) {
+  const t = useT()
+  const [asking, setAsking] = useState(false)
+  const submit = useSubmit()
+  if (!asking) {
+    return (
+      <button type="button" className="secondary ws-danger" aria-label={`${label}: ${subject}`} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    )
+  }
+  return (
+    <div className="ws-confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button type="button" className="ws-danger-solid" autoFocus disabled={submit.busy} onClick={() => void submit.run(onConfirm)}>
+        {label}
+      </button>
+      <button type="button" className="secondary" onClick={() => setAsking(false)}>
+        {t('common.cancel')}
+      </button>
+      {submit.error !== undefined && <ErrorNotice error={submit.error} />}
+    </div>
+  )
+}

@@ -1,0 +1,226 @@
+import createClient, { type Client, type ClientPathsWithMethod, type MethodResponse, type Middleware } from 'openapi-fetch'
+import type { paths } from '../../../client/src/schema'
+import type { FlowDefinition, Problem } from './flow/types'
+
+/** A failed call: the service's `{statusCode, message, error}`, plus `problems` for an invalid flow. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly problems: Problem[] = [],
+  ) {
+    super(message)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The resources the editor uses (all in the client's workspace), as the service's OpenAPI document
+// describes them: a change there breaks the editor's build.
+
+type Api = Client<paths>
+/** The body a successful call answers, as the client reads the schema. */
+type Answer<Method extends 'get' | 'post' | 'put', Path extends ClientPathsWithMethod<Api, Method>> = MethodResponse<Api, Method, Path>
+/** One item of a list endpoint's page. */
+type Item<Path extends ClientPathsWithMethod<Api, 'get'>> = Answer<'get', Path> extends { content: (infer One)[] } ? One : never
+/** The JSON body a call takes. */
+type Input<Path extends keyof paths, Method extends 'post' | 'patch'> = paths[Path][Method] extends {
+  requestBody: { content: { 'application/json': infer Body } }
+}
+  ? Body
+  : never
+
+type FlowAnswer = Answer<'get', '/v1/flows/{id}'>
+/** A flow, its draft read as the editor's flow model (see `asFlowDetail`). */
+export type FlowDetail = Omit<FlowAnswer, 'definition'> & { definition: FlowDefinition }
+export type Sector = Item<'/v1/sectors'>
+export type Variable = Item<'/v1/variables'>
+export type VariableType = Variable['type']
+export type VariableValue = NonNullable<Variable['defaultValue']>
+export type NewVariable = Input<'/v1/variables', 'post'>
+/** What the editor changes of a variable (its name and type stay as created). */
+export type VariableChange = Pick<Input<'/v1/variables/{id}', 'patch'>, 'description' | 'defaultValue'>
+export type Pipeline = Item<'/v1/kanban/pipelines'>
+export type PipelineField = Pipeline['fields'][number]
+export type Published = Answer<'post', '/v1/flows/{id}/publish'>
+export type Validation = Answer<'post', '/v1/flows/validate'>
+type Tokens = Answer<'post', '/auth/exchange'>
+
+/**
+ * The schema describes a draft by the properties the format names only; the format keeps any
+ * others as they are (docs/flow-definition.md), and so does the editor's model (`FlowDefinition`
+ * has an index signature). The schema's type is the narrower one, so it reads as the editor's
+ * without a check.
+ */
+function asFlowDetail(flow: FlowAnswer): FlowDetail {
+  const definition: FlowDefinition = flow.definition
+  return { ...flow, definition }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers and failures.
+
+type Result<T> = { data?: T; error?: unknown; response: Response }
+
+/**
+ * The failure the service answered. Its body is read defensively: it may be no JSON at all (a
+ * proxy's page), and only a flow's save and publish carry `problems`.
+ */
+function failure(response: Response, body: unknown): ApiError {
+  const b = typeof body === 'object' && body !== null ? (body as { message?: unknown; problems?: unknown }) : {}
+  const message = typeof b.message === 'string' ? b.message : `HTTP ${response.status}`
+  const problems = Array.isArray(b.problems) ? (b.problems as Problem[]) : []
+  return new ApiError(response.status, message, problems)
+}
+
+/** The body of a successful call; an ApiError otherwise. */
+async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
+  const { data, error, response } = await call
+  if (!response.ok) throw failure(response, error)
+  return data as T
+}
+
+/** The id a create answered in `Location` (the spec's creates without a body). */
+async function createdId(call: Promise<Result<unknown>>): Promise<string> {
+  const { error, response } = await call
+  if (!response.ok) throw failure(response, error)
+  const id = response.headers.get('location')?.split('/').pop()
+  if (!id) throw new ApiError(response.status, 'the answer named no new resource')
+  return id
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The editor's authenticated session with the service (same origin, no cookies). Tokens live in
+ * this object only: never in storage, never in a message to the host. The access token is renewed
+ * a minute before it expires, and once more on a 401 (the call is then sent again, once).
+ */
+export class EditorSession {
+  /** The API, typed from the service's OpenAPI document; every call carries the access token. */
+  readonly client: Api
+  /** The token endpoints, which take no access token. */
+  readonly #tokens: Api
+  #access: string | undefined
+  #refresh: string | undefined
+  #expiresAt = 0
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #renewing: Promise<void> | undefined
+  #onExpired: () => void = () => {}
+  /** Each call in flight, as it can be sent again after a renewal (a sent request's body is spent). */
+  readonly #resendable = new Map<string, Request>()
+
+  constructor(base: string) {
+    this.#tokens = createClient<paths>({ baseUrl: base, credentials: 'omit' })
+    this.client = createClient<paths>({ baseUrl: base, credentials: 'omit' })
+    this.client.use(this.#bearer)
+  }
+
+  set onExpired(handler: () => void) {
+    this.#onExpired = handler
+  }
+
+  get authenticated(): boolean {
+    return this.#access !== undefined
+  }
+
+  /** Trades the host's one-time token for tokens; throws ApiError when refused. */
+  async exchange(ott: string): Promise<void> {
+    this.#keep(await unwrap(this.#tokens.POST('/auth/exchange', { body: { ott } })))
+  }
+
+  dispose(): void {
+    clearTimeout(this.#timer)
+    this.#access = this.#refresh = undefined
+  }
+
+  #keep(tokens: Tokens): void {
+    this.#access = tokens.access_token
+    this.#refresh = tokens.refresh_token
+    this.#expiresAt = Date.now() + tokens.expires_in * 1000
+    clearTimeout(this.#timer)
+    // A minute early, or halfway for short-lived tokens.
+    const renewIn = tokens.expires_in > 120 ? tokens.expires_in - 60 : tokens.expires_in / 2
+    this.#timer = setTimeout(() => void this.renew().catch(() => {}), renewIn * 1000)
+  }
+
+  /** Renews the tokens once (concurrent callers share the call); on failure the session is over. */
+  renew(): Promise<void> {
+    this.#renewing ??= (async () => {
+      try {
+        const refreshToken = this.#refresh
+        if (!refreshToken) throw new ApiError(401, 'not authenticated')
+        this.#keep(await unwrap(this.#tokens.POST('/auth/refresh', { body: { refresh_token: refreshToken } })))
+      } catch (error) {
+        this.dispose()
+        this.#onExpired()
+        throw error
+      } finally {
+        this.#renewing = undefined
+      }
+    })()
+    return this.#renewing
+  }
+
+  #authorize(request: Request): Request {
+    if (!this.#access) throw new ApiError(401, 'not authenticated')
+    request.headers.set('authorization', `Bearer ${this.#access}`)
+    return request
+  }
+
+  readonly #bearer: Middleware = {
+    onRequest: async ({ request, id }) => {
+      if (this.#access && Date.now() > this.#expiresAt - 10_000) await this.renew()
+      this.#authorize(request)
+      this.#resendable.set(id, request.clone())
+      return request
+    },
+    onResponse: async ({ response, id }) => {
+      const resend = this.#resendable.get(id)
+      this.#resendable.delete(id)
+      if (response.status !== 401 || !resend || !this.#refresh) return response
+      await this.renew()
+      return fetch(this.#authorize(resend))
+    },
+    onError: ({ id }) => {
+      this.#resendable.delete(id)
+    },
+  }
+}
+
+/** The calls the editor makes. */
+export class FlowApi {
+  readonly #client: Api
+
+  constructor(session: EditorSession) {
+    this.#client = session.client
+  }
+
+  flow = async (id: string) => asFlowDetail(await unwrap(this.#client.GET('/v1/flows/{id}', { params: { path: { id } } })))
+  // The service takes the draft as any JSON and answers its problems; the editor sends its model.
+  saveDraft = async (id: string, definition: FlowDefinition) =>
+    asFlowDetail(await unwrap(this.#client.PUT('/v1/flows/{id}/definition', { params: { path: { id } }, body: definition })))
+  publish = (id: string): Promise<Published> => unwrap(this.#client.POST('/v1/flows/{id}/publish', { params: { path: { id } } }))
+  validate = (definition: FlowDefinition): Promise<Validation> => unwrap(this.#client.POST('/v1/flows/validate', { body: { definition } }))
+
+  sectors = () => everyPage((page) => this.#client.GET('/v1/sectors', { params: { query: page } }))
+  /** Creates a sector and answers its id (from the Location header; the body is empty). */
+  createSector = (name: string): Promise<string> => createdId(this.#client.POST('/v1/sectors', { body: { name } }))
+
+  variables = () => everyPage((page) => this.#client.GET('/v1/variables', { params: { query: page } }))
+  createVariable = (input: NewVariable): Promise<Variable> => unwrap(this.#client.POST('/v1/variables', { body: input }))
+  updateVariable = (id: string, input: VariableChange): Promise<Variable> =>
+    unwrap(this.#client.PATCH('/v1/variables/{id}', { params: { path: { id } }, body: input }))
+
+  pipelines = () => everyPage((page) => this.#client.GET('/v1/kanban/pipelines', { params: { query: page } }))
+}
+
+/** Every item of a list endpoint, page by page (at most 100 pages of 100). */
+async function everyPage<T>(call: (page: { page: number; size: number }) => Promise<Result<{ content: T[]; last: boolean }>>): Promise<T[]> {
+  const items: T[] = []
+  for (let page = 0; page < 100; page++) {
+    const { content, last } = await unwrap(call({ page, size: 100 }))
+    items.push(...content)
+    if (last || content.length === 0) break
+  }
+  return items
+}
