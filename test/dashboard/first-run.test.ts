@@ -80,6 +80,12 @@ t.test("a newcomer's first start: the printed link opens the dashboard signed in
     await page.getByRole('button', { name: 'Sign in' }).waitFor()
     const replayed = await fetch(`${service.baseUrl}/v1/workspaces`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } })
     t.equal(replayed.status, 401, 'the old cookie, replayed, is refused')
+
+    for (const look of LOOKS) {
+      await page.goto(`${service.baseUrl}/dashboard/?lang=${look.lang}&theme=${look.theme}`)
+      await page.getByRole('heading', { name: look.lang === 'pt' ? 'Entrar' : 'Sign in' }).waitFor()
+      await captureScreen(t, page, 'sign-in', look)
+    }
   })
 
   await t.test('a later start prints a new link for the same key, and flowd dashboard-link makes one more', async (t) => {

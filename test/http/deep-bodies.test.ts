@@ -21,12 +21,19 @@ t.test('a body nested deeper than the limit is a 400 on every route that takes a
   const client = await app.inject({ method: 'POST', url: '/v1/clients', headers: { 'x-api-key': admin.apiKey }, payload: { name: 'Portal' } })
   t.equal(client.statusCode, 201, 'an OAuth client for /auth/iframe-token')
   const { clientId, clientSecret } = client.json() as { clientId: string; clientSecret: string }
+  const signedIn = await app.inject({ method: 'POST', url: '/auth/session', payload: { apiKey: admin.apiKey } })
+  const dashboardSession = {
+    cookie: String(signedIn.headers['set-cookie']).split(';')[0]!,
+    'x-csrf-token': (signedIn.json() as { csrfToken: string }).csrfToken,
+  }
   const credentialsFor = (url: string): Record<string, string> =>
     url.startsWith('/v1/')
       ? { 'x-api-key': admin.apiKey }
       : url === '/auth/iframe-token'
         ? { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` }
-        : {}
+        : url === '/auth/session/editor-token'
+          ? dashboardSession
+          : {}
 
   const withBody = routes.filter((route) => route.schema.body !== undefined)
   const names = withBody.map(({ method, url }) => `${method} ${url}`)
