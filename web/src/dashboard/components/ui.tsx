@@ -46,6 +46,36 @@ export function Field({ label, hint, error, children }: { label: string; hint?: 
   )
 }
 
+/** A labelled select of `options`; `blank` first, with an empty value, when the choice may be none. */
+export function SelectField({
+  label,
+  value,
+  onChange,
+  options,
+  blank,
+}: {
+  label: string
+  value: string | number
+  onChange(value: string): void
+  options: readonly { value: string; label: string | number }[]
+  blank?: string
+}) {
+  return (
+    <Field label={label}>
+      {(props) => (
+        <select {...props} value={String(value)} onChange={(event) => onChange(event.target.value)}>
+          {blank !== undefined && <option value="">{blank}</option>}
+          {options.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  )
+}
+
 /** A failure, with a retry when there is something to retry. */
 export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const t = useT()

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { Link } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager } from '../../components/ui'
+import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
@@ -107,6 +107,7 @@ function FilterForm({ filters, workspaces, onApply }: { filters: Filters; worksp
   const t = useT()
   const [draft, setDraft] = useState(filters)
   const set = (name: keyof Filters) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value })
+  const change = (name: keyof Filters) => (value: string) => setDraft({ ...draft, [name]: value })
 
   function submit(event: FormEvent) {
     event.preventDefault()
@@ -116,65 +117,12 @@ function FilterForm({ filters, workspaces, onApply }: { filters: Filters; worksp
   const clear = Object.fromEntries(FILTERS.map((name) => [name, ''])) as Filters
   return (
     <form className="filters flows-filters" role="search" aria-label={t('common.filters')} onSubmit={submit}>
-      <Field label={t('flows.field.workspace')}>
-        {(props) => (
-          <select {...props} value={draft.workspaceId} onChange={set('workspaceId')}>
-            <option value="">{t('flows.filter.any')}</option>
-            {workspaces.map(([id, name]) => (
-              <option key={id} value={id}>
-                {name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField label={t('flows.field.workspace')} value={draft.workspaceId} onChange={change('workspaceId')} blank={t('flows.filter.any')} options={workspaces.map(([id, name]) => ({ value: id, label: name }))} />
       <Field label={t('flows.filter.workspaceName')}>{(props) => <input {...props} value={draft.workspaceName} onChange={set('workspaceName')} />}</Field>
-      <Field label={t('flows.filter.dateRange')}>
-        {(props) => (
-          <select {...props} value={draft.dateRange} onChange={set('dateRange')}>
-            <option value="">{t('flows.filter.anyTime')}</option>
-            {DATE_RANGES.map((range) => (
-              <option key={range} value={range}>
-                {t(`flows.dateRange.${range}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('flows.filter.orderBy')}>
-        {(props) => (
-          <select {...props} value={draft.orderBy} onChange={set('orderBy')}>
-            <option value="">{t('flows.filter.defaultOrder')}</option>
-            {FLOW_ORDER_COLUMNS.map((column) => (
-              <option key={column} value={column}>
-                {t(`flows.order.${column}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('flows.filter.direction')}>
-        {(props) => (
-          <select {...props} value={draft.direction || 'ASC'} onChange={set('direction')}>
-            {DIRECTIONS.map((direction) => (
-              <option key={direction} value={direction}>
-                {t(`flows.direction.${direction}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('pager.size')}>
-        {(props) => (
-          <select {...props} value={draft.size || PAGE_SIZES[0]} onChange={set('size')}>
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField label={t('flows.filter.dateRange')} value={draft.dateRange} onChange={change('dateRange')} blank={t('flows.filter.anyTime')} options={DATE_RANGES.map((range) => ({ value: range, label: t(`flows.dateRange.${range}`) }))} />
+      <SelectField label={t('flows.filter.orderBy')} value={draft.orderBy} onChange={change('orderBy')} blank={t('flows.filter.defaultOrder')} options={FLOW_ORDER_COLUMNS.map((column) => ({ value: column, label: t(`flows.order.${column}`) }))} />
+      <SelectField label={t('flows.filter.direction')} value={draft.direction || 'ASC'} onChange={change('direction')} options={DIRECTIONS.map((direction) => ({ value: direction, label: t(`flows.direction.${direction}`) }))} />
+      <SelectField label={t('pager.size')} value={draft.size || PAGE_SIZES[0]} onChange={change('size')} options={PAGE_SIZES.map((size) => ({ value: String(size), label: size }))} />
       <div className="flows-filter-actions">
         <button type="submit">{t('common.apply')}</button>
         <button type="button" className="secondary" onClick={() => onApply(clear)}>

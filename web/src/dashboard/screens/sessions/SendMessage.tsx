@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react'
 import { ApiError, api, unwrap, type paths } from '../../api'
-import { Field, FormError } from '../../components/ui'
+import { Field, FormError, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
 
 type MessageBody = paths['/v1/sessions/{sessionId}/message']['post']['requestBody']['content']['application/json']
@@ -42,6 +42,7 @@ export function SendMessage({ sessionId, onSent }: { sessionId: string; onSent()
   const [sending, setSending] = useState(false)
   const [sent, setSent] = useState(false)
   const set = (name: keyof Draft) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value })
+  const change = (name: keyof Draft) => (value: string) => setDraft({ ...draft, [name]: value })
   const fields = error instanceof ApiError ? error.fields : {}
 
   async function submit(event: FormEvent) {
@@ -66,17 +67,7 @@ export function SendMessage({ sessionId, onSent }: { sessionId: string; onSent()
   return (
     <form className="card send-message" onSubmit={submit} aria-label={t('sessions.send.title')}>
       <div className="form-row">
-        <Field label={t('sessions.send.kind')}>
-          {(props) => (
-            <select {...props} value={draft.kind} onChange={set('kind')}>
-              {KINDS.map((kind) => (
-                <option key={kind} value={kind}>
-                  {t(`sessions.send.kind.${kind}`)}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField label={t('sessions.send.kind')} value={draft.kind} onChange={change('kind')} options={KINDS.map((kind) => ({ value: kind, label: t(`sessions.send.kind.${kind}`) }))} />
         {draft.kind === 'text' && (
           <Field label={t('sessions.send.text')} error={fields['text.body']}>
             {(props) => <textarea {...props} rows={2} required value={draft.text} onChange={set('text')} />}

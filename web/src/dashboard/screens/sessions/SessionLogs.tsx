@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { Link } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager } from '../../components/ui'
+import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
@@ -118,6 +118,7 @@ function FilterForm({ filters, workspaces, onApply }: { filters: Filters; worksp
   const [draft, setDraft] = useState(filters)
   const [sessionIdError, setSessionIdError] = useState<string>()
   const set = (name: keyof Filters) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value })
+  const change = (name: keyof Filters) => (value: string) => setDraft({ ...draft, [name]: value })
 
   function submit(event: FormEvent) {
     event.preventDefault()
@@ -133,79 +134,15 @@ function FilterForm({ filters, workspaces, onApply }: { filters: Filters; worksp
   const clear = Object.fromEntries(FILTERS.map((name) => [name, ''])) as Filters
   return (
     <form className="filters sessions-filters" role="search" aria-label={t('common.filters')} onSubmit={submit}>
-      <Field label={t('sessions.field.workspace')}>
-        {(props) => (
-          <select {...props} value={draft.workspaceId} onChange={set('workspaceId')}>
-            <option value="">{t('sessions.filter.any')}</option>
-            {[...workspaces].map(([id, name]) => (
-              <option key={id} value={id}>
-                {name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('sessions.field.status')}>
-        {(props) => (
-          <select {...props} value={draft.status} onChange={set('status')}>
-            <option value="">{t('sessions.filter.any')}</option>
-            {LOG_STATUSES.map((status) => (
-              <option key={status} value={status}>
-                {t(`sessions.status.${status}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('sessions.filter.dateRange')}>
-        {(props) => (
-          <select {...props} value={draft.dateRange} onChange={set('dateRange')}>
-            <option value="">{t('sessions.filter.anyTime')}</option>
-            {DATE_RANGES.map((range) => (
-              <option key={range} value={range}>
-                {t(`sessions.dateRange.${range}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField label={t('sessions.field.workspace')} value={draft.workspaceId} onChange={change('workspaceId')} blank={t('sessions.filter.any')} options={[...workspaces].map(([id, name]) => ({ value: id, label: name }))} />
+      <SelectField label={t('sessions.field.status')} value={draft.status} onChange={change('status')} blank={t('sessions.filter.any')} options={LOG_STATUSES.map((status) => ({ value: status, label: t(`sessions.status.${status}`) }))} />
+      <SelectField label={t('sessions.filter.dateRange')} value={draft.dateRange} onChange={change('dateRange')} blank={t('sessions.filter.anyTime')} options={DATE_RANGES.map((range) => ({ value: range, label: t(`sessions.dateRange.${range}`) }))} />
       <Field label={t('sessions.filter.sessionId')} error={sessionIdError}>
         {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={set('sessionId')} spellCheck={false} />}
       </Field>
-      <Field label={t('sessions.filter.orderBy')}>
-        {(props) => (
-          <select {...props} value={draft.orderBy} onChange={set('orderBy')}>
-            <option value="">{t('sessions.filter.defaultOrder')}</option>
-            {LOG_ORDER_COLUMNS.map((column) => (
-              <option key={column} value={column}>
-                {t(`sessions.field.${column}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('sessions.filter.direction')}>
-        {(props) => (
-          <select {...props} value={draft.direction || 'ASC'} onChange={set('direction')}>
-            {DIRECTIONS.map((direction) => (
-              <option key={direction} value={direction}>
-                {t(`sessions.direction.${direction}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('pager.size')}>
-        {(props) => (
-          <select {...props} value={draft.size || PAGE_SIZES[0]} onChange={set('size')}>
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField label={t('sessions.filter.orderBy')} value={draft.orderBy} onChange={change('orderBy')} blank={t('sessions.filter.defaultOrder')} options={LOG_ORDER_COLUMNS.map((column) => ({ value: column, label: t(`sessions.field.${column}`) }))} />
+      <SelectField label={t('sessions.filter.direction')} value={draft.direction || 'ASC'} onChange={change('direction')} options={DIRECTIONS.map((direction) => ({ value: direction, label: t(`sessions.direction.${direction}`) }))} />
+      <SelectField label={t('pager.size')} value={draft.size || PAGE_SIZES[0]} onChange={change('size')} options={PAGE_SIZES.map((size) => ({ value: String(size), label: size }))} />
       <div className="sessions-filter-actions">
         <button type="submit">{t('common.apply')}</button>
         <button type="button" className="secondary" onClick={() => onApply(clear)}>

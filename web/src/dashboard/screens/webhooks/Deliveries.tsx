@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { Link, useSearch } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager } from '../../components/ui'
+import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
 import { DIRECTIONS, PAGE_SIZES, shortId } from '../sessions/model'
@@ -119,6 +119,7 @@ function FilterForm({ sessionId, direction, size, onApply }: { sessionId: string
   const [draft, setDraft] = useState({ sessionId, direction, size })
   const [sessionIdError, setSessionIdError] = useState<string>()
   const set = (name: keyof typeof draft) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value })
+  const change = (name: keyof typeof draft) => (value: string) => setDraft({ ...draft, [name]: value })
 
   function submit(event: FormEvent) {
     event.preventDefault()
@@ -136,28 +137,8 @@ function FilterForm({ sessionId, direction, size, onApply }: { sessionId: string
       <Field label={t('webhooks.filter.sessionId')} error={sessionIdError}>
         {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={set('sessionId')} spellCheck={false} />}
       </Field>
-      <Field label={t('webhooks.filter.direction')}>
-        {(props) => (
-          <select {...props} value={draft.direction} onChange={set('direction')}>
-            {DIRECTIONS.map((value) => (
-              <option key={value} value={value}>
-                {t(`webhooks.direction.${value}`)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label={t('pager.size')}>
-        {(props) => (
-          <select {...props} value={draft.size} onChange={set('size')}>
-            {PAGE_SIZES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField label={t('webhooks.filter.direction')} value={draft.direction} onChange={change('direction')} options={DIRECTIONS.map((value) => ({ value, label: t(`webhooks.direction.${value}`) }))} />
+      <SelectField label={t('pager.size')} value={draft.size} onChange={change('size')} options={PAGE_SIZES.map((value) => ({ value: String(value), label: value }))} />
       <div className="webhooks-filter-actions">
         <button type="submit">{t('common.apply')}</button>
         <button type="button" className="secondary" onClick={() => onApply({ sessionId: '', direction: '', size: '' })}>
