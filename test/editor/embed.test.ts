@@ -111,8 +111,14 @@ t.test('embedded editor in a real browser', { skip }, async (t) => {
     await editor.locator('[data-testid="node-end"] .react-flow__handle.target').click()
 
     await editor.getByTestId(`node-${nodeId}`).click()
-    await editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true }).fill('Hello from the editor')
-    await editor.getByTestId('save').click()
+    const text = editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true })
+    await text.fill('Hello from the editor')
+    // Leaving the host page now would lose the change: the browser asks first (and stays when told to).
+    const leaving = new Promise<string>((resolve) => page.once('dialog', (dialog) => void dialog.dismiss().then(() => resolve(dialog.type()))))
+    await page.evaluate('setTimeout(() => location.reload(), 0)')
+    t.equal(await leaving, 'beforeunload', 'a reload with unsaved changes is asked about')
+    // Ctrl+S saves, even with the cursor in a field.
+    await text.press('Control+s')
     const saved = await waitForMessage(page, 'saved')
     t.equal(saved.data.flowId, flowId)
     t.match(await editor.getByTestId('save-state').textContent(), /All changes saved/)
@@ -131,9 +137,17 @@ t.test('embedded editor in a real browser', { skip }, async (t) => {
 
     const messages = await receivedMessages(page)
     t.same(
-      messages.map((m) => m.data.type),
+      messages.map((m) => m.data.type).filter((type) => type !== 'dirty'),
       ['ready', 'authenticated', 'error', 'saved', 'published'],
       'the host heard each step once',
+    )
+    const dirtiness = messages.filter((m) => m.data.type === 'dirty').map((m) => m.data.dirty)
+    t.equal(dirtiness[0], false, 'the host first hears that the draft has no unsaved changes')
+    t.ok(dirtiness.includes(true), 'then that it has some')
+    t.equal(dirtiness.at(-1), false, 'and, once saved, that it has none')
+    t.ok(
+      dirtiness.every((dirty, i) => i === 0 || dirty !== dirtiness[i - 1]),
+      'each time it changes, and only then',
     )
     t.ok(
       messages.every((m) => m.origin === base),

@@ -94,6 +94,6 @@ t.test('the editor on its typed client: a refused token is renewed and the call 
   await editor.getByRole('button', { name: /Check/ }).click()
   const expired = await waitForMessage(page, 'error', 2)
   t.equal(expired.data.code, 'session_expired', 'the host hears that the session expired')
-  await editor.getByRole('alert').filter({ hasText: 'Your session has expired' }).waitFor()
+  await editor.getByRole('alert').filter({ hasText: 'Your session has ended' }).waitFor()
   t.pass('the editor shows that the session expired')
 })

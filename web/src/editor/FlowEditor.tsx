@@ -175,11 +175,15 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
 
   const undo = useCallback(() => dispatch({ type: 'undo' }), [])
   const redo = useCallback(() => dispatch({ type: 'redo' }), [])
+  // Ctrl/⌘+S saves from anywhere, a form field included; undo and redo leave a field's own to it.
+  const saveRef = useRef<() => Promise<boolean>>(async () => false)
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
-      if (!(event.ctrlKey || event.metaKey) || isTyping(event.target)) return
+      if (!(event.ctrlKey || event.metaKey)) return
       const key = event.key.toLowerCase()
-      if (key === 'z' && !event.shiftKey) undo()
+      if (key === 's') void saveRef.current()
+      else if (isTyping(event.target)) return
+      else if (key === 'z' && !event.shiftKey) undo()
       else if ((key === 'z' && event.shiftKey) || key === 'y') redo()
       else return
       event.preventDefault()
@@ -224,6 +228,18 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
       setBusy(undefined)
     }
   }, [api, definition, failed, flow.id, notify, t])
+
+  saveRef.current = () => (dirty && busy === undefined ? save() : Promise.resolve(false))
+
+  // The host hears when the draft starts and stops having unsaved changes; the browser asks before
+  // a page with unsaved changes is left.
+  useEffect(() => {
+    notify({ type: 'dirty', flowId: flow.id, dirty })
+    if (!dirty) return
+    const guard = (event: BeforeUnloadEvent) => event.preventDefault()
+    window.addEventListener('beforeunload', guard)
+    return () => window.removeEventListener('beforeunload', guard)
+  }, [dirty, flow.id, notify])
 
   const publish = useCallback(async () => {
     if (dirty && !(await save())) return

@@ -8,7 +8,7 @@ const en = {
   'app.loading': 'Loading the flow…',
   'app.noFlow': 'The address names no flow.',
   'app.authFailed': 'Sign-in failed: {message}',
-  'app.sessionExpired': 'Your session has expired. Reload the page to continue.',
+  'app.sessionExpired': 'Your session has ended. Your changes are kept here while the application signs you in again.',
   'app.loadFailed': 'The flow could not be loaded: {message}',
 
   'toolbar.undo': 'Undo',
@@ -227,7 +227,7 @@ const pt: Record<MessageKey, string> = {
   'app.loading': 'Carregando o fluxo…',
   'app.noFlow': 'O endereço não indica nenhum fluxo.',
   'app.authFailed': 'Falha no login: {message}',
-  'app.sessionExpired': 'Sua sessão expirou. Recarregue a página para continuar.',
+  'app.sessionExpired': 'Sua sessão terminou. Suas alterações ficam aqui enquanto o aplicativo faz você entrar de novo.',
   'app.loadFailed': 'Não foi possível carregar o fluxo: {message}',
 
   'toolbar.undo': 'Desfazer',

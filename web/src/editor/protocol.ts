@@ -2,7 +2,7 @@
  * The postMessage contract with the host page (the iframe's parent).
  *
  * In:  `{type: "auth", ott}` only; anything else, or anything not from the parent window, is ignored.
- * Out: `ready`, `authenticated`, `saved`, `published`, `error`. Tokens never leave the editor.
+ * Out: `ready`, `authenticated`, `dirty`, `saved`, `published`, `error`. Tokens never leave the editor.
  */
 
 export interface AuthMessage {
@@ -13,6 +13,8 @@ export interface AuthMessage {
 export type EditorMessage =
   | { type: 'ready' }
   | { type: 'authenticated' }
+  /** The draft has (`true`) or no longer has (`false`) changes that are not saved: a host may guard its own navigation. */
+  | { type: 'dirty'; flowId: string; dirty: boolean }
   | { type: 'saved'; flowId: string; updatedAt: string }
   | { type: 'published'; flowId: string; version: number; publishedAt: string }
   | { type: 'error'; code: ErrorCode; message: string }

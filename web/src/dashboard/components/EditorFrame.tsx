@@ -3,8 +3,8 @@ import type { EditorMessage } from '../../editor/protocol'
 import type { Lang, Theme } from '../../shared/i18n'
 import { api, unwrap } from '../api'
 
-/** What the editor last said, for a status line beside it. */
-export type EditorStatus = EditorMessage | { type: 'loading' }
+/** What the editor last said, for a status line beside it (its unsaved changes go to `onDirty`). */
+export type EditorStatus = Exclude<EditorMessage, { type: 'dirty' }> | { type: 'loading' }
 
 /**
  * The embedded editor on `flowId`, signed in by the dashboard itself: on the editor's `ready` (and
@@ -19,6 +19,7 @@ export function EditorFrame({
   theme,
   title,
   onStatus,
+  onDirty,
 }: {
   workspaceId: string
   flowId: string
@@ -27,10 +28,14 @@ export function EditorFrame({
   /** The iframe's accessible name. */
   title: string
   onStatus?: (status: EditorStatus) => void
+  /** Whether the editor's draft has unsaved changes, each time that changes. */
+  onDirty?: (dirty: boolean) => void
 }) {
   const frame = useRef<HTMLIFrameElement>(null)
   const onStatusRef = useRef(onStatus)
   onStatusRef.current = onStatus
+  const onDirtyRef = useRef(onDirty)
+  onDirtyRef.current = onDirty
   const [src] = useState(() => `/editor/${lang}/flows/builder/${encodeURIComponent(flowId)}?theme=${theme}`)
 
   useEffect(() => {
@@ -43,6 +48,7 @@ export function EditorFrame({
       if (event.source !== frame.current?.contentWindow || event.origin !== origin) return
       const message = event.data as EditorMessage
       if (typeof message !== 'object' || message === null || typeof message.type !== 'string') return
+      if (message.type === 'dirty') return onDirtyRef.current?.(message.dirty === true)
       onStatusRef.current?.(message)
       if (message.type === 'ready' || (message.type === 'error' && message.code === 'session_expired')) {
         signIn().catch((error: unknown) =>

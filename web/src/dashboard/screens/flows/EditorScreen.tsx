@@ -15,17 +15,19 @@ export function EditorScreen() {
   const { lang, theme } = usePreferences()
   const flow = useFlow(id)
   const [status, setStatus] = useState<EditorStatus>()
+  const [dirty, setDirty] = useState(false)
   const name = flow.data?.name
   return (
     <section className="flows-editor">
       <FlowHeader id={id} title={name ? t('flows.editor.title', { name }) : t('flows.editor.titleUnnamed')}>
         <p role="status" className="flows-editor-status" data-testid="editor-status">
           {status && <EditorStatusText status={status} />}
+          {dirty && <span className="badge warn">{t('flows.editor.status.unsaved')}</span>}
         </p>
       </FlowHeader>
       {flow.error && <ErrorNotice error={flow.error} onRetry={flow.reload} />}
       {/* A new frame for a new language or theme: the editor reads both from its address. */}
-      <EditorFrame key={`${id}-${lang}-${theme}`} workspaceId={workspaceId} flowId={id} lang={lang} theme={theme} title={t('flows.editor.frameTitle')} onStatus={setStatus} />
+      <EditorFrame key={`${id}-${lang}-${theme}`} workspaceId={workspaceId} flowId={id} lang={lang} theme={theme} title={t('flows.editor.frameTitle')} onStatus={setStatus} onDirty={setDirty} />
     </section>
   )
 }
