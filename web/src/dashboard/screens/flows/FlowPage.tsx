@@ -16,7 +16,7 @@ export function FlowScreen() {
   return (
     <section>
       <FlowHeader id={id} title={flow.data?.name ?? t('flows.flow.title')}>
-        <Link className="flows-button-link" href={`/${id}/edit`}>
+        <Link className="button-link" href={`/${id}/edit`}>
           {t('flows.openEditor')}
         </Link>
       </FlowHeader>

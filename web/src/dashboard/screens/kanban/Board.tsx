@@ -30,10 +30,10 @@ export function BoardScreen() {
   return (
     <section>
       <PageHeader title={pipeline.data.name}>
-        <Link href="/" className="kanban-button secondary">
+        <Link href="/" className="button-link secondary">
           {t('kanban.board.allPipelines')}
         </Link>
-        <Link href={`/${pipelineId}/edit`} className="kanban-button secondary">
+        <Link href={`/${pipelineId}/edit`} className="button-link secondary">
           {t('kanban.board.editPipeline')}
         </Link>
       </PageHeader>

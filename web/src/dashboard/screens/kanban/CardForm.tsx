@@ -97,7 +97,7 @@ function CardForm({ pipeline, card }: { pipeline: Pipeline; card: Card | undefin
   return (
     <section>
       <PageHeader title={card ? t('kanban.cardForm.editTitle', { title: cardTitle(pipeline, card) }) : t('kanban.cardForm.newTitle', { pipeline: pipeline.name })}>
-        <Link href={board} className="kanban-button secondary">{t('kanban.form.backToBoard')}</Link>
+        <Link href={board} className="button-link secondary">{t('kanban.form.backToBoard')}</Link>
       </PageHeader>
       {card && (
         <dl className="kanban-meta">

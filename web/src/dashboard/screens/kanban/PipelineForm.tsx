@@ -121,7 +121,7 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
   return (
     <section>
       <PageHeader title={title}>
-        <Link href={pipeline ? `/${pipeline.id}` : '/'} className="kanban-button secondary">{pipeline ? t('kanban.form.backToBoard') : t('kanban.form.backToList')}</Link>
+        <Link href={pipeline ? `/${pipeline.id}` : '/'} className="button-link secondary">{pipeline ? t('kanban.form.backToBoard') : t('kanban.form.backToList')}</Link>
       </PageHeader>
       <form className="card kanban-form" onSubmit={submit} noValidate>
         <Field label={t('common.name')} error={errors.name}>

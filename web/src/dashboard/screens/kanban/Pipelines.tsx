@@ -18,7 +18,7 @@ export function PipelinesScreen() {
   return (
     <section>
       <PageHeader title={t('kanban.pipelines.title')}>
-        <Link href="/new" className="kanban-button">
+        <Link href="/new" className="button-link">
           {t('kanban.pipelines.new')}
         </Link>
       </PageHeader>

@@ -41,7 +41,7 @@ export function SessionDeliveries({ sessionId, version }: { sessionId: string; v
         ))}
       </ul>
       <p>
-        <Link href={`~/dashboard/webhooks?sessionId=${sessionId}`} className="sessions-button secondary">
+        <Link href={`~/dashboard/webhooks?sessionId=${sessionId}`} className="button-link secondary">
           {t('sessions.deliveries.inWebhooks')}
         </Link>
       </p>

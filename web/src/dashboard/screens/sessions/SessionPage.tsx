@@ -82,7 +82,7 @@ async function loadTranscript(sessionId: string): Promise<Transcript> {
 function BackLink() {
   const t = useT()
   return (
-    <Link href="/" className="sessions-button secondary">
+    <Link href="/" className="button-link secondary">
       {t('sessions.session.back')}
     </Link>
   )

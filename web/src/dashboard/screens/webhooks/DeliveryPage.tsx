@@ -83,7 +83,7 @@ function DeliveryDetail({ title, loaded }: { title: string; loaded: Delivery }) 
 function BackLink() {
   const t = useT()
   return (
-    <Link href="/" className="sessions-button secondary">
+    <Link href="/" className="button-link secondary">
       {t('webhooks.delivery.back')}
     </Link>
   )
