@@ -25,6 +25,10 @@ export interface Config {
   /** How long a claimed delivery stays with the process that claimed it; must outlast an attempt (10 s). */
   webhookLeaseSeconds: number
   sessionTtlSeconds: number
+  /** Seconds between the comments that keep an idle session stream (`GET /v1/sessions/{id}/stream`) open through proxies. */
+  streamHeartbeatSeconds: number
+  /** Session streams one workspace may hold open on one process at once; more answer 429. */
+  streamsPerWorkspace: number
   /** Where the embedded editor is served; undefined: the service's own address plus /editor. */
   editorUrl: string | undefined
   /** Serve the embed demo host page at /embed-demo (on by default in the embedded setup only). */
@@ -167,6 +171,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookMaxInFlight: integer('WEBHOOK_MAX_IN_FLIGHT', 128, 1, 1024),
     webhookLeaseSeconds: integer('WEBHOOK_LEASE_SECONDS', 15, 11, 3600),
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
+    streamHeartbeatSeconds: integer('STREAM_HEARTBEAT_SECONDS', 15, 1, 3600),
+    streamsPerWorkspace: integer('STREAMS_PER_WORKSPACE', 1000, 1, 1_000_000),
     editorUrl: url('EDITOR_URL', ['http:', 'https:']),
     embedDemo: oneOf('EMBED_DEMO', ['true', 'false'] as const, databaseUrl ? 'false' : 'true') === 'true',
     editorTokenSecret,

@@ -563,9 +563,29 @@ export interface paths {
         put?: never;
         /**
          * Send the user's message into an active session; the flow answers by webhook
-         * @description Answers 202 once the message is recorded; the engine's turn reaches the callback URL as a signed webhook, in order. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same message.
+         * @description Answers 202 once the message is recorded; the engine's turn reaches the callback URL as a signed webhook, in order. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same message. The editor's token reaches preview sessions of its workspace.
          */
         post: operations["sendMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{flowId}/preview-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a preview session of the flow's current draft
+         * @description Runs the draft as it is now on the real engine. A preview sends no webhooks, moves no real kanban card, is left out of session logs (unless `preview=true`) and analytics, and expires after 10 minutes without a message. Follow it with GET /v1/sessions/{sessionId}/stream and talk to it with POST /v1/sessions/{sessionId}/message; the editor's token reaches both.
+         */
+        post: operations["createPreviewSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -624,6 +644,26 @@ export interface paths {
          * @description Every recorded event of the session with its position, and for each turn the webhook delivery it made: for auditors.
          */
         get: operations["listSessionEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a session's turns live (Server-Sent Events)
+         * @description A `text/event-stream`: one `turn` event per turn, its data exactly the webhook body the turn made (same `messageId`, `changes`), its `id` the turn's position in the log. Turns recorded before the request come first, then live ones. Send `Last-Event-ID` (browsers do when they reconnect) to resume after that turn. An `end` event (`{status}`) closes the stream when the session ends: at once for a session that has ended already. Comments (`: keep-alive`) keep an idle stream open through proxies. With `debug=true`, a `debug` event before each turn tells the path of nodes, the variables, warnings, transfers and kanban actions. The editor's token reaches preview sessions of its workspace.
+         */
+        get: operations["streamSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6683,6 +6723,205 @@ export interface operations {
             };
         };
     };
+    createPreviewSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        /** @description optional: the request may have no body */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "variables": {
+                 *         "customer_name": "Ana"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description values of workspace variables, by name */
+                    variables?: {
+                        [key: string]: string | number | boolean | {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        sessionId: string;
+                        /** @enum {string} */
+                        status: "active";
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     listSessionLogs: {
         parameters: {
             query?: {
@@ -6698,6 +6937,8 @@ export interface operations {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 sessionId?: string;
                 status?: "running" | "completed" | "timeout" | "error";
+                /** @description true: the logs of preview sessions (the editor's test panel) instead of the others */
+                preview?: boolean;
             };
             header?: never;
             path?: never;
@@ -7067,6 +7308,131 @@ export interface operations {
                         first: boolean;
                         last: boolean;
                     };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    streamSession: {
+        parameters: {
+            query?: {
+                /** @description add a `debug` event before each turn */
+                debug?: boolean;
+            };
+            header?: {
+                /** @description the `id` of the last event seen: the stream resumes after it */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the session's events as Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is invalid; `message` names the first failed check */

@@ -1,5 +1,6 @@
 import { session, type Session, type SessionEvent } from '../domain/session.js'
 import type { RecordedEvent } from '../eventstore/port.js'
+import type { FlowDefinition } from '../domain/flow-definition.js'
 import type { RunnableFlow } from '../engine/interpreter.js'
 import { playTurn, type Interpreter } from '../engine/worker.js'
 import { diffJson, type Difference } from './json-diff.js'
@@ -21,7 +22,7 @@ export interface SessionVerdict {
   divergences: Divergence[]
 }
 
-export type FlowLoader = (flowId: string, version: number) => Promise<RunnableFlow | string>
+export type FlowLoader = (session: { flowId: string; flowVersion: number; previewDefinition: FlowDefinition | null }) => Promise<RunnableFlow | string>
 
 const asSessionEvent = (recorded: RecordedEvent): SessionEvent => ({ type: recorded.type, data: recorded.data }) as SessionEvent
 
@@ -54,7 +55,7 @@ async function replayTurn(state: Session, messageId: string, completedAt: string
   if (state.status === 'none') return null
   const next = state.pending[0]
   if (!next || next.messageId !== messageId) return null
-  const flow = await loadFlow(state.flowId, state.flowVersion)
+  const flow = await loadFlow(state)
   const output = playTurn(interpret, flow, state, next, new Date(completedAt))
   const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId: state.sessionId, messageId, output, now: completedAt } }, state)
   return event ?? null

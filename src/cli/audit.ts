@@ -68,7 +68,7 @@ async function verify({ config, logger }: CliContext, options: { session?: strin
     for (const id of ids) {
       const events = await store.readStream(sessionStream(id))
       if (events.length === 0) throw new NotFoundError(`session ${id} not found`)
-      const verdict = await verifySession(id, events, (flowId, version) => flows.get(flowId, version), runTurn)
+      const verdict = await verifySession(id, events, (session) => flows.ofSession(session), runTurn)
       turns += verdict.turns
       if (verdict.divergences.length > 0) {
         divergentSessions++

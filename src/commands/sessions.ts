@@ -1,5 +1,6 @@
 import { apiKey, apiKeyStream } from '../domain/api-key.js'
-import { session, sessionStream } from '../domain/session.js'
+import type { FlowDefinition } from '../domain/flow-definition.js'
+import { session, sessionStream, type SessionCommand } from '../domain/session.js'
 import type { InboundMessage, VariableValue } from '../engine/turn.js'
 import { NotFoundError } from '../errors.js'
 import { newId } from '../ids.js'
@@ -17,25 +18,59 @@ export async function startSession(
   caller: ApiKeyPrincipal,
   input: { flow: StartableFlow; variables: Record<string, VariableValue>; externalId: string | null; ttlSeconds: number },
 ): Promise<{ sessionId: string; expiresAt: string }> {
-  const sessionId = newId()
   // The principal may come from the authenticator's cache: the key's stream has its callback now.
   const key = await loadState(ctx.store, apiKey, apiKeyStream(caller.apiKeyId))
+  return start(ctx, caller, {
+    flowId: input.flow.flowId,
+    flowVersion: input.flow.publishedVersion,
+    variables: input.variables,
+    externalId: input.externalId,
+    apiKeyId: caller.apiKeyId,
+    callbackUrl: key.status === 'none' ? caller.callbackUrl : key.callbackUrl,
+    ttlSeconds: input.ttlSeconds,
+  })
+}
+
+/** How long a preview session lives without a message: long enough to think, short enough to clean up. */
+export const PREVIEW_TTL_SECONDS = 600
+
+/** Who may start and talk to a session: an API key, or the editor (preview sessions of its workspace only). */
+export interface SessionCaller {
+  workspaceId: string
+  organizationId: string
+  /** Null for the editor. */
+  apiKeyId: string | null
+}
+
+/** Starts a preview: the real engine on `definition` (the flow's draft now), with no webhooks. */
+export function startPreviewSession(
+  ctx: CommandContext,
+  caller: SessionCaller,
+  input: { flowId: string; definition: FlowDefinition; variables: Record<string, VariableValue> },
+): Promise<{ sessionId: string; expiresAt: string }> {
+  return start(ctx, caller, {
+    flowId: input.flowId,
+    flowVersion: 0,
+    variables: input.variables,
+    externalId: null,
+    apiKeyId: caller.apiKeyId,
+    callbackUrl: null,
+    ttlSeconds: PREVIEW_TTL_SECONDS,
+    preview: { definition: input.definition },
+  })
+}
+
+type StartData = Extract<SessionCommand, { type: 'StartSession' }>['data']
+
+async function start(
+  ctx: CommandContext,
+  caller: { workspaceId: string; organizationId: string },
+  data: Omit<StartData, 'sessionId' | 'workspaceId' | 'organizationId' | 'messageId' | 'now'>,
+): Promise<{ sessionId: string; expiresAt: string }> {
+  const sessionId = newId()
   const result = await handleCommand(ctx.store, session, sessionStream(sessionId), {
     type: 'StartSession',
-    data: {
-      sessionId,
-      workspaceId: caller.workspaceId,
-      organizationId: caller.organizationId,
-      flowId: input.flow.flowId,
-      flowVersion: input.flow.publishedVersion,
-      variables: input.variables,
-      externalId: input.externalId,
-      apiKeyId: caller.apiKeyId,
-      callbackUrl: key.status === 'none' ? caller.callbackUrl : key.callbackUrl,
-      ttlSeconds: input.ttlSeconds,
-      messageId: newId(),
-      now: ctx.now().toISOString(),
-    },
+    data: { ...data, sessionId, workspaceId: caller.workspaceId, organizationId: caller.organizationId, messageId: newId(), now: ctx.now().toISOString() },
   }, { ...ctx.metadata, workspaceId: caller.workspaceId })
   await awaitReadModels(ctx, result)
   if (result.state.status === 'none') throw new Error(`session ${sessionId} was not started`)
@@ -45,13 +80,21 @@ export async function startSession(
 /** Queues an inbound message; a repeated `idempotencyKey` answers the first message's id and queues nothing. */
 export async function receiveMessage(
   ctx: CommandContext,
-  caller: ApiKeyPrincipal,
+  caller: SessionCaller,
   input: { sessionId: string; message: InboundMessage; idempotencyKey: string | null },
 ): Promise<{ messageId: string }> {
   const messageId = newId()
   const result = await handleCommand(ctx.store, session, sessionStream(input.sessionId), {
     type: 'ReceiveMessage',
-    data: { sessionId: input.sessionId, workspaceId: caller.workspaceId, messageId, message: input.message, idempotencyKey: input.idempotencyKey, now: ctx.now().toISOString() },
+    data: {
+      sessionId: input.sessionId,
+      workspaceId: caller.workspaceId,
+      previewsOnly: caller.apiKeyId === null,
+      messageId,
+      message: input.message,
+      idempotencyKey: input.idempotencyKey,
+      now: ctx.now().toISOString(),
+    },
   }, { ...ctx.metadata, workspaceId: caller.workspaceId })
   if (result.state.status === 'none') throw new NotFoundError(`session ${input.sessionId} not found`)
   if (result.events.length === 0 && input.idempotencyKey !== null) return { messageId: result.state.idempotencyKeys[input.idempotencyKey]! }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ConversationState, InboundMessage, TurnOutput, VariableValue, type Trigger } from '../engine/turn.js'
+import { FlowDefinition } from './flow-definition.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { AnyKey, Timestamp, Uuid } from './schemas.js'
@@ -11,18 +12,23 @@ const SessionStarted = Type.Object({
   workspaceId: Uuid,
   organizationId: Uuid,
   flowId: Uuid,
-  /** The published version the session runs to its end. */
-  flowVersion: Type.Integer({ minimum: 1 }),
+  /** The published version the session runs to its end; 0 for a preview, which runs `preview.definition`. */
+  flowVersion: Type.Integer({ minimum: 0 }),
   variables: Type.Record(AnyKey, VariableValue),
   externalId: Type.Union([Type.String(), Type.Null()]),
-  /** The key that created the session, and its callback as it was then: webhooks go there. */
-  apiKeyId: Uuid,
+  /** The key that created the session, and its callback as it was then: webhooks go there. Null: a preview the editor started. */
+  apiKeyId: Type.Union([Uuid, Type.Null()]),
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
   ttlSeconds: Type.Integer({ minimum: 1 }),
   /** Identifies the first turn (the flow's response to the start) in its webhook. */
   messageId: Uuid,
   startedAt: Timestamp,
   expiresAt: Timestamp,
+  /**
+   * A preview: the flow's draft as it was at the start, run by the real engine. It sends no
+   * webhooks, moves no real cards and stays out of the session logs and analytics.
+   */
+  preview: Type.Optional(Type.Object({ definition: FlowDefinition })),
 })
 
 const MessageReceived = Type.Object({
@@ -73,7 +79,16 @@ export type SessionCommand =
   | { type: 'StartSession'; data: Omit<Static<typeof SessionStarted>, 'startedAt' | 'expiresAt'> & { now: string } }
   | {
       type: 'ReceiveMessage'
-      data: { sessionId: string; workspaceId: string; messageId: string; message: InboundMessage; idempotencyKey: string | null; now: string }
+      data: {
+        sessionId: string
+        workspaceId: string
+        /** The caller reaches only preview sessions (the editor): any other is not found. */
+        previewsOnly?: boolean
+        messageId: string
+        message: InboundMessage
+        idempotencyKey: string | null
+        now: string
+      }
     }
   | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string } }
   | { type: 'FailTurn'; data: { sessionId: string; messageId: string; reason: TurnFailureReason; now: string } }
@@ -95,8 +110,10 @@ export type Session =
       organizationId: string
       flowId: string
       flowVersion: number
+      /** The draft a preview session runs; null for a session of a published version. */
+      previewDefinition: FlowDefinition | null
       externalId: string | null
-      apiKeyId: string
+      apiKeyId: string | null
       callbackUrl: string | null
       ttlSeconds: number
       startedAt: string
@@ -127,7 +144,9 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
       }
       case 'ReceiveMessage': {
         const { data } = command
-        if (state.status === 'none' || state.workspaceId !== data.workspaceId) throw new NotFoundError(`session ${data.sessionId} not found`)
+        if (state.status === 'none' || state.workspaceId !== data.workspaceId || (data.previewsOnly && state.previewDefinition === null)) {
+          throw new NotFoundError(`session ${data.sessionId} not found`)
+        }
         if (data.idempotencyKey !== null && state.idempotencyKeys[data.idempotencyKey]) return []
         if (state.status !== 'active' || data.now >= state.expiresAt) throw new ConflictError('Session is not active')
         return [
@@ -176,6 +195,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           organizationId: d.organizationId,
           flowId: d.flowId,
           flowVersion: d.flowVersion,
+          previewDefinition: d.preview?.definition ?? null,
           externalId: d.externalId,
           apiKeyId: d.apiKeyId,
           callbackUrl: d.callbackUrl,

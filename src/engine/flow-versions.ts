@@ -29,6 +29,11 @@ export class FlowVersions {
     private readonly maxEntries = 1000,
   ) {}
 
+  /** What a session runs: its preview's draft, or its published version. */
+  async ofSession(session: { flowId: string; flowVersion: number; previewDefinition: FlowDefinition | null }): Promise<RunnableFlow | string> {
+    return session.previewDefinition ? toRunnable(session.previewDefinition) : this.get(session.flowId, session.flowVersion)
+  }
+
   /** The runnable version, or a sentence saying why there is none. */
   async get(flowId: string, version: number): Promise<RunnableFlow | string> {
     const key = `${flowId}@${version}`

@@ -47,6 +47,15 @@ class RepeatedConflictsError extends Error {
 const failureReason = (error: unknown): TurnFailureReason => (error instanceof EventSchemaError ? 'invalid_turn' : 'engine_error')
 
 type RunningSession = Exclude<Session, { status: 'none' }>
+
+/**
+ * Whether a recorded turn has kanban actions to carry out on the board. A preview's turns record
+ * theirs (the editor's test panel shows them) but never move a real card.
+ */
+const movesCards = (recorded: RecordedEvent): boolean => {
+  const event = recorded as unknown as SessionEvent
+  return event.type === 'TurnCompleted' && event.data.output.kanban.length > 0 && recorded.metadata.preview !== true
+}
 type SessionCommandOf<Type extends SessionCommand['type']> = Extract<SessionCommand, { type: Type }>
 
 const lastMessageText = (trigger: Trigger): string => {
@@ -138,8 +147,7 @@ export class EngineWorker {
     }
     await Promise.all([...toDrive].map(([sessionId, { seenThrough, trigger }]) => this.settle(trigger, () => this.drive(sessionId, seenThrough))))
     for (const recorded of batch) {
-      const event = recorded as unknown as SessionEvent
-      if (event.type !== 'TurnCompleted' || event.data.output.kanban.length === 0 || this.parking.waits(recorded)) continue
+      if (!movesCards(recorded) || this.parking.waits(recorded)) continue
       await this.settle(recorded, () => this.carryOutKanban(recorded))
     }
   }
@@ -217,7 +225,7 @@ export class EngineWorker {
     if (state.status === 'none' || revision === undefined) return 'idle'
     const next = state.pending[0]
     if (!next) return 'idle'
-    const flow = await this.flows.get(state.flowId, state.flowVersion)
+    const flow = await this.flows.ofSession(state)
     const now = this.now()
     const endTurn = this.metrics?.engineTurnDuration.startTimer()
     let outcome: 'completed' | 'conflict' | 'error' = 'error'
@@ -248,7 +256,7 @@ export class EngineWorker {
    */
   private async appendTurnEvent(state: RunningSession, revision: bigint, command: SessionCommandOf<'CompleteTurn' | 'FailTurn'>, kind: string): Promise<'ran' | 'idle' | 'conflict'> {
     const { sessionId, messageId } = command.data
-    const metadata = { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId }
+    const metadata = { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId, ...(state.previewDefinition ? { preview: true } : {}) }
     const eventId = () => uuidV5(`${sessionId}/${messageId}/${kind}`, TURN_ID_NAMESPACE)
     const result = await decideOnState(this.store, session, sessionStream(sessionId), { state, revision }, command, metadata, eventId)
     if (result === 'conflict') return 'conflict'
@@ -270,8 +278,7 @@ export class EngineWorker {
     this.parking.forget(stream)
     const events = (await this.store.readStream(stream)).filter((e) => comparePositions(e.position, parked.position) >= 0)
     for (const recorded of events) {
-      const event = recorded as unknown as SessionEvent
-      if (event.type === 'TurnCompleted' && event.data.output.kanban.length > 0) await this.settle(recorded, () => this.carryOutKanban(recorded))
+      if (movesCards(recorded)) await this.settle(recorded, () => this.carryOutKanban(recorded))
       if (this.parking.waits(recorded)) return true
     }
     const first = events[0]

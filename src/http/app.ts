@@ -33,6 +33,7 @@ import { flowRoutes } from './routes/flows.js'
 import { kanbanRoutes } from './routes/kanban.js'
 import { webhookRoutes } from './routes/webhooks.js'
 import { sectorRoutes } from './routes/sectors.js'
+import { sessionStreamRoutes } from './routes/session-stream.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { transcriptRoutes } from './routes/transcripts.js'
 import { variableRoutes } from './routes/variables.js'
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(flowAnalyticsRoutes(deps))
       await v1.register(variableRoutes(deps))
       await v1.register(sessionRoutes(deps))
+      await v1.register(sessionStreamRoutes(deps))
       await v1.register(transcriptRoutes(deps))
       await v1.register(kanbanRoutes(deps))
       await v1.register(webhookRoutes(deps))

@@ -5,6 +5,7 @@ import { hashApiKey, API_KEY_PREFIX } from '../commands/api-keys.js'
 import { ForbiddenError, UnauthorizedError } from '../errors.js'
 import { findActiveApiKeyByHash, type ApiKeyPrincipal } from '../projections/api-keys.js'
 import type { DbOrTrx } from '../store/database.js'
+import type { SessionCaller } from '../commands/sessions.js'
 
 /** A request authenticated by an API key (`X-Api-Key`). */
 export interface ApiKeyCaller extends ApiKeyPrincipal {
@@ -107,4 +108,10 @@ export const authenticate =
 export function apiKeyOf(request: FastifyRequest): ApiKeyCaller {
   if (request.principal.kind !== 'api-key') throw new ForbiddenError('The editor access token does not reach this endpoint')
   return request.principal
+}
+
+/** The caller as a session sees it: a key, or the editor (which reaches preview sessions only). */
+export function sessionCallerOf(request: FastifyRequest): SessionCaller {
+  const { principal } = request
+  return { workspaceId: principal.workspaceId, organizationId: principal.organizationId, apiKeyId: principal.kind === 'api-key' ? principal.apiKeyId : null }
 }

@@ -85,7 +85,7 @@ class SessionsFold implements TypedFold<SessionEvent> {
   private addOne(event: SessionEvent): void {
     switch (event.type) {
       case 'SessionStarted':
-        if (!this.sessions.has(event.data.sessionId)) this.sessions.set(event.data.sessionId, startedSession(event.data))
+        if (!event.data.preview && !this.sessions.has(event.data.sessionId)) this.sessions.set(event.data.sessionId, startedSession(event.data))
         return
       case 'TurnCompleted': {
         const { sessionId, output, completedAt } = event.data
@@ -152,7 +152,8 @@ class SessionsFold implements TypedFold<SessionEvent> {
 }
 
 /**
- * Analytics of sessions (docs/analytics.md): each session once, with its status, duration and the
+ * Analytics of sessions (docs/analytics.md): each session once (a preview never: it has no row, so
+ * its later events change nothing here), with its status, duration and the
  * last node it reached, and each node it reached with its visits and whether a reply there was
  * accepted. Nodes come from the turns' `visited` paths: a turn recorded without one adds none.
  */
@@ -165,6 +166,7 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   async apply(trx, event) {
     switch (event.type) {
       case 'SessionStarted':
+        if (event.data.preview) break
         await trx.insertInto('analytics_sessions').values(startedSession(event.data)).onConflict((oc) => oc.column('session_id').doNothing()).execute()
         break
       case 'TurnCompleted': {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type SelectQueryBuilder, type Transaction } from 'kysely'
+import { sql, type Insertable, type SelectQueryBuilder, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx, SessionLogsTable } from '../store/database.js'
 import { startOfNextUtcDay, type DateRange } from './date-range.js'
@@ -24,10 +24,13 @@ interface LogChange {
   failed_at: string | null
 }
 
+/** The two tables of the read model: the logs, and apart from them the logs of preview sessions. */
+type LogTable = 'session_logs' | 'preview_session_logs'
+
 /** The merged changes of many sessions, in a statement per ROWS_PER_STATEMENT. */
-async function updateLogs(trx: Transaction<Database>, changes: Iterable<LogChange>): Promise<void> {
+async function updateLogs(trx: Transaction<Database>, table: LogTable, changes: Iterable<LogChange>): Promise<void> {
   await inChunks(changes, ROWS_PER_STATEMENT, (rows) => sql`
-    update session_logs as s set
+    update ${sql.table(table)} as s set
       expires_at = coalesce(v.expires_at, s.expires_at),
       warnings = s.warnings + v.warnings,
       status = case when v.status is not null then v.status when s.status <> 'running' then s.status
@@ -62,10 +65,11 @@ const newSessionLog = (d: SessionStarted): NewSessionLog => ({
  */
 class SessionLogsFold implements TypedFold<SessionEvent> {
   private readonly starts: NewSessionLog[] = []
+  private readonly previewStarts: NewSessionLog[] = []
   private readonly changes = new Map<string, LogChange>()
 
   get held(): number {
-    return this.starts.length + this.changes.size
+    return this.starts.length + this.previewStarts.length + this.changes.size
   }
 
   async add(_db: DbOrTrx, events: readonly { event: SessionEvent }[]): Promise<void> {
@@ -74,7 +78,7 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
 
   private addOne(event: SessionEvent): void {
     if (event.type === 'SessionStarted') {
-      this.starts.push(newSessionLog(event.data))
+      ;(event.data.preview ? this.previewStarts : this.starts).push(newSessionLog(event.data))
       return
     }
     const id = event.data.sessionId
@@ -101,11 +105,17 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
     }
   }
 
+  /**
+   * A session's later events do not say whether it is a preview: their changes go to both tables,
+   * and only the one holding the session has a row to change. Preview sessions are few, so the
+   * second update is cheap.
+   */
   async write(trx: Transaction<Database>): Promise<void> {
-    await insertInChunks(this.starts, (rows) =>
-      trx.insertInto('session_logs').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute(),
-    )
-    await updateLogs(trx, this.changes.values())
+    for (const [table, starts] of [['session_logs', this.starts], ['preview_session_logs', this.previewStarts]] as const) {
+      await insertInChunks(starts, (rows) => trx.insertInto(table).values(rows).onConflict((oc) => oc.column('id').doNothing()).execute())
+    }
+    await updateLogs(trx, 'session_logs', this.changes.values())
+    await updateLogs(trx, 'preview_session_logs', this.changes.values())
   }
 }
 
@@ -113,36 +123,13 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
   name: 'session-logs',
   streamPrefixes: ['session-'],
   // The counts are written by triggers on session_logs (migration 0013), in the same transaction.
-  tables: ['session_logs', 'session_log_counts', 'session_log_day_counts'],
+  tables: ['session_logs', 'session_log_counts', 'session_log_day_counts', 'preview_session_logs'],
   fold: () => new SessionLogsFold(),
+  // One event is a fold of one: its effect is written in one place.
   async apply(trx, event) {
-    switch (event.type) {
-      case 'SessionStarted':
-        await trx.insertInto('session_logs').values(newSessionLog(event.data)).onConflict((oc) => oc.column('id').doNothing()).execute()
-        break
-      case 'MessageReceived':
-        await trx.updateTable('session_logs').set({ expires_at: event.data.expiresAt }).where('id', '=', event.data.sessionId).execute()
-        break
-      case 'TurnCompleted': {
-        const { output, completedAt, sessionId } = event.data
-        const finished = output.status !== 'active'
-        await trx
-          .updateTable('session_logs')
-          .set({
-            warnings: sql`warnings + ${output.warnings.length}`,
-            ...(finished ? { status: output.status, finished_at: completedAt } : {}),
-          })
-          .where('id', '=', sessionId)
-          .execute()
-        break
-      }
-      case 'SessionExpired':
-      case 'TurnFailed': {
-        const [status, finishedAt] = event.type === 'SessionExpired' ? ['timeout', event.data.expiredAt] : ['error', event.data.failedAt]
-        await trx.updateTable('session_logs').set({ status, finished_at: finishedAt }).where('id', '=', event.data.sessionId).where('status', '=', 'running').execute()
-        break
-      }
-    }
+    const fold = new SessionLogsFold()
+    await fold.add(trx, [{ event }])
+    await fold.write(trx)
   },
 })
 
@@ -166,6 +153,8 @@ export interface SessionLogQuery {
   sessionId?: string
   status?: LogStatus
   dateRange?: DateRange
+  /** The logs of preview sessions instead of the others. */
+  preview?: boolean
   now: Date
 }
 
@@ -202,6 +191,7 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
     if (!owned) return { content: [], totalElements: 0 }
   }
   const startedSince = await dateRangeSince(db, query)
+  if (query.preview) return listPreviewSessionLogs(db, query, startedSince)
   let base = query.workspaceId
     ? db.selectFrom('session_logs').where('workspace_id', '=', query.workspaceId)
     : db.selectFrom('session_logs').where('organization_id', '=', query.organizationId)
@@ -235,20 +225,40 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
             ),
         ).execute()
   const totalElements = rows.length < query.size && (rows.length > 0 || query.page === 0) ? offset + rows.length : await countSessionLogs(db, query, base, startedSince)
-  return {
-    content: rows.map((row) => ({
-      id: row.id,
-      workspaceId: row.workspace_id,
-      flowId: row.flow_id,
-      externalId: row.external_id,
-      status: row.status as LogStatus,
-      warnings: row.warnings,
-      startedAt: toIso(row.started_at),
-      expiresAt: toIso(row.expires_at),
-      finishedAt: row.finished_at === null ? null : toIso(row.finished_at),
-    })),
-    totalElements,
-  }
+  return { content: rows.map(toLogEntry), totalElements }
+}
+
+const toLogEntry = (row: Selectable<SessionLogsTable>): SessionLogEntry => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  flowId: row.flow_id,
+  externalId: row.external_id,
+  status: row.status as LogStatus,
+  warnings: row.warnings,
+  startedAt: toIso(row.started_at),
+  expiresAt: toIso(row.expires_at),
+  finishedAt: row.finished_at === null ? null : toIso(row.finished_at),
+})
+
+/** Logs of preview sessions: few, short-lived rows, so a plain page and count serve them. */
+async function listPreviewSessionLogs(db: DbOrTrx, query: SessionLogQuery, startedSince: Date | undefined): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
+  let base = db.selectFrom('preview_session_logs').where('organization_id', '=', query.organizationId)
+  if (query.workspaceId) base = base.where('workspace_id', '=', query.workspaceId)
+  if (query.sessionId) base = base.where('id', '=', query.sessionId)
+  if (query.status) base = base.where('status', '=', query.status)
+  if (startedSince) base = base.where('started_at', '>=', startedSince)
+  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
+  const column = SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt']
+  const [rows, totalElements] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy(column, (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
+      .orderBy('id', direction)
+      .$call(onePage(query))
+      .execute(),
+    countRows(base),
+  ])
+  return { content: rows.map(toLogEntry), totalElements }
 }
 
 /** The workspace of the kept counts that stand for every workspace of their organization (migration 0013). */
@@ -313,6 +323,7 @@ async function countSessionLogs(
 
 /** Running sessions whose inactivity expiry has passed, for the sweeper. */
 export async function findExpiredSessions(db: DbOrTrx, now: Date, limit: number): Promise<string[]> {
-  const rows = await db.selectFrom('session_logs').select('id').where('status', '=', 'running').where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute()
-  return rows.map((row) => row.id)
+  const expired = (table: LogTable) => db.selectFrom(table).select('id').where('status', '=', 'running').where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute()
+  const [sessions, previews] = await Promise.all([expired('session_logs'), expired('preview_session_logs')])
+  return [...sessions, ...previews].slice(0, limit).map((row) => row.id)
 }

@@ -354,6 +354,7 @@ export interface Database {
   kanban_pipelines: KanbanPipelinesTable
   kanban_cards: KanbanCardsTable
   session_logs: SessionLogsTable
+  preview_session_logs: SessionLogsTable
   session_log_counts: SessionLogCountsTable
   session_log_day_counts: SessionLogDayCountsTable
   kanban_card_counts: KanbanCardCountsTable

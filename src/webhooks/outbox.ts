@@ -72,14 +72,11 @@ const turnDelivery = (recorded: RecordedEvent, body: WebhookBody, at: string): T
 
 type NewRoute = Insertable<WebhookSessionsTable>
 
-const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): NewRoute => ({
-  session_id: d.sessionId,
-  organization_id: d.organizationId,
-  workspace_id: d.workspaceId,
-  api_key_id: d.apiKeyId,
-  callback_url: d.callbackUrl,
-  active: true,
-})
+/** Where a session's webhooks go; a preview has no route, so its turns make no delivery at all. */
+const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): NewRoute | undefined =>
+  d.preview || d.apiKeyId === null
+    ? undefined
+    : { session_id: d.sessionId, organization_id: d.organizationId, workspace_id: d.workspaceId, api_key_id: d.apiKeyId, callback_url: d.callbackUrl, active: true }
 
 const ALWAYS = sql<boolean>`true`
 
@@ -188,7 +185,8 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
           break
         case 'SessionStarted': {
           const { routes } = this.writes()
-          if (!routes.has(event.data.sessionId)) routes.set(event.data.sessionId, routeOf(event.data))
+          const route = routeOf(event.data)
+          if (route && !routes.has(route.session_id)) routes.set(route.session_id, route)
           break
         }
         case 'TurnCompleted': {
@@ -237,9 +235,11 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   async apply(trx, event, recorded) {
     switch (event.type) {
-      case 'SessionStarted':
-        await trx.insertInto('webhook_sessions').values(routeOf(event.data)).onConflict((oc) => oc.column('session_id').doNothing()).execute()
+      case 'SessionStarted': {
+        const route = routeOf(event.data)
+        if (route) await trx.insertInto('webhook_sessions').values(route).onConflict((oc) => oc.column('session_id').doNothing()).execute()
         break
+      }
       case 'TurnCompleted': {
         const { sessionId, messageId, output, completedAt } = event.data
         const body = turnWebhookBody(sessionId, messageId, output)

@@ -1,5 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { receiveMessage, startSession } from '../../commands/sessions.js'
+import { receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
+import { loadState } from '../../commands/handle.js'
+import { flow as flowDecider, flowStream } from '../../domain/flow.js'
 import { VariableValue } from '../../engine/turn.js'
 import { TurnFailureReason } from '../../domain/session.js'
 import { deliveriesByEvent } from '../../audit/deliveries.js'
@@ -8,11 +10,11 @@ import { EventEnvelope, toEnvelope } from '../../audit/envelope.js'
 import { readSessionHistory } from '../../audit/session-history.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js'
 import { checkSessionVariables } from '../../projections/variables.js'
-import { FlowVersions } from '../../engine/flow-versions.js'
+import { FlowVersions, toRunnable } from '../../engine/flow-versions.js'
 import { findFlow } from '../../projections/flows.js'
 import { SESSION_LOG_ORDER_COLUMNS, listSessionLogs, type SessionLogOrder } from '../../projections/session-logs.js'
 import type { AppDeps } from '../app.js'
-import { apiKeyOf } from '../auth.js'
+import { apiKeyOf, sessionCallerOf } from '../auth.js'
 import { commandContext } from '../context.js'
 import { SendMessageBody, toInboundMessage } from '../inbound-message.js'
 import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
@@ -111,20 +113,58 @@ export const sessionRoutes =
           tags: ['sessions'],
           operationId: 'sendMessage',
           summary: "Send the user's message into an active session; the flow answers by webhook",
-          description: 'Answers 202 once the message is recorded; the engine\'s turn reaches the callback URL as a signed webhook, in order. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same message.',
+          description: 'Answers 202 once the message is recorded; the engine\'s turn reaches the callback URL as a signed webhook, in order. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same message. The editor\'s token reaches preview sessions of its workspace.',
           params: Type.Object({ sessionId: Uuid }),
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
           body: SendMessageBody,
-          response: { 202: MessageAccepted, ...errorResponses(400, 401, 404, 409, 413, 415) },
+          response: { 202: MessageAccepted, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
         },
+        config: { editor: true },
       },
       async (request, reply) => {
-        const { messageId } = await receiveMessage(commandContext(deps, request), apiKeyOf(request), {
+        const { messageId } = await receiveMessage(commandContext(deps, request), sessionCallerOf(request), {
           sessionId: request.params.sessionId,
           message: toInboundMessage(request.body),
           idempotencyKey: request.headers['idempotency-key'] ?? null,
         })
         return reply.status(202).send({ messageId, status: 'queued' as const })
+      },
+    )
+
+    app.post(
+      '/flows/:flowId/preview-sessions',
+      {
+        schema: {
+          tags: ['sessions'],
+          operationId: 'createPreviewSession',
+          summary: "Start a preview session of the flow's current draft",
+          description:
+            "Runs the draft as it is now on the real engine. A preview sends no webhooks, moves no real kanban card, is left out of session logs (unless `preview=true`) and analytics, and expires after 10 minutes without a message. Follow it with GET /v1/sessions/{sessionId}/stream and talk to it with POST /v1/sessions/{sessionId}/message; the editor's token reaches both.",
+          params: Type.Object({ flowId: Uuid }),
+          body: Type.Object({
+            variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
+          }, { description: 'optional: the request may have no body', examples: [{ variables: { customer_name: 'Ana' } }] }),
+          response: { 201: SessionCreated, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        },
+        config: { editor: true },
+        preValidation: async (request) => {
+          request.body ??= {}
+        },
+      },
+      async (request, reply) => {
+        const { workspaceId } = request.principal
+        const state = await loadState(deps.store, flowDecider, flowStream(request.params.flowId))
+        if (state.status !== 'active' || state.workspaceId !== workspaceId) throw new NotFoundError(`flow ${request.params.flowId} not found`)
+        const variables = await checkSessionVariables(deps.db, workspaceId, request.body.variables ?? {})
+        if (variables.problems.length) throw new BadRequestError(variables.problems.join('; '))
+        const runnable = toRunnable(state.draft)
+        if (typeof runnable === 'string') throw new ConflictError(`the draft of flow ${state.flowId} cannot run: ${runnable}`)
+        const { sessionId, expiresAt } = await startPreviewSession(commandContext(deps, request), sessionCallerOf(request), {
+          flowId: state.flowId,
+          definition: state.draft,
+          variables: variables.values,
+        })
+        return reply.status(201).header('location', `/v1/sessions/${sessionId}`).send({ sessionId, status: 'active' as const, expiresAt })
       },
     )
 
@@ -144,6 +184,7 @@ export const sessionRoutes =
             dateRange: Type.Optional(DateRangeParam),
             sessionId: Type.Optional(Uuid),
             status: Type.Optional(LogStatus),
+            preview: Type.Optional(Type.Boolean({ default: false, description: 'true: the logs of preview sessions (the editor\'s test panel) instead of the others' })),
           }),
           response: { 200: Page(LogEntry), ...errorResponses(400, 401) },
         },
