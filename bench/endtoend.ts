@@ -34,6 +34,8 @@ export interface EndToEndSettings {
   verifyEvery: number
   /** Profile the service with --cpu-prof (slows it down: the figures are then not the record). */
   cpuProfile: boolean
+  /** Session streams held open meanwhile (one on each of the first this many sessions); 0: none. */
+  streams: number
   /**
    * The service's `--max-old-space-size`, as it should be deployed (0: node's default, a quarter of
    * the machine's memory). Below 2 GiB V8 lets the heap grow to about 1.4× the live data between
@@ -51,6 +53,7 @@ export const defaultEndToEndSettings: EndToEndSettings = {
   connections: 128,
   verifyEvery: 10,
   cpuProfile: false,
+  streams: 0,
   serviceMaxOldSpaceMiB: DEPLOYED_MAX_OLD_SPACE_MIB,
 }
 
@@ -83,6 +86,7 @@ async function stages(db: BenchDatabase, messages: MessageTimes[]): Promise<{ ma
     'command received → turn completed (engine picks it up, runs the turn)': [],
     'turn completed → first attempt (outbox projection, dispatcher claim)': [],
     'first attempt → webhook at the receiver (connect, TLS, POST)': [],
+    'turn completed → turn event on the session stream (feed, SSE write)': [],
   }
   const push = (name: string, a: number | null | undefined, b: number | null | undefined) => {
     if (a !== null && a !== undefined && b !== null && b !== undefined && Number.isFinite(a) && Number.isFinite(b)) series[name]!.push(b - a)
@@ -95,12 +99,13 @@ async function stages(db: BenchDatabase, messages: MessageTimes[]): Promise<{ ma
     const received = Number(row.received_at)
     const completed = row.completed_at === null ? null : Number(row.completed_at)
     const attempted = row.attempted_at === null ? null : Number(row.attempted_at)
-    const [a, b, c, d, e] = Object.keys(series)
+    const [a, b, c, d, e, f] = Object.keys(series)
     push(a!, m.scheduledAt, received)
     push(b!, received, m.acceptedAt)
     push(c!, received, completed)
     push(d!, completed, attempted)
     push(e!, attempted, m.webhookAt)
+    push(f!, completed, m.streamAt)
   }
   return { matched, stagesMs: Object.fromEntries(Object.entries(series).map(([k, v]) => [k, roundSummary(summarize(v))])) }
 }
@@ -221,6 +226,7 @@ export async function endToEnd(settings: EndToEndSettings, notes: string[]): Pro
       const onProgress = (p: unknown) => {
         const { phase, seconds } = p as { phase: string; seconds?: number }
         if (phase === 'sessions') process.stdout.write(`  ${settings.sessions} sessions created, their start webhooks received, in ${seconds?.toFixed(1)} s\n`)
+        if (phase === 'streams') process.stdout.write(`  ${(p as { opened: number }).opened} session streams open\n`)
         if (phase === 'warmup') {
           rss.phase('warmup')
           process.stdout.write(`  warm-up: ${settings.warmupSeconds} s at ${settings.rate} msg/s\n`)
@@ -253,6 +259,7 @@ export async function endToEnd(settings: EndToEndSettings, notes: string[]): Pro
         connections: settings.connections,
         receiver: { port: receiverPort, keyFile: certificate.keyFile, certFile: certificate.certFile },
         verifyEvery: settings.verifyEvery,
+        streams: settings.streams,
       }
       const timeoutMs = (300 + settings.warmupSeconds + settings.durationSeconds + 2 * (settings.drainSeconds + 30)) * 1000
       const load = await runWorker<FixedRateInput, FixedRateOutput>(join(benchDist, 'load', 'fixed-rate.js'), input, timeoutMs, [], onProgress)
@@ -293,6 +300,15 @@ export async function endToEnd(settings: EndToEndSettings, notes: string[]): Pro
         figure('non_202', 'sends not answered 202 (shed unsent after 10 s, other status, error)', non202, '', { op: '<', value: 1 }),
         figure('peak_rss_mib', 'service peak RSS (setup + warm-up + end to end)', round((memory.peakBytes ?? Number.NaN) / MiB), 'MiB', { op: '<', value: 300 }),
       ]
+      if (settings.streams > 0) {
+        const turnToStream = breakdown.stagesMs['turn completed → turn event on the session stream (feed, SSE write)']!
+        figures.push(
+          figure('streams_open', `session streams open on the service at the end (of ${settings.streams})`, load.streams.openAtEnd, '', { op: '>=', value: settings.streams }),
+          figure('stream_p50_ms', 'turn → its event on the session stream p50', turnToStream.p50, 'ms'),
+          figure('stream_p99_ms', 'turn → its event on the session stream p99', turnToStream.p99, 'ms'),
+          figure('stream_missing', `turns of streamed sessions missing on their stream ${settings.drainSeconds} s after the last 202`, m.streamMissing, '', { op: '<', value: 1 }),
+        )
+      }
       const { measuredMessages: _all, ...loadDetails } = load
       return {
         settings: { ...settings, postgres: await postgresSettings() },

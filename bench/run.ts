@@ -44,6 +44,8 @@ Options:
                    endtoend: connections of the sender's pool (128)
                    lists: requests in flight at once (1)
   --sessions N     ingest, endtoend: sessions the messages go round (1000)
+  --streams N      endtoend: also hold N session streams open (GET /v1/sessions/{id}/stream, one a session) and
+                   time each turn to its stream event (written as endtoend-streams)
   --cpu-prof       ingest, endtoend: run the service under --cpu-prof; eventstore: each adapter's process in
                    the first round; summarise the profiles (slower: written as <name>-profiled,
                    not the record)
@@ -69,6 +71,7 @@ async function main(): Promise<number> {
       rate: { type: 'string' },
       connections: { type: 'string' },
       sessions: { type: 'string' },
+      streams: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
       events: { type: 'string' },
       scale: { type: 'string' },
@@ -133,8 +136,11 @@ async function main(): Promise<number> {
           ...(connections ? { connections } : {}),
           ...(values.rate ? { rate: int(values.rate, 'rate')! } : {}),
           ...(values.sessions ? { sessions: int(values.sessions, 'sessions')! } : {}),
+          ...(values.streams ? { streams: int(values.streams, 'streams')! } : {}),
           cpuProfile: values['cpu-prof'] === true,
         }
+        if (settings.streams > settings.sessions) throw new Error('--streams cannot exceed --sessions: one stream a session')
+        if (settings.streams > 0) benchmark = 'endtoend-streams'
         if (settings.cpuProfile) benchmark = 'endtoend-profiled'
         tools = ['undici']
         outcome = await endToEnd(settings, notes)

@@ -15,6 +15,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Agent, request as httpRequest } from 'node:http'
 import { createServer } from 'node:https'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Pool } from 'undici'
@@ -39,6 +40,8 @@ export interface FixedRateInput {
   receiver: { port: number; keyFile: string; certFile: string }
   /** Check the signature of every n-th webhook (1: all). */
   verifyEvery: number
+  /** Session streams (GET /v1/sessions/{id}/stream) held open, one on each of the first this many sessions. */
+  streams: number
 }
 
 /** One measured message, in wall-clock milliseconds (performance.timeOrigin + performance.now()). */
@@ -49,6 +52,8 @@ export interface MessageTimes {
   acceptedAt: number
   /** NaN when its webhook did not arrive within the drain timeout. */
   webhookAt: number
+  /** When its turn came on its session's stream; NaN without a stream or when it did not come. */
+  streamAt: number
 }
 
 export interface PhaseOutput {
@@ -84,6 +89,11 @@ export interface PhaseOutput {
   acceptedToWebhookP99EachSecond: number[]
   /** From the last 202 until every webhook was in (or the drain timed out), in seconds. */
   drainSeconds: number
+  /** 202s of sessions with an open stream, and those whose turn did not come on it. */
+  streamed: number
+  streamMissing: number
+  /** From the 202 arriving here to the turn arriving on the session's stream. */
+  acceptedToStreamMs: LatencySummary
 }
 
 export interface FixedRateOutput {
@@ -105,6 +115,8 @@ export interface FixedRateOutput {
     /** Requests that were not a webhook body (wrong method, unparsable JSON). */
     malformed: number
   }
+  /** Session streams opened, and still open at the end (a stream closes only when its session ends). */
+  streams: { opened: number; openAtEnd: number; turnEvents: number; failures: number; firstFailure?: string }
   /** Event-loop delay of this process while the measured sends ran (its own timing error), in ms beyond a 10 ms timer. */
   eventLoopDelayMs: { p50: number; p99: number; max: number }
   /** CPU this process used while the measured sends ran, in average cores. */
@@ -207,6 +219,56 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
     const sessionsCreatedSeconds = (performance.now() - setupStarted) / 1000
     progress({ phase: 'sessions', seconds: sessionsCreatedSeconds })
 
+    // --- Session streams, each on a connection of its own, noting when each turn arrives ------------
+    const streamArrivals = new Map<string, number>()
+    const streamedSessions = new Set(sessionIds.slice(0, input.streams))
+    const streams = { opened: 0, openAtEnd: 0, turnEvents: 0, failures: 0, firstFailure: undefined as string | undefined }
+    const streamAgent = new Agent({ keepAlive: false, maxSockets: Infinity })
+    const openStreams = new Set<{ destroy(): void }>()
+    const openStream = (sessionId: string) =>
+      new Promise<void>((resolve, reject) => {
+        const req = httpRequest(`${input.base}/v1/sessions/${sessionId}/stream`, { agent: streamAgent, headers: { 'x-api-key': input.apiKey } }, (res) => {
+          if (res.statusCode !== 200) {
+            res.resume()
+            reject(new Error(`opening a session stream: ${res.statusCode}`))
+            return
+          }
+          streams.opened++
+          openStreams.add(req)
+          res.once('close', () => openStreams.delete(req))
+          resolve()
+          let buffer = ''
+          res.setEncoding('utf8').on('data', (chunk: string) => {
+            const arrived = performance.now()
+            buffer += chunk
+            let end: number
+            while ((end = buffer.indexOf('\n\n')) >= 0) {
+              const block = buffer.slice(0, end)
+              buffer = buffer.slice(end + 2)
+              if (!block.startsWith('event: turn\n')) continue
+              const data = block.slice(block.indexOf('data: ') + 6)
+              const messageId = /"messageId":"([^"]+)"/.exec(data)?.[1]
+              streams.turnEvents++
+              if (messageId && !streamArrivals.has(messageId)) streamArrivals.set(messageId, arrived)
+            }
+          })
+        })
+        req.once('error', (error) => {
+          streams.failures++
+          streams.firstFailure ??= error.message
+          reject(error)
+        })
+        req.end()
+      })
+    let nextStream = 0
+    const toOpen = [...streamedSessions]
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (nextStream < toOpen.length) await openStream(toOpen[nextStream++]!)
+      }),
+    )
+    if (input.streams > 0) progress({ phase: 'streams', opened: streams.opened })
+
     // --- One phase at the fixed rate ---------------------------------------------------------------
     const body = JSON.stringify({ type: 'text', text: { body: 'hello from the benchmark' } })
     let cursor = 0
@@ -290,7 +352,8 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
       const accepted: number[] = []
       for (let k = 0; k < total; k++) if (ids[k] !== undefined) accepted.push(k)
       const drainDeadline = answersDone + input.drainSeconds * 1000
-      while (accepted.some((k) => !arrivals.has(ids[k]!)) && performance.now() < drainDeadline) await sleep(50)
+      const arrivedEverywhere = (k: number) => arrivals.has(ids[k]!) && (!streamedSessions.has(sessionOf[k]!) || streamArrivals.has(ids[k]!))
+      while (accepted.some((k) => !arrivedEverywhere(k)) && performance.now() < drainDeadline) await sleep(50)
       const drainSeconds = (performance.now() - answersDone) / 1000
 
       const e2e = new Samples()
@@ -308,6 +371,9 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
       const e2eEachSecond: number[][] = []
       let missing = 0
       let before202 = 0
+      let streamed = 0
+      let streamMissing = 0
+      const acceptedToStream = new Samples()
       const messages: MessageTimes[] = []
       for (let k = 0; k < total; k++) {
         if (Number.isNaN(dispatched[k]!)) continue
@@ -328,7 +394,20 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
           if (arrived < answered[k]!) before202++
           perSecond(webhooksEachSecond, arrived)
         }
-        messages.push({ messageId: ids[k]!, sessionId: sessionOf[k]!, scheduledAt: wall(due[k]!), acceptedAt: wall(answered[k]!), webhookAt: arrived === undefined ? Number.NaN : wall(arrived) })
+        const onStream = streamArrivals.get(ids[k]!)
+        if (streamedSessions.has(sessionOf[k]!)) {
+          streamed++
+          if (onStream === undefined) streamMissing++
+          else acceptedToStream.push(onStream - answered[k]!)
+        }
+        messages.push({
+          messageId: ids[k]!,
+          sessionId: sessionOf[k]!,
+          scheduledAt: wall(due[k]!),
+          acceptedAt: wall(answered[k]!),
+          webhookAt: arrived === undefined ? Number.NaN : wall(arrived),
+          streamAt: onStream === undefined ? Number.NaN : wall(onStream),
+        })
       }
       const dense = (series: number[]) => Array.from(series, (n) => n ?? 0)
       const output: PhaseOutput = {
@@ -352,6 +431,9 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
         webhooksEachSecond: dense(webhooksEachSecond),
         acceptedToWebhookP99EachSecond: Array.from(e2eEachSecond, (latencies) => (latencies ? Math.round(summarize(latencies).p99) : 0)),
         drainSeconds,
+        streamed,
+        streamMissing,
+        acceptedToStreamMs: summarize(acceptedToStream.values()),
       }
       return { output, messages }
     }
@@ -379,6 +461,8 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
       },
     )
     progress({ phase: 'drained' })
+    streams.openAtEnd = openStreams.size
+    for (const stream of openStreams) stream.destroy()
     // The histogram holds whole timer intervals; what is beyond the 10 ms resolution is the delay.
     const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - 10) * 100) / 100)
     return {
@@ -386,6 +470,7 @@ workerMain<FixedRateInput, FixedRateOutput>(async (input, progress) => {
       warmup: warmup.output,
       measured: measured.output,
       measuredMessages: measured.messages,
+      streams,
       receiver: { ...receiver, verifyUsEach: receiver.signaturesChecked ? Math.round(Number(verifyNs / BigInt(receiver.signaturesChecked)) / 10) / 100 : 0 },
       eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
       cpuCores: Math.round(((cpu.user + cpu.system) / 1e6 / measuredSeconds) * 100) / 100,
