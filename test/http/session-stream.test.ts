@@ -130,6 +130,32 @@ for (const backend of reachableBackends) {
       t.equal(anonymous.statusCode, 401)
     })
 
+    await t.test("the editor's token reaches preview sessions of its workspace, and no other session", async (t) => {
+      const client = await call('POST', '/v1/clients', { name: 'Portal' }, bot.apiKey)
+      const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`
+      const { ott } = (await app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic }, payload: {} })).json()
+      const { access_token: token } = (await app.inject({ method: 'POST', url: '/auth/exchange', payload: { ott } })).json()
+      const bearer = { authorization: `Bearer ${token}` }
+      const preview = await app.inject({ method: 'POST', url: `/v1/flows/${flow.id}/preview-sessions`, headers: bearer })
+      t.equal(preview.statusCode, 201, 'the editor starts a preview (no body)')
+      const { sessionId } = preview.json()
+      const stream = curlStream(t, `${base}/v1/sessions/${sessionId}/stream`, bearer)
+      await eventually('the first turn on the editor\'s stream', () => stream.events.some((e) => e.event === 'turn') || undefined)
+      const sent = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/message`, headers: bearer, payload: { type: 'text', text: { body: 'bye' } } })
+      t.equal(sent.statusCode, 202, 'and talks to it')
+      t.equal(await stream.exited, 0, 'the stream ends with the preview')
+      t.same(JSON.parse(stream.events.at(-1)!.data), { status: 'completed' })
+
+      const real = await call('POST', `/v1/sessions/flows/${flow.id}/create`, undefined, bot.apiKey)
+      for (const [what, response] of [
+        ['stream', await app.inject({ method: 'GET', url: `/v1/sessions/${real.sessionId}/stream`, headers: bearer })],
+        ['message', await app.inject({ method: 'POST', url: `/v1/sessions/${real.sessionId}/message`, headers: bearer, payload: { type: 'text', text: { body: 'hi' } } })],
+      ] as const) {
+        t.equal(response.statusCode, 404, `a session that is not a preview is not found: ${what}`)
+      }
+      t.equal((await app.inject({ method: 'GET', url: `/v1/sessions/${real.sessionId}`, headers: bearer })).statusCode, 403, 'other session routes stay closed to it')
+    })
+
     await t.test('a preview runs the draft, sends no webhook and stays out of the logs unless asked for', async (t) => {
       const greeting = JSON.parse(JSON.stringify(echoFlow).replace('Say something', 'Draft question'))
       await call('PUT', `/v1/flows/${flow.id}/definition`, greeting, bot.apiKey)
