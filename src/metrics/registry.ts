@@ -76,6 +76,12 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly sessionStreamsOpen = new Gauge({
+    name: 'flowd_session_streams_open',
+    help: 'Session streams (GET /v1/sessions/{id}/stream) this process holds open now',
+    registers: [this.registry],
+  })
+
   private projections: ProjectionLagSource | undefined
   private outbox: Kysely<Database> | undefined
   private lagScrape: Promise<ProjectionLag[]> | undefined

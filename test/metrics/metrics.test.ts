@@ -149,6 +149,20 @@ for (const backend of reachableBackends) {
       t.ok(valueOf(scraped, 'flowd_webhook_oldest_open_delivery_seconds') > 0, 'and has an age')
     })
 
+    await t.test('open session streams on the gauge', async (t) => {
+      const h = await openMetricsHarness(t, backend)
+      const { key, flowId } = await echoSetup(h)
+      const { sessionId } = await call(h, 'POST', `/v1/sessions/flows/${flowId}/create`, key, {})
+      const base = await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const stream = new AbortController()
+      const response = await fetch(`${base}/v1/sessions/${sessionId}/stream`, { headers: { 'x-api-key': key }, signal: stream.signal })
+      t.equal(response.status, 200)
+      t.equal(valueOf(await h.scrape(), 'flowd_session_streams_open'), 1, 'one stream open')
+      stream.abort()
+      await scrapeUntil(h, 'the stream closed', (e) => valueOf(e, 'flowd_session_streams_open') === 0)
+      t.pass('none once the client went')
+    })
+
     await t.test('one-time token exchanges by result', async (t) => {
       const h = await openMetricsHarness(t, backend)
       const client = await call(h, 'POST', '/v1/clients', h.admin.apiKey, { name: 'Portal' })

@@ -51,7 +51,8 @@ export const sessionStreamRoutes =
     const open = new Set<ServerResponse>()
     const heartbeatMs = deps.config.streamHeartbeatSeconds * 1000
 
-    app.addHook('onClose', async () => {
+    // Before the server closes: it waits for open connections, and a stream stays open until ended.
+    app.addHook('preClose', async () => {
       feed.close()
       for (const response of open) response.end()
     })
@@ -108,9 +109,12 @@ export const sessionStreamRoutes =
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-cache, no-transform',
           'x-accel-buffering': 'no',
+          // The connection was the stream's alone: it closes with it, and a server shutting down does not wait for it.
+          connection: 'close',
           'x-request-id': request.id,
         })
         open.add(response)
+        deps.metrics?.sessionStreamsOpen.inc()
         openByWorkspace.set(workspaceId, (openByWorkspace.get(workspaceId) ?? 0) + 1)
         const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), heartbeatMs)
         heartbeat.unref()
@@ -121,6 +125,7 @@ export const sessionStreamRoutes =
           clearInterval(heartbeat)
           detach()
           open.delete(response)
+          deps.metrics?.sessionStreamsOpen.dec()
           const left = (openByWorkspace.get(workspaceId) ?? 1) - 1
           if (left > 0) openByWorkspace.set(workspaceId, left)
           else openByWorkspace.delete(workspaceId)
