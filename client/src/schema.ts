@@ -7111,7 +7111,10 @@ export interface operations {
                          * @example 0190a0b0-0000-7000-8000-0000000000f1
                          */
                         flowId: string;
+                        /** @description the published version it runs; 0 for a preview, which runs the draft it started on */
                         flowVersion: number;
+                        /** @description a preview session (POST /v1/flows/{id}/preview-sessions): no webhooks, left out of logs and analytics */
+                        preview: boolean;
                         externalId: string | null;
                         /** @enum {string} */
                         status: "active" | "completed" | "timeout" | "error";

@@ -50,7 +50,7 @@ for (const { name, prepare } of targets) {
       const otherKey = await issueApiKey(ctx, { organizationId, workspaceId: otherWorkspace.workspaceId, name: 'o', role: 'organization-admin', callbackUrl: null })
       const main = { workspaceId: admin.workspaceId, apiKey: admin.apiKey }
       const other = { workspaceId: otherWorkspace.workspaceId, apiKey: otherKey.apiKey }
-      const call = async (apiKey: string, method: 'GET' | 'POST', path: string, payload?: object): Promise<any> => {
+      const call = async (apiKey: string, method: 'GET' | 'POST' | 'PUT', path: string, payload?: object): Promise<any> => {
         const response = await app.inject({ method, url: path, headers: { 'x-api-key': apiKey }, ...(payload ? { payload } : {}) })
         if (response.statusCode >= 400) throw new Error(`${method} ${path}: ${response.statusCode} ${response.body}`)
         return response.body ? response.json() : undefined
@@ -123,6 +123,12 @@ for (const { name, prepare } of targets) {
       const proSession = await converse(key, plans.id, [pro], { name: 'Ana' })
       await converse(key, plans.id, [textReply('maybe'), textReply('basic')], { name: 'Bo' })
       await converse(key, echo.id, [textReply('hello'), textReply('again'), textReply('bye')])
+      // A preview of a draft that differs from the published version: verify must replay it on the draft it recorded.
+      await call(key, 'PUT', `/v1/flows/${echo.id}/definition`, JSON.parse(JSON.stringify({ ...echoFlow, ...longLived }).replace('Say something', 'Say it in the draft')))
+      const { sessionId: preview } = await call(key, 'POST', `/v1/flows/${echo.id}/preview-sessions`, {})
+      t.equal((await settled(key, preview)).flowVersion, 0, 'a preview runs no published version')
+      await call(key, 'POST', `/v1/sessions/${preview}/message`, textReply('hi'))
+      await settled(key, preview)
       const expiring = await converse(key, quick.id, [])
       const foreign = await converse(other.apiKey, otherEcho.id, [textReply('elsewhere')])
       await eventually('the quick session expired', async () => ((await call(key, 'GET', `/v1/sessions/${expiring}`)).status === 'timeout' ? true : undefined))
@@ -133,8 +139,8 @@ for (const { name, prepare } of targets) {
     await t.test('verify passes on an untampered log of several sessions', async (t) => {
       const all = await runCli(['audit', 'verify', '--json'], env)
       t.equal(all.code, 0, all.stderr)
-      // Turns: pro 2, basic-after-retry 3, echo 4, expiring 1, foreign 2.
-      t.same(JSON.parse(all.stdout), { sessions: 5, turns: 12, divergentSessions: 0, divergentTurns: 0, firstDivergence: null })
+      // Turns: pro 2, basic-after-retry 3, echo 4, preview 2, expiring 1, foreign 2.
+      t.same(JSON.parse(all.stdout), { sessions: 6, turns: 14, divergentSessions: 0, divergentTurns: 0, firstDivergence: null })
       const one = await runCli(['audit', 'verify', '--session', proSession, '--json'], env)
       t.match(JSON.parse(one.stdout), { sessions: 1, turns: 2, divergentSessions: 0 })
       const none = await runCli(['audit', 'verify', '--since', '2999-01-01', '--json'], env)
