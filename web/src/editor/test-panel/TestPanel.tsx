@@ -8,6 +8,7 @@ import { Chat } from './Chat'
 import { evolveConversation, newConversation, type Conversation, type ConversationEvent } from './conversation'
 import { DebugView } from './DebugView'
 import { followSession } from './stream'
+import { useFollowOnCanvas } from './useFollowOnCanvas'
 import { defaultTexts, startingValues, VariablesForm, type VariableTexts } from './VariablesForm'
 import './test-panel.css'
 
@@ -62,7 +63,9 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
   }, [])
   useEffect(() => stop, [stop])
 
-  useEffect(() => onWaitingAt(hidden || !run ? null : conversation.waitingAt), [hidden, run, conversation.waitingAt, onWaitingAt])
+  const waitingAt = run ? conversation.waitingAt : null
+  useEffect(() => onWaitingAt(hidden ? null : waitingAt), [hidden, waitingAt, onWaitingAt])
+  useFollowOnCanvas(hidden, waitingAt)
   useEffect(() => () => onWaitingAt(null), [onWaitingAt])
   // The canvas labels the node the preview waits at (test-panel.css), in the editor's language.
   useEffect(() => document.documentElement.style.setProperty('--test-waiting-label', JSON.stringify(t('test.waitingHere'))), [t])
