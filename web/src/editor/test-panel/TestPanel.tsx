@@ -7,7 +7,7 @@ import { useWorkspace } from '../workspace'
 import { Chat } from './Chat'
 import { evolveConversation, newConversation, type Conversation, type ConversationEvent } from './conversation'
 import { DebugView } from './DebugView'
-import { followSession } from './stream'
+import { followEventStream } from './event-stream'
 import { useFollowOnCanvas } from './useFollowOnCanvas'
 import { defaultTexts, startingValues, VariablesForm, type VariableTexts } from './VariablesForm'
 import './test-panel.css'
@@ -85,15 +85,15 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
       dispatch({ type: 'reset', variables: values })
       setRun({ sessionId, draft: startedWith })
       setReconnecting(false)
-      void followSession(api, sessionId, controller.signal, {
+      void followEventStream((lastEventId, signal) => api.streamSession(sessionId, lastEventId, signal), controller.signal, {
         onEvent: (event) => {
           if (controller.signal.aborted) return
           setReconnecting(false)
           dispatch({ type: 'streamed', event })
         },
         onReconnecting: () => !controller.signal.aborted && setReconnecting(true),
-        onStopped: (error) => {
-          if (error && !controller.signal.aborted) setNotice(t('test.streamStopped', { message: error.message }))
+        onStopped: (refusal) => {
+          if (refusal && !controller.signal.aborted) setNotice(t('test.streamStopped', { message: refusal.message }))
         },
       })
     } catch (error) {
