@@ -108,6 +108,7 @@ t.test('the editor test panel', { skip }, async (t) => {
     t.equal(await form.getByRole('textbox', { name: /^name/ }).inputValue(), 'Ana', 'a text variable is prefilled with its default')
     t.equal(await form.getByRole('spinbutton', { name: /^visits/ }).inputValue(), '3', 'a number variable gets a number input')
     await form.getByRole('combobox', { name: /^vip/ }).selectOption('true')
+    await capture(t, page, frame, 'test-panel-variables-en-light')
     await panel.getByTestId('test-start').click()
 
     const chat = panel.getByTestId('test-chat')
@@ -168,6 +169,17 @@ t.test('the editor test panel', { skip }, async (t) => {
     await editor.getByTestId('test-toggle').click()
     await waitUntilWaitingAt(editor, 'ask')
     t.equal(await chat.getByText('Hello again, Ana.').count(), 1, 'the panel keeps its session while hidden')
+
+    // A draft the service refuses to save: the preview says so and runs the last saved draft.
+    await editor.getByTestId('node-greet').click()
+    await editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true }).fill('')
+    await panel.getByTestId('test-restart').click()
+    await panel.getByRole('alert').getByText(/could not be saved/).waitFor()
+    // Enabled again once the new session has replaced the conversation.
+    await panel.locator('[data-testid="test-restart"]:not([disabled])').waitFor()
+    await chat.getByText('Hello again, Ana.').waitFor()
+    t.pass('the restarted preview runs the last saved draft')
+    t.match(await editor.getByTestId('save-state').textContent(), /Unsaved changes/, 'the refused change is still unsaved')
   })
 
   for (const look of [
