@@ -85,7 +85,7 @@ interface AxeViolation {
  * axe-core's serious and critical violations on the page as it is now, one line each (rule, help,
  * first elements). Evaluated through the DevTools protocol, so the page's CSP stays as served.
  */
-export async function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+export async function seriousAccessibilityViolations(page: Pick<Page, 'evaluate'>): Promise<string[]> {
   await page.evaluate(AXE_SOURCE)
   // A string, evaluated in the page (the tests' TypeScript has no DOM types).
   const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[]

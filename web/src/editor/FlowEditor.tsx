@@ -26,6 +26,8 @@ import type { Theme } from './route'
 import { NodePanel } from './panels/NodePanel'
 import { ProblemsPanel } from './panels/ProblemsPanel'
 import { VariablesPanel } from './panels/VariablesPanel'
+import { TestPanel } from './test-panel/TestPanel'
+import { markWaiting } from './test-panel/highlight'
 import { useWorkspace } from './workspace'
 
 export interface FlowEditorProps {
@@ -87,6 +89,8 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
   const [panel, setPanel] = useState<Panel>('node')
   const [busy, setBusy] = useState<'saving' | 'publishing' | 'validating'>()
   const [status, setStatus] = useState<Status>()
+  const [testing, setTesting] = useState(false)
+  const [waitingAt, setWaitingAt] = useState<string | null>(null)
 
   const change = useCallback((update: (graph: Graph) => Graph, record = true, key?: string) => dispatch({ type: 'change', update, record, key, at: Date.now() }), [])
 
@@ -276,6 +280,7 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
 
   const selected = graph.nodes.filter((n) => n.selected)
   const selectedNode = selected.length === 1 ? selected[0] : undefined
+  const shownNodes = useMemo(() => markWaiting(graph.nodes, waitingAt), [graph.nodes, waitingAt])
   const edges = useMemo(() => graph.edges.map((e) => (problems.byEdge.has(e.id) ? { ...e, className: 'has-problems' } : e)), [graph.edges, problems])
   // React Flow wants a stable map: it changes only when a type the editor does not know appears.
   const unknownTypes = [...new Set(graph.nodes.map((n) => n.type ?? ''))].filter((type) => !(NODE_TYPES as readonly string[]).includes(type)).join('\u0000')
@@ -307,6 +312,9 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
         <button type="button" className="secondary" onClick={() => void validate()} disabled={busy !== undefined}>
           ✓ {t('toolbar.validate')}
         </button>
+        <button type="button" className="secondary" aria-pressed={testing} onClick={() => setTesting((open) => !open)} data-testid="test-toggle">
+          ▷ {t('test.toggle')}
+        </button>
         <button type="button" onClick={() => void save()} disabled={busy !== undefined || !dirty} data-testid="save">
           {busy === 'saving' ? t('toolbar.saving') : t('toolbar.save')}
         </button>
@@ -322,12 +330,12 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
           </button>
         </div>
       )}
-      <div className="workspace">
+      <div className={`workspace${testing ? ' testing' : ''}`}>
         <Palette onAdd={(type) => addNode(type)} hasStart={graph.nodes.some((n) => n.type === 'start')} />
         <div className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
           <ProblemsContext.Provider value={problems}>
             <ReactFlow
-              nodes={graph.nodes}
+              nodes={shownNodes}
               edges={edges}
               nodeTypes={types}
               onNodesChange={onNodesChange}
@@ -375,6 +383,7 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
             {panel === 'problems' && <ProblemsPanel problems={problems} onSelectNode={selectNode} />}
           </div>
         </aside>
+        <TestPanel api={api} flowId={flow.id} hidden={!testing} nodes={graph.nodes} draft={json} dirty={dirty} save={save} onWaitingAt={setWaitingAt} />
       </div>
     </div>
   )

@@ -43,6 +43,9 @@ export type Pipeline = Item<'/v1/kanban/pipelines'>
 export type PipelineField = Pipeline['fields'][number]
 export type Published = Answer<'post', '/v1/flows/{id}/publish'>
 export type Validation = Answer<'post', '/v1/flows/validate'>
+export type PreviewSession = Answer<'post', '/v1/flows/{flowId}/preview-sessions'>
+/** A message the person sends into a session (spec §6.2). */
+export type InboundMessage = Input<'/v1/sessions/{sessionId}/message', 'post'>
 type Tokens = Answer<'post', '/auth/exchange'>
 
 /**
@@ -212,6 +215,25 @@ export class FlowApi {
     unwrap(this.#client.PATCH('/v1/variables/{id}', { params: { path: { id } }, body: input }))
 
   pipelines = () => everyPage((page) => this.#client.GET('/v1/kanban/pipelines', { params: { query: page } }))
+
+  // The test panel: a preview session of the saved draft, talked to and followed as it runs.
+  startPreview = (flowId: string, variables: Record<string, VariableValue>): Promise<PreviewSession> =>
+    unwrap(this.#client.POST('/v1/flows/{flowId}/preview-sessions', { params: { path: { flowId } }, body: { variables } }))
+  sendMessage = async (sessionId: string, message: InboundMessage): Promise<void> => {
+    await unwrap(this.#client.POST('/v1/sessions/{sessionId}/message', { params: { path: { sessionId } }, body: message }))
+  }
+  /** The session's Server-Sent Events with its debug events, resumed after `lastEventId`: a body to read. */
+  streamSession = async (sessionId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> => {
+    const header = lastEventId === undefined ? {} : { 'last-event-id': lastEventId }
+    const { error, response } = await this.#client.GET('/v1/sessions/{sessionId}/stream', {
+      params: { path: { sessionId }, query: { debug: true }, header },
+      parseAs: 'stream',
+      signal,
+    })
+    if (!response.ok) throw failure(response, error)
+    if (!response.body) throw new ApiError(response.status, 'the stream has no body')
+    return response.body
+  }
 }
 
 /** Every item of a list endpoint, page by page (at most 100 pages of 100). */

@@ -1,6 +1,8 @@
 import { createI18n, type Lang, type Translate as SharedTranslate } from '../shared/i18n'
+import { testPanelEn, testPanelPt } from './test-panel/i18n'
 
 const en = {
+  ...testPanelEn,
   'app.title': 'Flow editor',
   'app.waiting': 'Waiting for the host page to sign in…',
   'app.notEmbedded': 'This editor runs inside an application, in an iframe that signs it in.',
@@ -220,6 +222,7 @@ const en = {
 export type MessageKey = keyof typeof en
 
 const pt: Record<MessageKey, string> = {
+  ...testPanelPt,
   'app.title': 'Editor de fluxos',
   'app.waiting': 'Aguardando a página hospedeira fazer o login…',
   'app.notEmbedded': 'Este editor roda dentro de uma aplicação, num iframe que faz o login.',

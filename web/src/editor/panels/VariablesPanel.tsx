@@ -8,7 +8,7 @@ const TYPES: VariableType[] = ['string', 'number', 'boolean', 'object']
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** The default value as typed in a text box: '' is none; otherwise it must parse as the type. */
-function parseDefault(type: VariableType, text: string): { ok: true; value: VariableValue | null } | { ok: false } {
+export function parseDefault(type: VariableType, text: string): { ok: true; value: VariableValue | null } | { ok: false } {
   if (text.trim() === '') return { ok: true, value: null }
   switch (type) {
     case 'string':
@@ -29,7 +29,7 @@ function parseDefault(type: VariableType, text: string): { ok: true; value: Vari
   }
 }
 
-const showDefault = (value: VariableValue | null) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value))
+export const showDefault = (value: VariableValue | null) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value))
 
 /** Lists, creates and edits the workspace's variables (name and type are fixed once created). */
 export function VariablesPanel() {

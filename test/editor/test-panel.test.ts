@@ -1,0 +1,217 @@
+import { mkdir } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import type { Frame, FrameLocator, Page } from 'playwright-core'
+import t, { type Test } from 'tap'
+import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
+import { openTestApp } from '../helpers/app.js'
+import { seriousAccessibilityViolations } from '../helpers/dashboard.js'
+import { pgliteBackend } from '../helpers/storage.js'
+
+// The editor's test panel against the real service and engine: a preview of the draft, talked to
+// by tapping a button and typing, followed on the canvas and in the debug view, restarted after a
+// change of the draft.
+
+const skip = browserSkipReason()
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/editor/', import.meta.url))
+
+const text = (body: string) => ({ type: 'text', text: { body } })
+
+/** Greets, asks for a plan with buttons, asks a name, thanks and ends. */
+const planFlow = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'greet', type: 'message', position: { x: 240, y: 0 }, data: { messages: [text('Hi {{name}}!\nWelcome to the shop.')] } },
+    {
+      id: 'ask',
+      type: 'question',
+      position: { x: 480, y: 0 },
+      data: {
+        prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
+        input: { kind: 'choice' },
+        saveAs: 'plan',
+      },
+    },
+    { id: 'askName', type: 'question', position: { x: 720, y: 0 }, data: { prompt: text('Your name, please?'), input: { kind: 'text' }, saveAs: 'name' } },
+    { id: 'bye', type: 'message', position: { x: 960, y: 0 }, data: { messages: [text('Thanks {{name}}: plan {{plan}}.')] } },
+    { id: 'end', type: 'end', position: { x: 1200, y: 0 }, data: {} },
+  ],
+  edges: [
+    { id: 'e1', source: 'start', target: 'greet' },
+    { id: 'e2', source: 'greet', target: 'ask' },
+    { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'askName' },
+    { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'askName' },
+    { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'end' },
+    { id: 'e6', source: 'askName', sourceHandle: 'default', target: 'bye' },
+    { id: 'e7', source: 'askName', sourceHandle: 'invalid', target: 'end' },
+    { id: 'e8', source: 'bye', target: 'end' },
+  ],
+}
+
+t.test('the editor test panel', { skip }, async (t) => {
+  const service = await openTestApp(t, pgliteBackend, { engine: true })
+  await service.app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
+  const key = { 'x-api-key': service.admin.apiKey }
+  const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+    const response = await service.app.inject({ method, url, headers: key, ...(payload ? { payload } : {}) })
+    if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode}`)
+    return response.json()
+  }
+  const client = await call('POST', '/v1/clients', { name: 'Portal' })
+  const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`
+  const ott = async (): Promise<string> => {
+    const response = await service.app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic, 'content-type': 'application/json' } })
+    if (response.statusCode !== 200) throw new Error('no OTT')
+    return response.json().ott
+  }
+  await call('POST', '/v1/variables', { name: 'name', type: 'string', defaultValue: 'Ana', description: 'The contact' })
+  await call('POST', '/v1/variables', { name: 'plan', type: 'string' })
+  await call('POST', '/v1/variables', { name: 'vip', type: 'boolean' })
+  await call('POST', '/v1/variables', { name: 'visits', type: 'number', defaultValue: 3 })
+  const host = await serveHostPage(t)
+  const browser = await launchBrowser(t)
+  await mkdir(ARTIFACTS, { recursive: true })
+
+  /** The host page framing the editor of `flowId`, signed in, with the test panel open. */
+  const openPanel = async (t: Test, flowId: string, look: { lang: 'en' | 'pt'; theme: 'light' | 'dark' }, width = 1440) => {
+    const page = await browser.newPage({ viewport: { width, height: 900 } })
+    t.teardown(() => page.close())
+    page.setDefaultTimeout(15_000)
+    await page.goto(host.url(`${base}/editor/${look.lang}/flows/builder/${flowId}?theme=${look.theme}`, await ott()))
+    await waitForMessage(page, 'authenticated')
+    const editor = page.frameLocator('#editor')
+    await editor.getByTestId('node-ask').waitFor()
+    await editor.getByTestId('test-toggle').click()
+    await editor.getByTestId('test-panel').waitFor()
+    const frame = page.frames().find((f) => f.url().startsWith(`${base}/editor/`))
+    if (!frame) throw new Error('no editor frame')
+    return { page, editor, frame }
+  }
+  const waitingAt = (editor: FrameLocator) => editor.locator('.react-flow__node.test-waiting').getAttribute('data-id')
+  const waitUntilWaitingAt = (editor: FrameLocator, nodeId: string) => editor.locator(`.react-flow__node.test-waiting[data-id="${nodeId}"]`).waitFor()
+
+  const capture = async (t: Test, page: Page, frame: Frame, name: string) => {
+    await page.waitForTimeout(150)
+    await page.screenshot({ path: `${ARTIFACTS}${name}.png` })
+    const violations = await seriousAccessibilityViolations(frame)
+    t.same(violations, [], `${name}: no serious or critical accessibility violation${violations.length ? `: ${JSON.stringify(violations)}` : ''}`)
+  }
+
+  t.test('a conversation through a button question, followed on the canvas and in the debug view, restarted after a change', async (t) => {
+    const flow = await call('POST', '/v1/flows', { name: 'Plans', definition: planFlow })
+    const { page, editor, frame } = await openPanel(t, flow.id, { lang: 'en', theme: 'light' })
+    const panel = editor.getByTestId('test-panel')
+
+    const form = panel.getByTestId('test-variables')
+    t.equal(await form.getByRole('textbox', { name: /^name/ }).inputValue(), 'Ana', 'a text variable is prefilled with its default')
+    t.equal(await form.getByRole('spinbutton', { name: /^visits/ }).inputValue(), '3', 'a number variable gets a number input')
+    await form.getByRole('combobox', { name: /^vip/ }).selectOption('true')
+    await capture(t, page, frame, 'test-panel-variables-en-light')
+    await panel.getByTestId('test-start').click()
+
+    const chat = panel.getByTestId('test-chat')
+    await chat.getByText('Welcome to the shop.').waitFor()
+    t.equal(await chat.locator('.test-text').first().innerText(), 'Hi Ana!\nWelcome to the shop.', "the bot's text keeps its line break and its variables filled")
+    await chat.getByRole('button', { name: 'Pro' }).waitFor()
+    await waitUntilWaitingAt(editor, 'ask')
+    t.equal(await waitingAt(editor), 'ask', 'the canvas marks the question the session waits at')
+    t.match(await panel.getByTestId('test-waiting-at').textContent(), /Question · ask/)
+    await capture(t, page, frame, 'test-panel-en-light')
+
+    await chat.getByRole('button', { name: 'Pro' }).click()
+    await chat.getByText('Your name, please?').waitFor()
+    await chat.getByText('Tapped').waitFor()
+    await waitUntilWaitingAt(editor, 'askName')
+    t.equal(await waitingAt(editor), 'askName', 'the mark moves to the next question')
+
+    await panel.getByTestId('test-tab-debug').click()
+    const plan = panel.getByTestId('test-var-plan')
+    await plan.waitFor()
+    t.match(await plan.innerText(), /pro/, 'the debug view shows the variable the button reply set')
+    t.match(await plan.getAttribute('class'), /changed/, 'marked as changed by the last turn')
+    t.match(await panel.getByTestId('test-var-vip').innerText(), /true/, 'the starting variables are there')
+    t.notMatch((await panel.getByTestId('test-var-vip').getAttribute('class')) ?? '', /changed/, 'and not marked as changed')
+    const turns = panel.getByTestId('test-turn')
+    t.equal(await turns.count(), 2, 'one entry per turn: the start and the reply')
+    t.match(await turns.first().innerText(), /Question · ask → Question · askName/, "the newest turn's path, by node name")
+    await capture(t, page, frame, 'test-panel-debug-en-light')
+
+    // Back to the chat, with the keyboard.
+    await panel.getByTestId('test-tab-debug').press('ArrowLeft')
+    const reply = panel.getByTestId('test-reply')
+    await reply.fill('Bia')
+    await reply.press('Enter')
+    await chat.getByText('Thanks Bia: plan pro.').waitFor()
+    await panel.getByTestId('test-ended').waitFor()
+    t.match(await panel.getByTestId('test-ended').textContent(), /conversation ended/, 'the end of the session is shown')
+    await editor.locator('.react-flow__node.test-waiting').waitFor({ state: 'detached' })
+    t.pass('no node is marked once the session ended')
+
+    // The draft changes: the restart saves it first and runs it.
+    await editor.getByTestId('node-greet').click()
+    await editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true }).fill('Hello again, {{name}}.')
+    await panel.getByTestId('test-draft-changed').waitFor()
+    await panel.getByTestId('test-restart').click()
+    await chat.getByText('Hello again, Ana.').waitFor()
+    t.equal(await chat.getByText('Thanks Bia').count(), 0, 'the restart is a new conversation')
+    await waitUntilWaitingAt(editor, 'ask')
+    t.match(await editor.getByTestId('save-state').textContent(), /All changes saved/, 'the draft was saved before the restart')
+    const draft = (await call('GET', `/v1/flows/${flow.id}`)).definition
+    t.same(draft.nodes.find((n: { id: string }) => n.id === 'greet').data.messages, [text('Hello again, {{name}}.')], "the service's draft holds the change")
+    const logs = await call('GET', `/v1/sessions/logs?flowId=${flow.id}`)
+    t.equal(logs.content.length, 0, 'previews stay out of the session logs')
+
+    // Closing the panel takes the mark off the canvas; opening it shows the same conversation.
+    await editor.getByTestId('test-toggle').click()
+    await editor.locator('.react-flow__node.test-waiting').waitFor({ state: 'detached' })
+    await editor.getByTestId('test-toggle').click()
+    await waitUntilWaitingAt(editor, 'ask')
+    t.equal(await chat.getByText('Hello again, Ana.').count(), 1, 'the panel keeps its session while hidden')
+
+    // A draft the service refuses to save: the preview says so and runs the last saved draft.
+    await editor.getByTestId('node-greet').click()
+    await editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true }).fill('')
+    await panel.getByTestId('test-restart').click()
+    await panel.getByRole('alert').getByText(/could not be saved/).waitFor()
+    // Enabled again once the new session has replaced the conversation.
+    await panel.locator('[data-testid="test-restart"]:not([disabled])').waitFor()
+    await chat.getByText('Hello again, Ana.').waitFor()
+    t.pass('the restarted preview runs the last saved draft')
+    t.match(await editor.getByTestId('save-state').textContent(), /Unsaved changes/, 'the refused change is still unsaved')
+  })
+
+  for (const look of [
+    { lang: 'en', theme: 'dark' },
+    { lang: 'pt', theme: 'light' },
+    { lang: 'pt', theme: 'dark' },
+  ] as const) {
+    t.test(`the panel in ${look.lang} and ${look.theme}`, async (t) => {
+      const flow = await call('POST', '/v1/flows', { name: `Plans ${look.lang} ${look.theme}`, definition: planFlow })
+      const { page, editor, frame } = await openPanel(t, flow.id, look)
+      const panel = editor.getByTestId('test-panel')
+      await panel.getByTestId('test-start').click()
+      await panel.getByTestId('test-chat').getByRole('button', { name: 'Basic' }).click()
+      await waitUntilWaitingAt(editor, 'askName')
+      if (look.lang === 'pt') t.match(await panel.getByTestId('test-chat').textContent(), /Tocou/, 'the chat speaks Portuguese')
+      await capture(t, page, frame, `test-panel-${look.lang}-${look.theme}`)
+      await panel.getByTestId('test-tab-debug').click()
+      await panel.getByTestId('test-var-plan').waitFor()
+      await capture(t, page, frame, `test-panel-debug-${look.lang}-${look.theme}`)
+    })
+  }
+
+  t.test('in an 800 px frame the panel and the canvas share the width', async (t) => {
+    const flow = await call('POST', '/v1/flows', { name: 'Narrow', definition: planFlow })
+    const { page, editor, frame } = await openPanel(t, flow.id, { lang: 'en', theme: 'light' }, 800)
+    const panel = editor.getByTestId('test-panel')
+    await panel.getByTestId('test-start').click()
+    await waitUntilWaitingAt(editor, 'ask')
+    const canvas = await editor.locator('.canvas').boundingBox()
+    const side = await panel.boundingBox()
+    t.ok(canvas && canvas.width >= 300, 'the canvas keeps a usable width')
+    t.ok(side && side.width >= 300 && side.x + side.width <= 801, 'the panel fits in the frame')
+    await capture(t, page, frame, 'test-panel-800-en-light')
+  })
+})

@@ -1,0 +1,209 @@
+import { useCallback, useEffect, useId, useReducer, useRef, useState, type KeyboardEvent } from 'react'
+import type { FlowApi, InboundMessage, VariableValue } from '../api'
+import type { FlowNode } from '../flow/model'
+import { isNodeType } from '../flow/types'
+import { useT } from '../i18n'
+import { useWorkspace } from '../workspace'
+import { Chat } from './Chat'
+import { evolveConversation, newConversation, type Conversation, type ConversationEvent } from './conversation'
+import { DebugView } from './DebugView'
+import { followEventStream } from './event-stream'
+import { useFollowOnCanvas } from './useFollowOnCanvas'
+import { defaultTexts, startingValues, VariablesForm, type VariableTexts } from './VariablesForm'
+import './test-panel.css'
+
+export interface TestPanelProps {
+  api: FlowApi
+  flowId: string
+  /** Shown or not; a hidden panel keeps its session. */
+  hidden: boolean
+  nodes: FlowNode[]
+  /** The draft as the editor holds it (its JSON): the panel tells when it changed since the preview started. */
+  draft: string
+  dirty: boolean
+  /** Saves the draft; false when it could not be saved. */
+  save(): Promise<boolean>
+  /** The node the preview waits at, for the canvas to mark; null when none. */
+  onWaitingAt(nodeId: string | null): void
+}
+
+type PanelEvent = ConversationEvent | { type: 'reset'; variables: Record<string, VariableValue> }
+const reduce = (state: Conversation, event: PanelEvent): Conversation => (event.type === 'reset' ? newConversation(event.variables) : evolveConversation(state, event))
+
+type View = 'chat' | 'debug'
+const VIEWS: View[] = ['chat', 'debug']
+
+/**
+ * The test panel: starts a preview session of the saved draft (saving unsaved changes first) with
+ * the workspace's variables, shows its conversation and what the engine did in each turn, and
+ * tells the canvas which node it waits at.
+ */
+export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWaitingAt }: TestPanelProps) {
+  const t = useT()
+  const { variables } = useWorkspace()
+  const [texts, setTexts] = useState<VariableTexts>(() => defaultTexts(variables))
+  const [run, setRun] = useState<{ sessionId: string; draft: string }>()
+  const [starting, setStarting] = useState(false)
+  const [notice, setNotice] = useState<string>()
+  const [reconnecting, setReconnecting] = useState(false)
+  const [view, setView] = useState<View>('chat')
+  const [conversation, dispatch] = useReducer(reduce, {}, newConversation)
+  const following = useRef<AbortController>(undefined)
+  const sent = useRef(0)
+  const ids = useId()
+
+  // Variables created while the panel is open start with their defaults too.
+  useEffect(() => {
+    setTexts((current) => ({ ...defaultTexts(variables.filter((v) => !(v.name in current))), ...current }))
+  }, [variables])
+
+  const stop = useCallback(() => {
+    following.current?.abort()
+    following.current = undefined
+  }, [])
+  useEffect(() => stop, [stop])
+
+  const waitingAt = run ? conversation.waitingAt : null
+  useEffect(() => onWaitingAt(hidden ? null : waitingAt), [hidden, waitingAt, onWaitingAt])
+  useFollowOnCanvas(hidden, waitingAt)
+  useEffect(() => () => onWaitingAt(null), [onWaitingAt])
+  // The canvas labels the node the preview waits at (test-panel.css), in the editor's language.
+  useEffect(() => document.documentElement.style.setProperty('--test-waiting-label', JSON.stringify(t('test.waitingHere'))), [t])
+
+  const start = async () => {
+    const values = startingValues(variables, texts)
+    if (!values) return
+    stop()
+    setStarting(true)
+    setNotice(undefined)
+    const startedWith = draft
+    try {
+      if (dirty && !(await save())) setNotice(t('test.saveFailed'))
+      const { sessionId } = await api.startPreview(flowId, values)
+      const controller = new AbortController()
+      following.current = controller
+      dispatch({ type: 'reset', variables: values })
+      setRun({ sessionId, draft: startedWith })
+      setReconnecting(false)
+      void followEventStream((lastEventId, signal) => api.streamSession(sessionId, lastEventId, signal), controller.signal, {
+        onEvent: (event) => {
+          if (controller.signal.aborted) return
+          setReconnecting(false)
+          dispatch({ type: 'streamed', event })
+        },
+        onReconnecting: () => !controller.signal.aborted && setReconnecting(true),
+        onStopped: (refusal) => {
+          if (refusal && !controller.signal.aborted) setNotice(t('test.streamStopped', { message: refusal.message }))
+        },
+      })
+    } catch (error) {
+      setNotice(t('test.startFailed', { message: error instanceof Error ? error.message : String(error) }))
+    } finally {
+      setStarting(false)
+    }
+  }
+
+  const send = async (message: InboundMessage) => {
+    if (!run) return
+    dispatch({ type: 'sent', key: `sent-${++sent.current}`, message })
+    try {
+      await api.sendMessage(run.sessionId, message)
+    } catch (error) {
+      setNotice(t('test.sendFailed', { message: error instanceof Error ? error.message : String(error) }))
+    }
+  }
+
+  const editVariables = () => {
+    stop()
+    setRun(undefined)
+    setNotice(undefined)
+    dispatch({ type: 'reset', variables: {} })
+  }
+
+  const nodeName = (id: string): string => {
+    const node = nodes.find((n) => n.id === id)
+    if (!node) return id
+    const label = node.data.label ?? node.data.title
+    if (typeof label === 'string' && label.trim()) return label
+    return node.type && isNodeType(node.type) ? `${t(`type.${node.type}`)} · ${id}` : id
+  }
+
+  const onTabKey = (event: KeyboardEvent) => {
+    const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0
+    if (!step) return
+    event.preventDefault()
+    const next = VIEWS[(VIEWS.indexOf(view) + step + VIEWS.length) % VIEWS.length]!
+    setView(next)
+    document.getElementById(`${ids}-tab-${next}`)?.focus()
+  }
+
+  return (
+    <aside className="test-panel" hidden={hidden} aria-labelledby={`${ids}-title`} data-testid="test-panel">
+      <header className="test-header">
+        <h2 id={`${ids}-title`}>{t('test.title')}</h2>
+        {run && (
+          <div className="test-actions">
+            <button type="button" className="primary" onClick={() => void start()} disabled={starting} data-testid="test-restart">
+              ↻ {starting ? t('test.starting') : t('test.restart')}
+            </button>
+            <button type="button" className="secondary" onClick={editVariables} disabled={starting}>
+              {t('test.editVariables')}
+            </button>
+          </div>
+        )}
+      </header>
+      {notice && (
+        <p className="test-notice error" role="alert">
+          {notice}
+        </p>
+      )}
+      {run && run.draft !== draft && (
+        <p className="test-notice" role="status" data-testid="test-draft-changed">
+          {t('test.draftChanged')}
+        </p>
+      )}
+      {reconnecting && (
+        <p className="test-notice" role="status">
+          {t('test.reconnecting')}
+        </p>
+      )}
+      {!run ? (
+        <div className="test-setup">
+          <p className="hint">{t('test.intro')}</p>
+          <VariablesForm variables={variables} texts={texts} onChange={setTexts} onStart={() => void start()} starting={starting} />
+        </div>
+      ) : (
+        <>
+          <p className="test-waiting-at" data-testid="test-waiting-at">
+            {conversation.waitingAt ? t('test.waitingAt', { node: nodeName(conversation.waitingAt) }) : '\u00a0'}
+          </p>
+          <div className="tabs" role="tablist" aria-label={t('test.views')}>
+            {VIEWS.map((v) => (
+              <button
+                key={v}
+                type="button"
+                role="tab"
+                id={`${ids}-tab-${v}`}
+                aria-selected={view === v}
+                aria-controls={`${ids}-view-${v}`}
+                tabIndex={view === v ? 0 : -1}
+                onClick={() => setView(v)}
+                onKeyDown={onTabKey}
+                data-testid={`test-tab-${v}`}
+              >
+                {t(`test.${v}`)}
+              </button>
+            ))}
+          </div>
+          <div className="test-view" role="tabpanel" id={`${ids}-view-${view}`} aria-labelledby={`${ids}-tab-${view}`}>
+            {view === 'chat' ? (
+              <Chat entries={conversation.chat} open={conversation.status === 'active'} onSend={(message) => void send(message)} />
+            ) : (
+              <DebugView conversation={conversation} nodeName={nodeName} />
+            )}
+          </div>
+        </>
+      )}
+    </aside>
+  )
+}

@@ -1,0 +1,126 @@
+import type { components } from '../../../../client/src/schema'
+import type { InboundMessage, VariableValue } from '../api'
+import type { SseEvent } from './event-stream'
+
+// What the test panel knows of its preview session: the chat as the person sees it and, for the
+// builder, what the engine did in each turn. Built only from the session's stream (and what the
+// person sent), so a restart or a reconnect shows exactly what the service recorded.
+
+type WebhookBody = components['schemas']['WebhookBody']
+type Change = WebhookBody['changes'][number]
+export type BotMessage = Extract<Change, { field: 'messages' }>['value']['messages'][number]
+export type TurnFunction = Extract<Change, { field: 'function' }>['value']['functions'][number]
+
+/** A kanban action of a turn, as the debug event tells it (a preview moves no real card). */
+export interface KanbanAction {
+  action: 'create' | 'move'
+  cardId: string
+  pipelineId: string
+  stageId: string
+  previousStageId: string | null
+}
+
+/** The stream's `debug` event: what the engine did in one turn. */
+export interface TurnDebug {
+  messageId: string
+  /** Node ids in the order the turn visited them. */
+  path: string[]
+  /** Every variable after the turn, and the ones the turn set. */
+  variables: Record<string, VariableValue>
+  changed: Record<string, VariableValue>
+  warnings: string[]
+  functions: TurnFunction[]
+  kanban: KanbanAction[]
+  waitingAt: string | null
+  status: SessionStatus
+}
+
+export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
+
+export type ChatEntry =
+  | { kind: 'bot'; key: string; message: BotMessage }
+  | { kind: 'person'; key: string; message: InboundMessage }
+  | { kind: 'transfer'; key: string; targetType: 'sector' | 'agent'; targetId: string }
+  | { kind: 'failed'; key: string; reason: string }
+  | { kind: 'ended'; key: string; status: Exclude<SessionStatus, 'active'> }
+
+export interface Conversation {
+  chat: ChatEntry[]
+  /** Each turn's debug event, oldest first. */
+  turns: TurnDebug[]
+  variables: Record<string, VariableValue>
+  /** Names of the variables the last turn set. */
+  changed: string[]
+  waitingAt: string | null
+  status: SessionStatus
+}
+
+export const newConversation = (variables: Record<string, VariableValue>): Conversation => ({
+  chat: [],
+  turns: [],
+  variables,
+  changed: [],
+  waitingAt: null,
+  status: 'active',
+})
+
+export type ConversationEvent = { type: 'sent'; key: string; message: InboundMessage } | { type: 'streamed'; event: SseEvent }
+
+export function evolveConversation(state: Conversation, event: ConversationEvent): Conversation {
+  switch (event.type) {
+    case 'sent':
+      return { ...state, chat: [...state.chat, { kind: 'person', key: event.key, message: event.message }] }
+    case 'streamed':
+      return streamed(state, event.event)
+  }
+}
+
+function streamed(state: Conversation, event: SseEvent): Conversation {
+  let data: unknown
+  try {
+    data = JSON.parse(event.data)
+  } catch {
+    return state
+  }
+  if (typeof data !== 'object' || data === null) return state
+  switch (event.event) {
+    case 'debug': {
+      const debug = data as TurnDebug
+      // A reconnect can send a turn's debug event again (it carries no id of its own).
+      const turns = state.turns.at(-1)?.messageId === debug.messageId ? [...state.turns.slice(0, -1), debug] : [...state.turns, debug]
+      return { ...state, turns, variables: debug.variables, changed: Object.keys(debug.changed), waitingAt: debug.waitingAt, status: debug.status }
+    }
+    case 'turn':
+      return { ...state, chat: [...state.chat, ...chatOfTurn(data as WebhookBody)] }
+    case 'end': {
+      const status = (data as { status: Exclude<SessionStatus, 'active'> }).status
+      if (state.chat.some((entry) => entry.kind === 'ended')) return state
+      return { ...state, status, waitingAt: null, chat: [...state.chat, { kind: 'ended', key: `end`, status }] }
+    }
+    default:
+      return state
+  }
+}
+
+function chatOfTurn(turn: WebhookBody): ChatEntry[] {
+  const entries: ChatEntry[] = []
+  turn.changes.forEach((change, c) => {
+    const key = (i: number) => `${turn.messageId}:${c}:${i}`
+    switch (change.field) {
+      case 'messages':
+        change.value.messages.forEach((message, i) => entries.push({ kind: 'bot', key: key(i), message }))
+        break
+      case 'function':
+        change.value.functions.forEach((fn, i) => {
+          if (fn.type === 'transfer') entries.push({ kind: 'transfer', key: key(i), targetType: fn.targetType, targetId: fn.targetId })
+        })
+        break
+      case 'event':
+        change.value.events.forEach((domainEvent, i) => {
+          if (domainEvent.domain === 'session') entries.push({ kind: 'failed', key: key(i), reason: domainEvent.payload.reason })
+        })
+        break
+    }
+  })
+  return entries
+}
