@@ -8,7 +8,7 @@ import { useSignedIn } from '../../session'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
 import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, PAGE_SIZES, shortId, statusTone, type LogEntry } from './model'
 
-const FILTERS = ['workspaceId', 'status', 'dateRange', 'sessionId', 'orderBy', 'direction', 'size'] as const
+const FILTERS = ['preview', 'workspaceId', 'status', 'dateRange', 'sessionId', 'orderBy', 'direction', 'size'] as const
 type Filters = Record<(typeof FILTERS)[number], string>
 
 /** Session logs of the organization: every filter of GET /v1/sessions/logs, kept in the address. */
@@ -25,6 +25,7 @@ export function SessionLogsScreen() {
     sessionId: params.get('sessionId') || undefined,
     orderBy: oneOf(params, 'orderBy', LOG_ORDER_COLUMNS),
     direction: oneOf(params, 'direction', DIRECTIONS),
+    preview: params.get('preview') === 'true' ? true : undefined,
   }
   const logs = useAsync(() => unwrap(api.GET('/v1/sessions/logs', { params: { query } })), [params.toString()])
   const names = useNames()
@@ -134,6 +135,7 @@ function FilterForm({ filters, workspaces, onApply }: { filters: Filters; worksp
   const clear = Object.fromEntries(FILTERS.map((name) => [name, ''])) as Filters
   return (
     <form className="filters sessions-filters" role="search" aria-label={t('common.filters')} onSubmit={submit}>
+      <SelectField label={t('sessions.filter.kind')} value={draft.preview} onChange={change('preview')} blank={t('sessions.filter.kindSessions')} options={[{ value: 'true', label: t('sessions.filter.kindPreviews') }]} />
       <SelectField label={t('sessions.field.workspace')} value={draft.workspaceId} onChange={change('workspaceId')} blank={t('sessions.filter.any')} options={[...workspaces].map(([id, name]) => ({ value: id, label: name }))} />
       <SelectField label={t('sessions.field.status')} value={draft.status} onChange={change('status')} blank={t('sessions.filter.any')} options={LOG_STATUSES.map((status) => ({ value: status, label: t(`sessions.status.${status}`) }))} />
       <SelectField label={t('sessions.filter.dateRange')} value={draft.dateRange} onChange={change('dateRange')} blank={t('sessions.filter.anyTime')} options={DATE_RANGES.map((range) => ({ value: range, label: t(`sessions.dateRange.${range}`) }))} />
