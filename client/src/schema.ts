@@ -283,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Create a sector (a transfer target) in the key's workspace
-         * @description Names are unique within a workspace (409 otherwise).
+         * @description Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.
          */
         post: operations["createSector"];
         delete?: never;
@@ -311,7 +311,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a sector; without a name it answers the sector as it is
-         * @description Names are unique within a workspace (409 otherwise).
+         * @description Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.
          */
         patch: operations["updateSector"];
         trace?: never;
@@ -3406,6 +3406,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body is over 1 MiB */
             413: {
                 headers: {
@@ -3687,6 +3703,22 @@ export interface operations {
                      *       "statusCode": 404,
                      *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
                      *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorResponse"];
