@@ -42,3 +42,10 @@ export class ConflictError extends AppError {
     super(409, message)
   }
 }
+
+/** A condition the client set (If-Match) does not hold. */
+export class PreconditionFailedError extends AppError {
+  constructor(message: string) {
+    super(412, message)
+  }
+}

@@ -283,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Create a sector (a transfer target) in the key's workspace
-         * @description Names are unique within a workspace (409 otherwise).
+         * @description Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.
          */
         post: operations["createSector"];
         delete?: never;
@@ -311,7 +311,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a sector; without a name it answers the sector as it is
-         * @description Names are unique within a workspace (409 otherwise).
+         * @description Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.
          */
         patch: operations["updateSector"];
         trace?: never;
@@ -349,7 +349,7 @@ export interface paths {
         };
         /**
          * A flow with its draft definition and published version
-         * @description The draft definition is what the editor works on; sessions run the published version.
+         * @description The draft definition is what the editor works on; sessions run the published version. The ETag header names the draft version.
          */
         get: operations["getFlow"];
         put?: never;
@@ -374,7 +374,7 @@ export interface paths {
         get?: never;
         /**
          * Save the draft definition; published versions are not touched
-         * @description The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem.
+         * @description The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem. With If-Match (the draftVersion read, as an entity tag) the draft is saved only if it has not changed since: otherwise 412 names both versions. The answer carries the new draft version in the body and the ETag header.
          */
         put: operations["saveFlowDefinition"];
         post?: never;
@@ -3446,6 +3446,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body is over 1 MiB */
             413: {
                 headers: {
@@ -3727,6 +3743,22 @@ export interface operations {
                      *       "statusCode": 404,
                      *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
                      *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorResponse"];
@@ -4050,6 +4082,8 @@ export interface operations {
                             id: string;
                             name: string;
                         };
+                        /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
+                        draftVersion: number;
                         /** @description newest published version; sessions run it */
                         publishedVersion: number;
                         definition: {
@@ -4245,6 +4279,8 @@ export interface operations {
                             id: string;
                             name: string;
                         };
+                        /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
+                        draftVersion: number;
                         /** @description newest published version; sessions run it */
                         publishedVersion: number;
                         definition: {
@@ -4426,6 +4462,8 @@ export interface operations {
                             id: string;
                             name: string;
                         };
+                        /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
+                        draftVersion: number;
                         /** @description newest published version; sessions run it */
                         publishedVersion: number;
                         definition: {
@@ -4588,7 +4626,10 @@ export interface operations {
     saveFlowDefinition: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the draftVersion the change was based on, as an entity tag, e.g. "4" */
+                "if-match"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -4688,6 +4729,8 @@ export interface operations {
                             id: string;
                             name: string;
                         };
+                        /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
+                        draftVersion: number;
                         /** @description newest published version; sessions run it */
                         publishedVersion: number;
                         definition: {
@@ -4788,6 +4831,26 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 400 */
+                        statusCode: number;
+                        /** @example body/name must NOT have fewer than 1 characters */
+                        message: string;
+                        /** @example Bad Request */
+                        error: string;
+                        /** @description the draft version the If-Match header named */
+                        sentDraftVersion: number;
+                        /** @description the draft's version now; load the flow again to see that draft */
+                        currentDraftVersion: number;
+                    };
                 };
             };
             /** @description The body is over 1 MiB */

@@ -1,4 +1,4 @@
-import { startToEnd } from '../domain/flow-definition.js'
+import { startToEnd, type FlowDefinition } from '../domain/flow-definition.js'
 import { flow, flowStream } from '../domain/flow.js'
 import { validateFlow, type Problem, type WorkspaceCatalog } from '../engine/validate-flow.js'
 import { newId } from '../ids.js'
@@ -50,13 +50,32 @@ export async function createFlow(ctx: FlowContext, scope: Scope, input: { name: 
   return { flowId }
 }
 
-/** Replaces the draft after validating it; an identical draft appends nothing. */
-export async function saveDraft(ctx: FlowContext, scope: Scope, flowId: string, definition: unknown): Promise<void> {
+/**
+ * Replaces the draft after validating it; an identical draft appends nothing. With `ifDraftVersion`
+ * the draft is replaced only while it is still at that version (StaleDraftError otherwise): the
+ * decider checks it on the stream, so a concurrent save cannot slip in between.
+ */
+export async function saveDraft(
+  ctx: FlowContext,
+  scope: Scope,
+  flowId: string,
+  definition: unknown,
+  ifDraftVersion?: number,
+): Promise<{ draftVersion: number; definition: FlowDefinition }> {
   const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
     type: 'SaveDraft',
-    data: { flowId, workspaceId: scope.workspaceId, definition, catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId), now: ctx.now().toISOString() },
+    data: {
+      flowId,
+      workspaceId: scope.workspaceId,
+      definition,
+      catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId),
+      now: ctx.now().toISOString(),
+      ...(ifDraftVersion !== undefined && { ifDraftVersion }),
+    },
   }, ctx.metadata)
   await awaitReadModels(ctx, result)
+  if (result.state.status !== 'active') throw new Error(`flow ${flowId} has no draft after saving it`)
+  return { draftVersion: result.state.draftVersion, definition: result.state.draft }
 }
 
 export async function renameFlow(ctx: CommandContext, scope: Scope, flowId: string, name: string | undefined): Promise<void> {

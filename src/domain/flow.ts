@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { assertValidFlow, type WorkspaceCatalog } from '../engine/validate-flow.js'
-import { ConflictError, NotFoundError } from '../errors.js'
+import { ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { FlowDefinition } from './flow-definition.js'
 import { sameJson } from './json.js'
@@ -44,7 +44,11 @@ export type FlowCommand =
       type: 'CreateFlow'
       data: { flowId: string; workspaceId: string; organizationId: string; name: string; definition: unknown; catalog: WorkspaceCatalog; now: string }
     }
-  | { type: 'SaveDraft'; data: { flowId: string; workspaceId: string; definition: unknown; catalog: WorkspaceCatalog; now: string } }
+  /** `ifDraftVersion`: save only over this version of the draft (the client's If-Match); absent, over any. */
+  | {
+      type: 'SaveDraft'
+      data: { flowId: string; workspaceId: string; definition: unknown; catalog: WorkspaceCatalog; now: string; ifDraftVersion?: number }
+    }
   | { type: 'RenameFlow'; data: { flowId: string; workspaceId: string; name: string; now: string } }
   | { type: 'PublishFlow'; data: { flowId: string; workspaceId: string; catalog: WorkspaceCatalog; now: string } }
 
@@ -54,9 +58,37 @@ export interface PublishedVersion {
   definition: FlowDefinition
 }
 
+/**
+ * `draftVersion` names the draft as it is now: one more than the stream revision of the event that
+ * wrote it, so it grows whenever the draft changes and a read model derives it from that event
+ * alone. `revision` is the stream's revision after the events folded so far.
+ */
 export type Flow =
   | { status: 'none' }
-  | { status: 'active'; flowId: string; workspaceId: string; name: string; draft: FlowDefinition; publishedVersion: number; latest: PublishedVersion | null }
+  | {
+      status: 'active'
+      flowId: string
+      workspaceId: string
+      name: string
+      draft: FlowDefinition
+      draftVersion: number
+      revision: number
+      publishedVersion: number
+      latest: PublishedVersion | null
+    }
+
+/** The draft changed since the version the client sent (412). */
+export class StaleDraftError extends PreconditionFailedError {
+  constructor(
+    flowId: string,
+    readonly sentDraftVersion: number,
+    readonly currentDraftVersion: number,
+  ) {
+    super(`flow ${flowId}: the draft is at version ${currentDraftVersion}, not at version ${sentDraftVersion} that was sent; another change was saved meanwhile`)
+  }
+}
+
+export const draftVersionOf = (revision: number) => revision + 1
 
 type ActiveFlow = Extract<Flow, { status: 'active' }>
 
@@ -84,6 +116,8 @@ export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
       case 'SaveDraft': {
         const { flowId, workspaceId, definition, catalog, now } = command.data
         const current = reachable(state, flowId, workspaceId)
+        const { ifDraftVersion } = command.data
+        if (ifDraftVersion !== undefined && ifDraftVersion !== current.draftVersion) throw new StaleDraftError(flowId, ifDraftVersion, current.draftVersion)
         assertValidFlow(definition, catalog)
         if (sameJson(definition, current.draft)) return []
         return [{ type: 'FlowDraftSaved', data: { flowId, definition, savedAt: now } }]
@@ -111,26 +145,30 @@ export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
   },
 
   evolve(state, event) {
+    if (event.type === 'FlowCreated') {
+      return {
+        status: 'active',
+        flowId: event.data.flowId,
+        workspaceId: event.data.workspaceId,
+        name: event.data.name,
+        draft: event.data.definition,
+        draftVersion: draftVersionOf(0),
+        revision: 0,
+        publishedVersion: 0,
+        latest: null,
+      }
+    }
+    if (state.status === 'none') return state
+    const revision = state.revision + 1
     switch (event.type) {
-      case 'FlowCreated':
-        return {
-          status: 'active',
-          flowId: event.data.flowId,
-          workspaceId: event.data.workspaceId,
-          name: event.data.name,
-          draft: event.data.definition,
-          publishedVersion: 0,
-          latest: null,
-        }
       case 'FlowPublished': {
-        if (state.status === 'none') return state
         const { version, publishedAt, definition } = event.data
-        return { ...state, publishedVersion: version, latest: { version, publishedAt, definition } }
+        return { ...state, revision, publishedVersion: version, latest: { version, publishedAt, definition } }
       }
       case 'FlowDraftSaved':
-        return state.status === 'none' ? state : { ...state, draft: event.data.definition }
+        return { ...state, revision, draft: event.data.definition, draftVersion: draftVersionOf(revision) }
       case 'FlowRenamed':
-        return state.status === 'none' ? state : { ...state, name: event.data.name }
+        return { ...state, revision, name: event.data.name }
       default: {
         const exhaustive: never = event
         return exhaustive

@@ -5,6 +5,9 @@ import { Timestamp, Uuid } from './schemas.js'
 
 export const sectorStream = (sectorId: string) => `sector-${sectorId}`
 
+/** Two sectors of a workspace may not share this: their names compared without case and surrounding spaces. */
+export const sectorNameKey = (name: string) => name.normalize('NFC').trim().toLowerCase()
+
 const SectorCreated = Type.Object({ sectorId: Uuid, workspaceId: Uuid, organizationId: Uuid, name: Type.String({ minLength: 1 }), createdAt: Timestamp })
 const SectorRenamed = Type.Object({ sectorId: Uuid, name: Type.String({ minLength: 1 }), renamedAt: Timestamp })
 const SectorDeleted = Type.Object({ sectorId: Uuid, deletedAt: Timestamp })

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { FlowDefinition } from '../domain/flow-definition.js'
-import type { FlowEvent } from '../domain/flow.js'
+import { draftVersionOf, type FlowEvent } from '../domain/flow.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
@@ -10,7 +10,7 @@ export const flowsProjection = defineProjection<FlowEvent>({
   name: 'flows',
   streamPrefixes: ['flow-'],
   tables: ['flows', 'flow_versions'],
-  async apply(trx, event) {
+  async apply(trx, event, recorded) {
     switch (event.type) {
       case 'FlowCreated':
         await trx
@@ -21,6 +21,7 @@ export const flowsProjection = defineProjection<FlowEvent>({
             organization_id: event.data.organizationId,
             name: event.data.name,
             draft: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`,
+            draft_version: draftVersionOf(Number(recorded.revision)),
             published_version: 0,
             created_at: event.data.createdAt,
             updated_at: event.data.createdAt,
@@ -46,13 +47,16 @@ export const flowsProjection = defineProjection<FlowEvent>({
           .where('published_version', '<', event.data.version)
           .execute()
         break
-      case 'FlowDraftSaved':
+      case 'FlowDraftSaved': {
+        const draftVersion = draftVersionOf(Number(recorded.revision))
         await trx
           .updateTable('flows')
-          .set({ draft: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`, updated_at: event.data.savedAt })
+          .set({ draft: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`, draft_version: draftVersion, updated_at: event.data.savedAt })
           .where('id', '=', event.data.flowId)
+          .where('draft_version', '<', draftVersion)
           .execute()
         break
+      }
       case 'FlowRenamed':
         await trx.updateTable('flows').set({ name: event.data.name, updated_at: event.data.renamedAt }).where('id', '=', event.data.flowId).execute()
         break
@@ -87,6 +91,8 @@ export interface FlowListItem {
 }
 
 export interface FlowDetail extends FlowListItem {
+  /** Changes whenever the draft does (see the flow decider); a save may name it in If-Match. */
+  draftVersion: number
   publishedVersion: number
   definition: FlowDefinition
 }
@@ -131,7 +137,7 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
   const row = await db
     .selectFrom('flows')
     .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
-    .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'flows.draft', 'flows.published_version', 'workspaces.name as workspace_name', 'workspaces.id as workspace_id'])
+    .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'flows.draft', 'flows.draft_version', 'flows.published_version', 'workspaces.name as workspace_name', 'workspaces.id as workspace_id'])
     .where('flows.id', '=', query.id)
     .where('flows.workspace_id', '=', query.workspaceId)
     .executeTakeFirst()
@@ -142,6 +148,7 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
     workspace: { id: row.workspace_id, name: row.workspace_name },
+    draftVersion: row.draft_version,
     publishedVersion: row.published_version,
     definition: row.draft as FlowDefinition,
   }

@@ -90,12 +90,21 @@ export interface SectorsTable {
   updated_at: Timestamp
 }
 
+/** Written by the sector commands, not a projection (src/commands/sector-names.ts). */
+export interface SectorNamesTable {
+  workspace_id: string
+  name_key: string
+  sector_id: string
+  reserved_at: Timestamp
+}
+
 export interface FlowsTable {
   id: string
   workspace_id: string
   organization_id: string
   name: string
   draft: ColumnType<unknown, string, string>
+  draft_version: number
   published_version: number
   created_at: Timestamp
   updated_at: Timestamp
@@ -348,6 +357,7 @@ export interface Database {
   api_keys: ApiKeysTable
   oauth_clients: OAuthClientsTable
   sectors: SectorsTable
+  sector_names: SectorNamesTable
   flows: FlowsTable
   flow_versions: FlowVersionsTable
   variables: VariablesTable

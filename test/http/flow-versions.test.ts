@@ -9,7 +9,7 @@ import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 const unknownId = '0190a0b0-0000-7000-8000-00000000dead'
-const DETAIL_KEYS = ['createdAt', 'definition', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace']
+const DETAIL_KEYS = ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace']
 const PAGE_KEYS = ['content', 'first', 'last', 'number', 'size', 'totalElements', 'totalPages']
 
 const at = { x: 0, y: 0 }
@@ -191,7 +191,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test("definitions are checked against the workspace's sectors, pipelines and variables", async (t) => {
-      const { sectorId } = await createSector(ctx, admin, { name: 'Support' })
+      const { sectorId } = await createSector({ ...ctx, db: storage.db }, admin, { name: 'Support' })
       const pipeline = await createPipeline({ ...ctx, db: storage.db }, admin, { name: 'Sales', stages: [{ name: 'New' }] })
       const stageId = pipeline.stages[0]!.id
       const definition = {
@@ -219,7 +219,7 @@ for (const backend of reachableBackends) {
       ], "another workspace's sectors, pipelines and variables do not count")
 
       t.equal((await call('PUT', `${url}/definition`, definition)).statusCode, 200)
-      await deleteSector(ctx, admin, sectorId)
+      await deleteSector({ ...ctx, db: storage.db }, admin, sectorId)
       const publish = await call('POST', `${url}/publish`)
       t.equal(publish.statusCode, 400, 'publish validates the draft again')
       t.same(publish.json().problems, [{ path: 'nodes[3].data.targetId', message: `no sector "${sectorId}" in this workspace` }])

@@ -80,6 +80,48 @@ for (const backend of reachableBackends) {
       t.match((await list()).content[0], { id: salesId, name: 'Inside sales' }, 'untouched')
     })
 
+    await t.test('names are unique per workspace, compared without case and surrounding spaces', async (t) => {
+      const rename = (id: string, name: string, key = admin.apiKey) => app.inject({ method: 'PATCH', url: `/v1/sectors/${id}`, headers: as(key), payload: { name } })
+      const idOf = async (name: string) => ((await list('?size=100')).content as { id: string; name: string }[]).find((s) => s.name === name)!.id
+      for (const name of ['support', '  SUPPORT ', 'Inside Sales']) {
+        const taken = await create(name)
+        t.equal(taken.statusCode, 409, name)
+        t.same(taken.json(), { statusCode: 409, error: 'Conflict', message: `a sector named "${name.trim()}" already exists in this workspace` })
+      }
+      const billing = await idOf('Billing')
+      const renamed = await rename(billing, ' support')
+      t.equal(renamed.statusCode, 409, 'a rename to a taken name')
+      t.equal(renamed.json().error, 'Conflict')
+      t.equal(await idOf('Billing'), billing, 'the sector keeps its name')
+      t.same((await rename(billing, 'BILLING')).json(), { id: billing, name: 'BILLING' }, 'a sector may change the case of its own name')
+      t.same((await rename(billing, 'Invoices')).json(), { id: billing, name: 'Invoices' })
+      t.equal((await create('billing')).statusCode, 201, 'the name a rename left is free again')
+
+      const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Third' })
+      const other = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 't', role: 'workspace', callbackUrl: null })
+      t.equal((await create('Support', other.apiKey)).statusCode, 201, 'another workspace may use the name')
+    })
+
+    await t.test('two creates at once with one name: one 201, one 409', async (t) => {
+      for (const name of ['Escalations', 'Renewals', 'Partners']) {
+        const answers = await Promise.all([create(name), create(name.toUpperCase())])
+        t.same(answers.map((a) => a.statusCode).sort(), [201, 409], name)
+      }
+      const names = ((await list('?size=100')).content as { name: string }[]).map((s) => s.name.toLowerCase())
+      t.equal(names.filter((n) => n === 'escalations').length, 1)
+    })
+
+    await t.test('a reservation left by a create that failed midway', async (t) => {
+      const ghost = '0190a0b0-0000-7000-8000-00000000beef'
+      const reserve = (reservedAt: string) =>
+        storage.db.insertInto('sector_names').values({ workspace_id: admin.workspaceId, name_key: 'ghosts', sector_id: ghost, reserved_at: reservedAt }).execute()
+      await reserve(new Date().toISOString())
+      t.equal((await create('Ghosts')).statusCode, 409, 'blocks the name while the create may still be under way')
+      await storage.db.deleteFrom('sector_names').where('sector_id', '=', ghost).execute()
+      await reserve('2020-01-01T00:00:00.000Z')
+      t.equal((await create('Ghosts')).statusCode, 201, 'is taken over once it is old and no sector carries the name')
+    })
+
     await t.test('rebuilding the read model gives the same rows', async (t) => {
       const before = await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute()
       await rebuildProjection(storage, store, sectorsProjection)
@@ -93,6 +135,7 @@ for (const backend of reachableBackends) {
       t.notOk((await list('?size=100')).content.some((s: { id: string }) => s.id === salesId))
       t.equal((await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey) })).statusCode, 404)
       t.equal((await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: { name: 'Back' } })).statusCode, 404)
+      t.equal((await create('Inside sales')).statusCode, 201, "a deleted sector's name is free again")
     })
   })
 }

@@ -1,11 +1,11 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { checkDefinition, createFlow, publishFlow, renameFlow, saveDraft, type FlowContext } from '../../commands/flows.js'
 import { FlowDefinition } from '../../domain/flow-definition.js'
-import { FlowName } from '../../domain/flow.js'
+import { FlowName, StaleDraftError } from '../../domain/flow.js'
 import { InvalidFlowError } from '../../engine/validate-flow.js'
 import { NotFoundError } from '../../errors.js'
-import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowOrder } from '../../projections/flows.js'
+import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowDetail as FlowDetailRow, type FlowOrder } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
 import { DateRangeParam, Direction, ErrorResponse, MAX_INT32, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
@@ -21,6 +21,10 @@ const FlowItem = Type.Object({
 const FlowDetail = Type.Composite([
   FlowItem,
   Type.Object({
+    draftVersion: Type.Integer({
+      minimum: 1,
+      description: 'names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match',
+    }),
     publishedVersion: Type.Integer({ description: 'newest published version; sessions run it' }),
     definition: FlowDefinition,
   }),
@@ -33,6 +37,22 @@ const Problem = Type.Object({
 
 /** The spec's error body; an invalid definition adds the problems one by one (`message` joins them). */
 const FlowErrorResponse = Type.Composite([ErrorResponse, Type.Object({ problems: Type.Optional(Type.Array(Problem)) })], { title: 'Flow error' })
+
+const StaleDraftResponse = Type.Composite(
+  [
+    ErrorResponse,
+    Type.Object({
+      sentDraftVersion: Type.Integer({ description: 'the draft version the If-Match header named' }),
+      currentDraftVersion: Type.Integer({ description: "the draft's version now; load the flow again to see that draft" }),
+    }),
+  ],
+  { title: 'Stale draft' },
+)
+
+/** A strong entity tag naming a draft version, or `*` (any draft). */
+const IfMatch = Type.String({ pattern: '^(\\*|"[1-9][0-9]{0,8}")$', description: 'the draftVersion the change was based on, as an entity tag, e.g. "4"' })
+const draftTag = (draftVersion: number) => `"${draftVersion}"`
+const draftVersionIn = (ifMatch: string | undefined): number | undefined => (ifMatch === undefined || ifMatch === '*' ? undefined : Number(ifMatch.slice(1, -1)))
 
 /** Start, a greeting, End: a whole definition, for the examples. */
 const GREETING = {
@@ -66,9 +86,17 @@ export const flowRoutes =
       if (!found) throw new NotFoundError(`flow ${id} not found`)
       return found
     }
+    const tagged = (reply: FastifyReply, flow: FlowDetailRow) => {
+      void reply.header('etag', draftTag(flow.draftVersion))
+      return flow
+    }
 
     // Only these routes see this handler; everything else goes on to the app's.
     app.setErrorHandler((error, _request, reply) => {
+      if (error instanceof StaleDraftError) {
+        const { message, sentDraftVersion, currentDraftVersion } = error
+        return reply.status(412).send({ statusCode: 412, message, error: 'Precondition Failed', sentDraftVersion, currentDraftVersion })
+      }
       if (!(error instanceof InvalidFlowError)) throw error
       return reply.status(400).send({ statusCode: 400, message: error.message, error: 'Bad Request', problems: [...error.problems] })
     })
@@ -128,7 +156,7 @@ export const flowRoutes =
         const { flowId } = await createFlow(flowContext(request), request.principal, request.body)
         const created = await findFlow(deps.db, { workspaceId: request.principal.workspaceId, id: flowId })
         if (!created) throw new Error(`flow ${flowId} is not in the read model after its creation`)
-        return reply.status(201).header('location', `/v1/flows/${flowId}`).send(created)
+        return reply.status(201).header('location', `/v1/flows/${flowId}`).header('etag', draftTag(created.draftVersion)).send(created)
       },
     )
 
@@ -140,12 +168,12 @@ export const flowRoutes =
           tags: ['flows'],
           operationId: 'getFlow',
           summary: 'A flow with its draft definition and published version',
-          description: 'The draft definition is what the editor works on; sessions run the published version.',
+          description: 'The draft definition is what the editor works on; sessions run the published version. The ETag header names the draft version.',
           params: FlowParams,
           response: { 200: FlowDetail, ...errorResponses(400, 401, 404) },
         },
       },
-      async (request) => detail(request.principal.workspaceId, request.params.id),
+      async (request, reply) => tagged(reply, await detail(request.principal.workspaceId, request.params.id)),
     )
 
     app.patch(
@@ -161,9 +189,9 @@ export const flowRoutes =
           response: { 200: FlowDetail, ...errorResponses(400, 401, 404, 413, 415) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         await renameFlow(commandContext(deps, request), request.principal, request.params.id, request.body.name)
-        return detail(request.principal.workspaceId, request.params.id)
+        return tagged(reply, await detail(request.principal.workspaceId, request.params.id))
       },
     )
 
@@ -175,15 +203,21 @@ export const flowRoutes =
           tags: ['flows'],
           operationId: 'saveFlowDefinition',
           summary: 'Save the draft definition; published versions are not touched',
-          description: 'The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem.',
+          description:
+            'The body is the whole definition. It is validated against the workspace (sectors, pipelines, variables); a 400 lists every problem. ' +
+            'With If-Match (the draftVersion read, as an entity tag) the draft is saved only if it has not changed since: otherwise 412 names both versions. ' +
+            'The answer carries the new draft version in the body and the ETag header.',
           params: FlowParams,
+          headers: Type.Object({ 'if-match': Type.Optional(IfMatch) }),
           body: Type.Unknown({ ...DefinitionInput, examples: [GREETING] }),
-          response: { 200: FlowDetail, ...errorResponses(401, 404, 413, 415), 400: FlowErrorResponse },
+          response: { 200: FlowDetail, ...errorResponses(401, 404, 413, 415), 400: FlowErrorResponse, 412: StaleDraftResponse },
         },
       },
-      async (request) => {
-        await saveDraft(flowContext(request), request.principal, request.params.id, request.body)
-        return detail(request.principal.workspaceId, request.params.id)
+      async (request, reply) => {
+        const { params, principal } = request
+        const draft = await saveDraft(flowContext(request), principal, params.id, request.body, draftVersionIn(request.headers['if-match']))
+        // The draft this request left, even when a later save already shows in the read model.
+        return tagged(reply, { ...(await detail(principal.workspaceId, params.id)), ...draft })
       },
     )
 

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createSector, deleteSector, renameSector } from '../../commands/sectors.js'
+import type { FastifyRequest } from 'fastify'
+import { createSector, deleteSector, renameSector, type SectorContext } from '../../commands/sectors.js'
 import { listSectors } from '../../projections/sectors.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
@@ -11,6 +12,7 @@ const SectorName = Type.String({ minLength: 1, maxLength: 200 })
 export const sectorRoutes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    const sectorContext = (request: FastifyRequest): SectorContext => ({ ...commandContext(deps, request), db: deps.db })
     app.get(
       '/sectors',
       {
@@ -39,13 +41,13 @@ export const sectorRoutes =
           tags: ['sectors'],
           operationId: 'createSector',
           summary: "Create a sector (a transfer target) in the key's workspace",
-          description: 'Names are unique within a workspace (409 otherwise).',
+          description: 'Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.',
           body: Type.Object({ name: SectorName }, { examples: [{ name: 'Sales' }] }),
-          response: { 201: EmptyBody, ...errorResponses(400, 401, 413, 415) },
+          response: { 201: EmptyBody, ...errorResponses(400, 401, 409, 413, 415) },
         },
       },
       async (request, reply) => {
-        const { sectorId } = await createSector(commandContext(deps, request), request.principal, { name: request.body.name })
+        const { sectorId } = await createSector(sectorContext(request), request.principal, { name: request.body.name })
         return reply.status(201).header('location', `/v1/sectors/${sectorId}`).send()
       },
     )
@@ -58,13 +60,13 @@ export const sectorRoutes =
           tags: ['sectors'],
           operationId: 'updateSector',
           summary: 'Rename a sector; without a name it answers the sector as it is',
-          description: 'Names are unique within a workspace (409 otherwise).',
+          description: 'Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.',
           params: Type.Object({ id: Uuid }),
           body: Type.Object({ name: Type.Optional(SectorName) }, { examples: [{ name: 'Inside sales' }] }),
-          response: { 200: Type.Object({ id: Uuid, name: Type.String() }), ...errorResponses(400, 401, 404, 413, 415) },
+          response: { 200: Type.Object({ id: Uuid, name: Type.String() }), ...errorResponses(400, 401, 404, 409, 413, 415) },
         },
       },
-      async (request) => renameSector(commandContext(deps, request), request.principal, request.params.id, request.body.name),
+      async (request) => renameSector(sectorContext(request), request.principal, request.params.id, request.body.name),
     )
 
     app.delete(
@@ -80,7 +82,7 @@ export const sectorRoutes =
         },
       },
       async (request, reply) => {
-        await deleteSector(commandContext(deps, request), request.principal, request.params.id)
+        await deleteSector(sectorContext(request), request.principal, request.params.id)
         return reply.status(204).send()
       },
     )

@@ -13,7 +13,7 @@ import {
   type NodeChange,
 } from '@xyflow/react'
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type DragEvent } from 'react'
-import { ApiError, type FlowApi, type FlowDetail } from './api'
+import { ApiError, StaleDraftError, type FlowApi, type FlowDetail } from './api'
 import { useT } from './i18n'
 import { DRAG_TYPE, Palette } from './canvas/Palette'
 import { ProblemsContext, UnknownNode, nodeTypes } from './canvas/nodes'
@@ -21,6 +21,9 @@ import { historyReducer, initialHistory } from './flow/history'
 import { typedKanbanValues } from './flow/kanban-values'
 import { connect, emptyProblems, indexProblems, newNodeData, pruneEdges, renameExit, toDefinition, toGraph, uniqueId, type FlowNode, type Graph, type ProblemIndex } from './flow/model'
 import { isNodeType, NODE_TYPES, type FlowDefinition, type NodeType } from './flow/types'
+import { forPeople, withoutNode } from './flow/problem-text'
+import { SaveConflict } from './dialogs/SaveConflict'
+import { VersionsPanel } from './panels/VersionsPanel'
 import type { EditorMessage } from './protocol'
 import type { Theme } from './route'
 import { NodePanel } from './panels/NodePanel'
@@ -39,14 +42,22 @@ export interface FlowEditorProps {
 }
 
 export function FlowEditor(props: FlowEditorProps) {
+  // "Reload theirs" starts the editor afresh on the draft saved meanwhile.
+  const [loaded, setLoaded] = useState({ flow: props.flow, generation: 0 })
+  const reload = useCallback((flow: FlowDetail) => setLoaded((previous) => ({ flow, generation: previous.generation + 1 })), [])
   return (
     <ReactFlowProvider>
-      <Editor {...props} />
+      <Editor key={loaded.generation} {...props} flow={loaded.flow} reloaded={loaded.generation > 0} onReload={reload} />
     </ReactFlowProvider>
   )
 }
 
-type Panel = 'node' | 'variables' | 'problems'
+interface EditorProps extends FlowEditorProps {
+  reloaded: boolean
+  onReload(flow: FlowDetail): void
+}
+
+type Panel = 'node' | 'variables' | 'problems' | 'versions'
 type Status = { kind: 'ok' | 'error'; text: string } | undefined
 
 const isTyping = (target: EventTarget | null) => target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
@@ -69,13 +80,13 @@ function freeSpot(nodes: FlowNode[], center: { x: number; y: number }): { x: num
   return spot
 }
 
-function Editor({ flow, api, theme, notify }: FlowEditorProps) {
+function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const t = useT()
   const workspace = useWorkspace()
   const reactFlow = useReactFlow()
   const canvasRef = useRef<HTMLDivElement>(null)
 
-  const base = flow.definition
+  const [base, setBase] = useState(flow.definition)
   // Values saved as text for number and yes/no fields are converted where they read as such; the
   // draft then differs from what the editor holds, so it shows unsaved changes until it is saved.
   const [history, dispatch] = useReducer(historyReducer, base, (definition) => initialHistory(typedKanbanValues(toGraph(definition), workspace.pipelines)))
@@ -88,7 +99,11 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
   const [problems, setProblems] = useState<ProblemIndex>(emptyProblems)
   const [panel, setPanel] = useState<Panel>('node')
   const [busy, setBusy] = useState<'saving' | 'publishing' | 'validating'>()
-  const [status, setStatus] = useState<Status>()
+  const [status, setStatus] = useState<Status>(() => (reloaded ? { kind: 'ok', text: t('status.reloaded') } : undefined))
+  // The draft version this editor's changes are based on; a save sends it (If-Match).
+  const draftVersion = useRef(flow.draftVersion)
+  /** Set when a save found a newer draft: that draft's version, until the person chooses. */
+  const [conflict, setConflict] = useState<number>()
   const [testing, setTesting] = useState(false)
   const [waitingAt, setWaitingAt] = useState<string | null>(null)
 
@@ -159,10 +174,19 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
   )
 
   const updateNodeData = useCallback(
-    (id: string, data: Record<string, unknown>) => change((g) => pruneEdges({ ...g, nodes: g.nodes.map((n) => (n.id === id ? { ...n, data } : n)) }), true, `data:${id}`),
+    (id: string, data: Record<string, unknown>) => {
+      change((g) => pruneEdges({ ...g, nodes: g.nodes.map((n) => (n.id === id ? { ...n, data } : n)) }), true, `data:${id}`)
+      setProblems((p) => withoutNode(p, id))
+    },
     [change],
   )
-  const renameNodeExit = useCallback((id: string, from: string, to: string) => change((g) => renameExit(g, id, from, to), true, `data:${id}`), [change])
+  const renameNodeExit = useCallback(
+    (id: string, from: string, to: string) => {
+      change((g) => renameExit(g, id, from, to), true, `data:${id}`)
+      setProblems((p) => withoutNode(p, id))
+    },
+    [change],
+  )
   const deleteNode = useCallback(
     (id: string) => change((g) => pruneEdges({ ...g, nodes: g.nodes.filter((n) => n.id !== id || n.type === 'start') })),
     [change],
@@ -200,8 +224,14 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
 
   const failed = useCallback(
     (error: unknown, sent: FlowDefinition) => {
+      if (error instanceof StaleDraftError) {
+        setConflict(error.currentDraftVersion)
+        setStatus({ kind: 'error', text: t('status.conflict') })
+        notify({ type: 'error', code: 'draft_conflict', message: error.message })
+        return
+      }
       if (error instanceof ApiError && error.status === 400 && error.problems.length > 0) {
-        const index = indexProblems(sent, error.problems)
+        const index = indexProblems(sent, forPeople(sent, error.problems, t))
         setProblems(index)
         setStatus({ kind: 'error', text: t('status.invalid', { count: error.problems.length }) })
         notify({ type: 'error', code: 'invalid_flow', message: error.message })
@@ -214,12 +244,15 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
     [notify, t],
   )
 
-  const save = useCallback(async (): Promise<boolean> => {
+  /** Saves over the draft at `over` (by default the one this editor's changes are based on). */
+  const save = useCallback(async (over = draftVersion.current): Promise<boolean> => {
     const sent = definition
     setBusy('saving')
     setStatus(undefined)
     try {
-      const saved = await api.saveDraft(flow.id, sent)
+      const saved = await api.saveDraft(flow.id, sent, over)
+      draftVersion.current = saved.draftVersion
+      setConflict(undefined)
       setSavedJson(JSON.stringify(sent))
       setProblems(emptyProblems())
       setStatus({ kind: 'ok', text: t('status.draftSaved') })
@@ -232,6 +265,27 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
       setBusy(undefined)
     }
   }, [api, definition, failed, flow.id, notify, t])
+
+  const reloadTheirs = useCallback(async () => {
+    setBusy('saving')
+    try {
+      onReload(await api.flow(flow.id))
+    } catch (error) {
+      failed(error, definition)
+      setBusy(undefined)
+    }
+  }, [api, definition, failed, flow.id, onReload])
+
+  /** A published version's definition becomes the draft's content, as an unsaved change. */
+  const restore = useCallback(
+    (version: number, restored: FlowDefinition) => {
+      setBase(restored)
+      change(() => typedKanbanValues(toGraph(restored), workspace.pipelines))
+      setProblems(emptyProblems())
+      setStatus({ kind: 'ok', text: t('status.restored', { version }) })
+    },
+    [change, t, workspace.pipelines],
+  )
 
   saveRef.current = () => (dirty && busy === undefined ? save() : Promise.resolve(false))
 
@@ -266,7 +320,7 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
     setBusy('validating')
     try {
       const result = await api.validate(sent)
-      setProblems(indexProblems(sent, result.problems))
+      setProblems(indexProblems(sent, forPeople(sent, result.problems, t)))
       setStatus(result.valid ? { kind: 'ok', text: t('status.valid') } : { kind: 'error', text: t('status.invalid', { count: result.problems.length }) })
       if (!result.valid) setPanel('problems')
     } catch (error) {
@@ -330,6 +384,7 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
           </button>
         </div>
       )}
+      {conflict !== undefined && <SaveConflict busy={busy !== undefined} onReloadTheirs={() => void reloadTheirs()} onOverwrite={() => void save(conflict)} />}
       <div className={`workspace${testing ? ' testing' : ''}`}>
         <Palette onAdd={(type) => addNode(type)} hasStart={graph.nodes.some((n) => n.type === 'start')} />
         <div className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
@@ -365,6 +420,9 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
             <button type="button" role="tab" aria-selected={panel === 'problems'} onClick={() => setPanel('problems')} className={problems.all.length ? 'has-problems' : ''}>
               {t('toolbar.problems', { count: problems.all.length })}
             </button>
+            <button type="button" role="tab" aria-selected={panel === 'versions'} onClick={() => setPanel('versions')} data-testid="tab-versions">
+              {t('toolbar.versions')}
+            </button>
           </nav>
           <div className="panel-body">
             {panel === 'node' &&
@@ -381,6 +439,7 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
               ))}
             {panel === 'variables' && <VariablesPanel />}
             {panel === 'problems' && <ProblemsPanel problems={problems} onSelectNode={selectNode} />}
+            {panel === 'versions' && <VersionsPanel api={api} flowId={flow.id} publishedVersion={publishedVersion} onRestore={restore} />}
           </div>
         </aside>
         <TestPanel api={api} flowId={flow.id} hidden={!testing} nodes={graph.nodes} draft={json} dirty={dirty} save={save} onWaitingAt={setWaitingAt} />

@@ -13,6 +13,17 @@ export class ApiError extends Error {
   }
 }
 
+/** A save based on a draft that someone else has replaced since (412): both versions, as the service named them. */
+export class StaleDraftError extends ApiError {
+  constructor(
+    message: string,
+    readonly sentDraftVersion: number,
+    readonly currentDraftVersion: number,
+  ) {
+    super(412, message)
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The resources the editor uses (all in the client's workspace), as the service's OpenAPI document
 // describes them: a change there breaks the editor's build.
@@ -42,6 +53,7 @@ export type VariableChange = Pick<Input<'/v1/variables/{id}', 'patch'>, 'descrip
 export type Pipeline = Item<'/v1/kanban/pipelines'>
 export type PipelineField = Pipeline['fields'][number]
 export type Published = Answer<'post', '/v1/flows/{id}/publish'>
+export type PublishedVersion = Item<'/v1/flows/{id}/versions'>
 export type Validation = Answer<'post', '/v1/flows/validate'>
 export type PreviewSession = Answer<'post', '/v1/flows/{flowId}/preview-sessions'>
 /** A message the person sends into a session (spec §6.2). */
@@ -69,8 +81,11 @@ type Result<T> = { data?: T; error?: unknown; response: Response }
  * proxy's page), and only a flow's save and publish carry `problems`.
  */
 function failure(response: Response, body: unknown): ApiError {
-  const b = typeof body === 'object' && body !== null ? (body as { message?: unknown; problems?: unknown }) : {}
+  const b = typeof body === 'object' && body !== null ? (body as { message?: unknown; problems?: unknown; sentDraftVersion?: unknown; currentDraftVersion?: unknown }) : {}
   const message = typeof b.message === 'string' ? b.message : `HTTP ${response.status}`
+  if (response.status === 412 && typeof b.sentDraftVersion === 'number' && typeof b.currentDraftVersion === 'number') {
+    return new StaleDraftError(message, b.sentDraftVersion, b.currentDraftVersion)
+  }
   const problems = Array.isArray(b.problems) ? (b.problems as Problem[]) : []
   return new ApiError(response.status, message, problems)
 }
@@ -199,10 +214,16 @@ export class FlowApi {
   }
 
   flow = async (id: string) => asFlowDetail(await unwrap(this.#client.GET('/v1/flows/{id}', { params: { path: { id } } })))
-  // The service takes the draft as any JSON and answers its problems; the editor sends its model.
-  saveDraft = async (id: string, definition: FlowDefinition) =>
-    asFlowDetail(await unwrap(this.#client.PUT('/v1/flows/{id}/definition', { params: { path: { id } }, body: definition })))
+  /**
+   * Saves over the draft at `draftVersion` only (If-Match): a StaleDraftError when someone saved
+   * meanwhile. The service takes the draft as any JSON and answers its problems; the editor sends its model.
+   */
+  saveDraft = async (id: string, definition: FlowDefinition, draftVersion: number) =>
+    asFlowDetail(await unwrap(this.#client.PUT('/v1/flows/{id}/definition', { params: { path: { id }, header: { 'if-match': `"${draftVersion}"` } }, body: definition })))
   publish = (id: string): Promise<Published> => unwrap(this.#client.POST('/v1/flows/{id}/publish', { params: { path: { id } } }))
+  versions = (id: string) => everyPage((page) => this.#client.GET('/v1/flows/{id}/versions', { params: { path: { id }, query: page } }))
+  version = async (id: string, version: number): Promise<FlowDefinition> =>
+    (await unwrap(this.#client.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id, version } } }))).definition
   validate = (definition: FlowDefinition): Promise<Validation> => unwrap(this.#client.POST('/v1/flows/validate', { body: { definition } }))
 
   sectors = () => everyPage((page) => this.#client.GET('/v1/sectors', { params: { query: page } }))

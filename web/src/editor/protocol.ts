@@ -28,6 +28,8 @@ export type ErrorCode =
   | 'flow_not_found'
   /** Save or publish refused: the definition has problems (shown in the editor). */
   | 'invalid_flow'
+  /** Save refused: someone else saved the draft meanwhile; the editor asks the person whose draft stays. */
+  | 'draft_conflict'
   /** Any other failed call. */
   | 'request_failed'
 

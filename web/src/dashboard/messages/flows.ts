@@ -81,6 +81,7 @@ export const en = {
   'flows.editor.error.flow_not_found': 'The editor found no such flow in this workspace',
   'flows.editor.error.invalid_flow': 'Not saved: the definition has problems (listed in the editor)',
   'flows.editor.error.request_failed': 'The editor failed: {message}',
+  'flows.editor.error.draft_conflict': 'Someone else saved this flow meanwhile; the editor asks whose draft stays.',
 
   'flows.analytics.title': 'Analytics of {name}',
   'flows.analytics.titleUnnamed': 'Analytics',
@@ -207,6 +208,7 @@ export const pt: Record<keyof typeof en, string> = {
   'flows.editor.error.flow_not_found': 'O editor não encontrou este fluxo neste workspace',
   'flows.editor.error.invalid_flow': 'Não salvo: a definição tem problemas (listados no editor)',
   'flows.editor.error.request_failed': 'O editor falhou: {message}',
+  'flows.editor.error.draft_conflict': 'Outra pessoa salvou este fluxo enquanto isso; o editor pergunta qual rascunho fica.',
 
   'flows.analytics.title': 'Análises de {name}',
   'flows.analytics.titleUnnamed': 'Análises',

@@ -136,7 +136,7 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
         <Summary node={node} t={t} />
       </div>
       {problems && (
-        <div className="node-problems" title={problems.map((p) => `${p.path}: ${p.message}`).join('\n')}>
+        <div className="node-problems" title={problems.map((p) => p.message).join('\n')}>
           ⚠ {t('node.problems', { count: problems.length })}
           <ul>
             {problems.slice(0, 3).map((p, i) => (

@@ -1,5 +1,5 @@
 import { useT } from '../i18n'
-import { pathInNode, type FlowNode } from '../flow/model'
+import type { FlowNode } from '../flow/model'
 import { isNodeType, type ConditionData, type KanbanMoveData, type MessageData, type Problem, type QuestionData, type SetVariableData, type TransferData } from '../flow/types'
 import { NODE_ICONS } from '../canvas/nodes'
 import { ConditionForm, KanbanMoveForm, MessageForm, QuestionForm, SetVariableForm, TransferForm } from '../forms/NodeForms'
@@ -33,9 +33,7 @@ export function NodePanel({ node, problems, onChange, onRenameExit, onDelete }: 
           <strong>{t('panel.problemsHere')}</strong>
           <ul>
             {problems.map((p, i) => (
-              <li key={i}>
-                {pathInNode(p.path) && <code>{pathInNode(p.path)}</code>} {p.message}
-              </li>
+              <li key={i}>{p.message}</li>
             ))}
           </ul>
         </div>

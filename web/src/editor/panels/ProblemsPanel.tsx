@@ -1,7 +1,7 @@
 import { useT } from '../i18n'
 import type { ProblemIndex } from '../flow/model'
 
-/** Every problem the service reported; one that concerns a node selects it. */
+/** Every problem the service reported, written for people (flow/problem-text.ts); one that concerns a node selects it. */
 export function ProblemsPanel({ problems, onSelectNode }: { problems: ProblemIndex; onSelectNode(id: string): void }) {
   const t = useT()
   return (
@@ -9,16 +9,15 @@ export function ProblemsPanel({ problems, onSelectNode }: { problems: ProblemInd
       <h2>{t('problems.title')}</h2>
       {problems.all.length === 0 && <p className="muted">{t('problems.none')}</p>}
       <ul>
-        {problems.all.map(({ problem, nodeId, edgeId }, i) => (
+        {problems.all.map(({ problem, nodeId }, i) => (
           <li key={i}>
             {nodeId !== undefined ? (
               <button type="button" className="link" onClick={() => onSelectNode(nodeId)}>
-                {nodeId}
+                {problem.message}
               </button>
             ) : (
-              <strong>{edgeId ?? t('problems.flow')}</strong>
-            )}{' '}
-            <code>{problem.path}</code> {problem.message}
+              problem.message
+            )}
           </li>
         ))}
       </ul>
