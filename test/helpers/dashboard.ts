@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Frame, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { dashboardSignInUrl, issueSignInLink } from '../../src/auth/dashboard-sessions.js'
 import { hashApiKey } from '../../src/commands/api-keys.js'
@@ -82,10 +82,11 @@ interface AxeViolation {
 }
 
 /**
- * axe-core's serious and critical violations on the page as it is now, one line each (rule, help,
- * first elements). Evaluated through the DevTools protocol, so the page's CSP stays as served.
+ * axe-core's serious and critical violations on the page (or in a frame, such as the embedded
+ * editor) as it is now, one line each (rule, help, first elements). Evaluated through the DevTools
+ * protocol, so the page's CSP stays as served.
  */
-export async function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+export async function seriousAccessibilityViolations(page: Page | Frame): Promise<string[]> {
   await page.evaluate(AXE_SOURCE)
   // A string, evaluated in the page (the tests' TypeScript has no DOM types).
   const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[]

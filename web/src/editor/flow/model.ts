@@ -122,6 +122,12 @@ export function connect(graph: Graph, source: string, sourceHandle: string | nul
   return { ...graph, edges: [...kept, { id: uniqueId('e', new Set(graph.edges.map((e) => e.id))), source, sourceHandle, target }] }
 }
 
+/** Takes the edge off an exit: the session ends there. */
+export function disconnect(graph: Graph, source: string, sourceHandle: string | null): Graph {
+  const edges = graph.edges.filter((edge) => !(edge.source === source && (edge.sourceHandle ?? null) === sourceHandle))
+  return edges.length === graph.edges.length ? graph : { ...graph, edges }
+}
+
 export function uniqueId(prefix: string, taken: ReadonlySet<string>): string {
   for (;;) {
     const id = `${prefix}_${Math.random().toString(36).slice(2, 8)}`
