@@ -26,7 +26,7 @@ export interface Clipboard {
  * new ids, keep the edges among them, and land beside the originals or, when those are out of
  * sight, in the middle of the view.
  */
-export function useClipboard(graph: Graph, change: (update: (graph: Graph) => Graph) => void, canvasRef: RefObject<HTMLElement | null>): Clipboard {
+export function useClipboard(graph: Graph, change: (update: (graph: Graph) => Graph, record?: boolean) => void, canvasRef: RefObject<HTMLElement | null>): Clipboard {
   const reactFlow = useReactFlow()
   const [clip, setClip] = useState<Clip>()
   const pastes = useRef(0)
@@ -67,7 +67,8 @@ export function useClipboard(graph: Graph, change: (update: (graph: Graph) => Gr
     if (copied) change((g) => pasteClip(g, copied, place(copied, 1)))
   }, [change, graph, place])
 
-  const selectEverything = useCallback(() => change(selectAll), [change])
+  // Selecting is not an edit: undo skips it.
+  const selectEverything = useCallback(() => change(selectAll, false), [change])
 
   const keys = useRef({ copy, paste, duplicate, selectAll: selectEverything })
   keys.current = { copy, paste, duplicate, selectAll: selectEverything }
