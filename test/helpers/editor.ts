@@ -1,8 +1,10 @@
+import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Frame, FrameLocator, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { launchBrowser, serveHostPage, waitForMessage } from './browser.js'
+import { seriousAccessibilityViolations, type Look } from './dashboard.js'
 import { openTestApp, type TestApp } from './app.js'
 import { pgliteBackend } from './storage.js'
 
@@ -29,7 +31,7 @@ export interface OpenEditor {
   page: Page
   /** The editor's iframe, for locators. */
   editor: FrameLocator
-  /** The same frame, for evaluating in it (axe) and for its keyboard focus. */
+  /** The same frame, for evaluating in it (axe, styles, focus). */
   frame: Frame
 }
 
@@ -87,4 +89,50 @@ export async function openEditor(
   const frame = await (await page.$('#editor'))!.contentFrame()
   if (!frame) throw new Error('the editor frame is gone')
   return { page, editor, frame }
+}
+
+const buttons = (body: string, titles: string[]) => ({
+  type: 'interactive',
+  interactive: { type: 'button', body: { text: body }, action: { buttons: titles.map((title, i) => ({ id: `b${i + 1}`, title })) } },
+})
+
+/** start → welcome (a message with buttons) → plan (a choice question) → basic / pro (ends). */
+export const SAMPLE_FLOW = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'welcome', type: 'message', position: { x: 240, y: 0 }, data: { messages: [buttons('Welcome!', ['Menu', 'Help'])] } },
+    { id: 'plan', type: 'question', position: { x: 480, y: 0 }, data: { prompt: buttons('Which plan?', ['Basic', 'Pro']), input: { kind: 'choice' }, maxRetries: 2 } },
+    { id: 'basic', type: 'end', position: { x: 760, y: -60 }, data: {} },
+    { id: 'pro', type: 'end', position: { x: 760, y: 120 }, data: {} },
+  ],
+  edges: [
+    { id: 'e1', source: 'start', target: 'welcome' },
+    { id: 'e2', source: 'welcome', target: 'plan' },
+    { id: 'e3', source: 'plan', sourceHandle: 'b1', target: 'basic' },
+    { id: 'e4', source: 'plan', sourceHandle: 'b2', target: 'pro' },
+  ],
+}
+
+/** A new flow whose draft is SAMPLE_FLOW. */
+export async function sampleFlow(setup: EditorSetup, name: string): Promise<string> {
+  const flowId = await setup.createFlow(name)
+  const saved = await setup.service.app.inject({ method: 'PUT', url: `/v1/flows/${flowId}/definition`, headers: setup.key, payload: SAMPLE_FLOW })
+  if (saved.statusCode !== 200) throw new Error(`sample not saved: ${saved.body}`)
+  return flowId
+}
+
+/**
+ * Writes `test-artifacts/editor/{name}-{lang}-{theme}.png` and, unless told not to, checks the
+ * editor's frame with axe-core: no serious or critical violation.
+ */
+export async function captureEditor(t: Test, opened: OpenEditor, name: string, look: Look, { axe = true } = {}): Promise<void> {
+  await mkdir(EDITOR_ARTIFACTS, { recursive: true })
+  // Let transitions and late layout settle before the picture.
+  await opened.page.waitForTimeout(250)
+  await opened.page.screenshot({ path: `${EDITOR_ARTIFACTS}${name}-${look.lang}-${look.theme}.png` })
+  if (!axe) return
+  const violations = await seriousAccessibilityViolations(opened.frame)
+  // Joined and escaped: a raw page text in an assertion message can end the subtest early (U+2028).
+  t.same(violations, [], `${name} (${look.lang}, ${look.theme}): no serious or critical accessibility violation${violations.length ? `: ${JSON.stringify(violations)}` : ''}`)
 }
