@@ -52,8 +52,8 @@ export function FlowEditor(props: FlowEditorProps) {
 type Panel = 'node' | 'variables' | 'problems'
 type Status = { kind: 'ok' | 'error'; text: string } | undefined
 
-// The nodes' CSS width; new flows space them 240 apart. A large flow is not shrunk past readable
-// text (minZoom): the view then shows its middle and the rest is panned to.
+// A large flow is not shrunk past readable text (minZoom): the view then shows its middle, and the
+// rest is panned to.
 const FIT_VIEW = { padding: 0.15, maxZoom: 1, minZoom: 0.6 }
 
 function Editor({ flow, api, theme, notify }: FlowEditorProps) {
@@ -338,7 +338,7 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
               ariaLabelConfig={ariaLabels}
             >
               <Background />
-              <Controls showInteractive={false} />
+              <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
               <MiniMap pannable zoomable />
             </ReactFlow>
           </ProblemsContext.Provider>
@@ -383,4 +383,3 @@ function Editor({ flow, api, theme, notify }: FlowEditorProps) {
     </div>
   )
 }
-
