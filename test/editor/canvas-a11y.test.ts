@@ -5,6 +5,8 @@ import { LOOKS } from '../helpers/dashboard.js'
 import { captureEditor, openEditor, openEditorSetup, sampleFlow } from '../helpers/editor.js'
 
 const skip = browserSkipReason()
+// Four looks, each with its own editor and four axe runs: more than the default 300 s on a busy machine.
+t.setTimeout(600_000)
 
 /** WCAG's contrast ratio of two `rgb(…)` colours (alpha ignored). */
 function contrast(a: string, b: string): number {

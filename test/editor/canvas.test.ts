@@ -5,6 +5,8 @@ import { LOOKS } from '../helpers/dashboard.js'
 import { captureEditor, openEditor, openEditorSetup, sampleFlow } from '../helpers/editor.js'
 
 const skip = browserSkipReason()
+// Four narrow editors and a keyboard session in one browser: more than the default 300 s on a busy machine.
+t.setTimeout(600_000)
 
 /** The nodes and edges the canvas draws, by id. */
 const drawn = (frame: Frame) =>
