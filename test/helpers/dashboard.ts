@@ -82,8 +82,9 @@ interface AxeViolation {
 }
 
 /**
- * axe-core's serious and critical violations on the page as it is now, one line each (rule, help,
- * first elements). Evaluated through the DevTools protocol, so the page's CSP stays as served.
+ * axe-core's serious and critical violations on the page (or in a frame, such as the embedded
+ * editor) as it is now, one line each (rule, help, first elements). Evaluated through the DevTools
+ * protocol, so the page's CSP stays as served.
  */
 export async function seriousAccessibilityViolations(page: Pick<Page, 'evaluate'>): Promise<string[]> {
   await page.evaluate(AXE_SOURCE)

@@ -19,7 +19,7 @@ import { DRAG_TYPE, Palette } from './canvas/Palette'
 import { ProblemsContext, UnknownNode, nodeTypes } from './canvas/nodes'
 import { historyReducer, initialHistory } from './flow/history'
 import { typedKanbanValues } from './flow/kanban-values'
-import { connect, emptyProblems, indexProblems, newNodeData, pruneEdges, renameExit, toDefinition, toGraph, uniqueId, type FlowNode, type Graph, type ProblemIndex } from './flow/model'
+import { connect, disconnect, emptyProblems, indexProblems, newNodeData, pruneEdges, renameExit, toDefinition, toGraph, uniqueId, type FlowNode, type Graph, type ProblemIndex } from './flow/model'
 import { isNodeType, NODE_TYPES, type FlowDefinition, type NodeType } from './flow/types'
 import { forPeople, withoutNode } from './flow/problem-text'
 import { SaveConflict } from './dialogs/SaveConflict'
@@ -32,6 +32,11 @@ import { VariablesPanel } from './panels/VariablesPanel'
 import { TestPanel } from './test-panel/TestPanel'
 import { markWaiting } from './test-panel/highlight'
 import { useWorkspace } from './workspace'
+import { isTyping, useClipboard } from './canvas/useClipboard'
+import { SIDE_PANEL, SkipToPanel, useAriaLabels } from './a11y'
+import { freeSpot, NODE_SIZE, visibleArea } from './flow/placement'
+import { NextNodes } from './panels/NextNodes'
+import { CanvasActions } from './panels/CanvasActions'
 
 export interface FlowEditorProps {
   flow: FlowDetail
@@ -60,25 +65,9 @@ interface EditorProps extends FlowEditorProps {
 type Panel = 'node' | 'variables' | 'problems' | 'versions'
 type Status = { kind: 'ok' | 'error'; text: string } | undefined
 
-const isTyping = (target: EventTarget | null) => target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
-
-// The nodes' CSS width; new flows space them 240 apart.
-const FIT_VIEW = { padding: 0.15, maxZoom: 1 }
-
-const NODE_SIZE = { width: 200, height: 110 }
-
-/** Near `center`, the first place (going down) where a new node covers no other. */
-function freeSpot(nodes: FlowNode[], center: { x: number; y: number }): { x: number; y: number } {
-  const spot = { x: Math.round(center.x - NODE_SIZE.width / 2), y: Math.round(center.y - NODE_SIZE.height / 2) }
-  const overlaps = () =>
-    nodes.some((n) => {
-      const width = n.measured?.width ?? NODE_SIZE.width
-      const height = n.measured?.height ?? NODE_SIZE.height
-      return spot.x < n.position.x + width + 20 && n.position.x < spot.x + NODE_SIZE.width + 20 && spot.y < n.position.y + height + 20 && n.position.y < spot.y + NODE_SIZE.height + 20
-    })
-  for (let i = 0; i < 50 && overlaps(); i++) spot.y += 60
-  return spot
-}
+// A large flow is not shrunk past readable text (minZoom): the view then shows its middle, and the
+// rest is panned to.
+const FIT_VIEW = { padding: 0.15, maxZoom: 1, minZoom: 0.6 }
 
 function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const t = useT()
@@ -135,8 +124,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
       let position = at
       if (!position) {
         const box = canvasRef.current?.getBoundingClientRect()
-        const center = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: 400, y: 300 }
-        position = freeSpot(graph.nodes, reactFlow.screenToFlowPosition(center))
+        position = box ? freeSpot(graph.nodes, visibleArea(box, reactFlow.screenToFlowPosition)) : { x: 0, y: 0 }
       }
       const pipeline = workspace.pipelines[0]
       const stage = pipeline ? [...pipeline.stages].sort((a, b) => a.order - b.order)[0] : undefined
@@ -191,6 +179,13 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
     (id: string) => change((g) => pruneEdges({ ...g, nodes: g.nodes.filter((n) => n.id !== id || n.type === 'start') })),
     [change],
   )
+  const linkExit = useCallback(
+    (id: string, exit: string | null, target: string | null) => change((g) => (target === null ? disconnect(g, id, exit) : connect(g, id, exit, target))),
+    [change],
+  )
+  const clipboard = useClipboard(graph, change, canvasRef)
+  const ariaLabels = useAriaLabels()
+  const [panelOpen, setPanelOpen] = useState(true)
 
   // Fit the whole flow once every node has its size (React Flow's own initial fit can run earlier).
   const measured = useNodesInitialized()
@@ -345,6 +340,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
 
   return (
     <div className="editor">
+      <SkipToPanel onOpen={() => setPanelOpen(true)} />
       <header className="toolbar">
         <h1 title={flow.name}>{flow.name}</h1>
         <span className={`save-state ${dirty ? 'dirty' : 'clean'}`} data-testid="save-state">
@@ -387,7 +383,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
       {conflict !== undefined && <SaveConflict busy={busy !== undefined} onReloadTheirs={() => void reloadTheirs()} onOverwrite={() => void save(conflict)} />}
       <div className={`workspace${testing ? ' testing' : ''}`}>
         <Palette onAdd={(type) => addNode(type)} hasStart={graph.nodes.some((n) => n.type === 'start')} />
-        <div className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+        <main className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop} aria-label={t('a11y.canvas')}>
           <ProblemsContext.Provider value={problems}>
             <ReactFlow
               nodes={shownNodes}
@@ -402,14 +398,19 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
               minZoom={0.2}
               defaultEdgeOptions={{ type: 'smoothstep' }}
               proOptions={{ hideAttribution: true }}
+              ariaLabelConfig={ariaLabels}
             >
               <Background />
-              <Controls showInteractive={false} />
+              <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
               <MiniMap pannable zoomable />
             </ReactFlow>
           </ProblemsContext.Provider>
-        </div>
-        <aside className="side-panel">
+        </main>
+        <aside className={panelOpen ? 'side-panel' : 'side-panel collapsed'} id={SIDE_PANEL} tabIndex={-1} aria-label={t('a11y.sidePanel')}>
+          <button type="button" className="icon panel-toggle" aria-expanded={panelOpen} aria-controls={SIDE_PANEL} onClick={() => setPanelOpen(!panelOpen)} data-testid="panel-toggle">
+            <span aria-hidden>{panelOpen ? '⟩' : '⟨'}</span>
+            <span className="sr-only">{t(panelOpen ? 'a11y.hidePanel' : 'a11y.showPanel')}</span>
+          </button>
           <nav className="tabs" role="tablist">
             <button type="button" role="tab" aria-selected={panel === 'node'} onClick={() => setPanel('node')}>
               {t('panel.properties')}
@@ -417,7 +418,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
             <button type="button" role="tab" aria-selected={panel === 'variables'} onClick={() => setPanel('variables')} data-testid="tab-variables">
               {t('toolbar.variables')}
             </button>
-            <button type="button" role="tab" aria-selected={panel === 'problems'} onClick={() => setPanel('problems')} className={problems.all.length ? 'has-problems' : ''}>
+            <button type="button" role="tab" aria-selected={panel === 'problems'} onClick={() => setPanel('problems')} className={problems.all.length ? 'has-problems' : ''} data-testid="tab-problems">
               {t('toolbar.problems', { count: problems.all.length })}
             </button>
             <button type="button" role="tab" aria-selected={panel === 'versions'} onClick={() => setPanel('versions')} data-testid="tab-versions">
@@ -425,6 +426,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
             </button>
           </nav>
           <div className="panel-body">
+            {panel === 'node' && <CanvasActions clipboard={clipboard} />}
             {panel === 'node' &&
               (selectedNode ? (
                 <NodePanel
@@ -433,9 +435,11 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
                   onChange={(data) => updateNodeData(selectedNode.id, data)}
                   onRenameExit={(from, to) => renameNodeExit(selectedNode.id, from, to)}
                   onDelete={() => deleteNode(selectedNode.id)}
-                />
+                >
+                  <NextNodes node={selectedNode} graph={graph} onLink={(exit, target) => linkExit(selectedNode.id, exit, target)} />
+                </NodePanel>
               ) : (
-                <p className="hint">{t('panel.noSelection')}</p>
+                <p className="hint">{selected.length > 1 ? t('panel.manySelected', { count: selected.length }) : t('panel.noSelection')}</p>
               ))}
             {panel === 'variables' && <VariablesPanel />}
             {panel === 'problems' && <ProblemsPanel problems={problems} onSelectNode={selectNode} />}

@@ -1,5 +1,5 @@
 import { Handle, Position, useUpdateNodeInternals, type NodeProps, type NodeTypes } from '@xyflow/react'
-import { createContext, useContext, useEffect, type ReactNode } from 'react'
+import { createContext, Fragment, useContext, useEffect, type ReactNode } from 'react'
 import { useT, type Translate } from '../i18n'
 import { emptyProblems, exitsOf, hasEntry, type Exit, type FlowNode, type ProblemIndex } from '../flow/model'
 import {
@@ -14,6 +14,7 @@ import {
   type TransferData,
 } from '../flow/types'
 import { useWorkspace } from '../workspace'
+import { NodeButtons } from './NodeButtons'
 
 export const ProblemsContext = createContext<ProblemIndex>(emptyProblems())
 
@@ -60,9 +61,10 @@ function Summary({ node, t }: { node: FlowNode; t: Translate }): ReactNode {
       return (
         <>
           {messages.slice(0, 3).map((m, i) => (
-            <p key={i} className="preview">
-              {clip(previewMessage(m, t))}
-            </p>
+            <Fragment key={i}>
+              <p className="preview">{clip(previewMessage(m, t))}</p>
+              <NodeButtons message={m} />
+            </Fragment>
           ))}
           {messages.length > 3 && <p className="muted">{t('node.messages', { count: messages.length })}</p>}
         </>
@@ -73,6 +75,7 @@ function Summary({ node, t }: { node: FlowNode; t: Translate }): ReactNode {
       return (
         <>
           <p className="preview">{clip(previewMessage(q.prompt, t))}</p>
+          {q.input?.kind !== 'choice' && <NodeButtons message={q.prompt} />}
           <p className="muted">
             {t(`input.${q.input?.kind ?? 'text'}`)}
             {q.saveAs ? ` · ${t('node.savesTo', { name: q.saveAs })}` : ''}
@@ -125,13 +128,13 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
   return (
     <div className={`flow-node type-${type}${selected ? ' selected' : ''}${problems ? ' has-problems' : ''}`} data-testid={`node-${id}`} data-node-type={type}>
       {hasEntry(type) && <Handle type="target" position={Position.Left} className="entry" />}
-      <header>
+      <div className="node-header">
         <span className="node-icon" aria-hidden>
           {known ? NODE_ICONS[type] : '•'}
         </span>
         <span className="node-type">{known ? t(`type.${type}`) : t('type.unknown', { type })}</span>
         <span className="node-id">{id}</span>
-      </header>
+      </div>
       <div className="node-body">
         <Summary node={node} t={t} />
       </div>

@@ -118,8 +118,14 @@ export function renameExit(graph: Graph, nodeId: string, from: string, to: strin
 
 /** Connects an exit to a node; an exit has one edge at most, so an older one is replaced. */
 export function connect(graph: Graph, source: string, sourceHandle: string | null, target: string): Graph {
-  const kept = graph.edges.filter((edge) => !(edge.source === source && (edge.sourceHandle ?? null) === sourceHandle))
+  const kept = disconnect(graph, source, sourceHandle).edges
   return { ...graph, edges: [...kept, { id: uniqueId('e', new Set(graph.edges.map((e) => e.id))), source, sourceHandle, target }] }
+}
+
+/** Takes the edge off an exit: the session ends there. */
+export function disconnect(graph: Graph, source: string, sourceHandle: string | null): Graph {
+  const edges = graph.edges.filter((edge) => !(edge.source === source && (edge.sourceHandle ?? null) === sourceHandle))
+  return edges.length === graph.edges.length ? graph : { ...graph, edges }
 }
 
 export function uniqueId(prefix: string, taken: ReadonlySet<string>): string {

@@ -146,7 +146,7 @@ export function VarText({ label, value, onChange, max, multiline, placeholder }:
           <input ref={ref} type="text" value={value} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} />
         )}
       </label>
-      <button type="button" className="var-button" title={t('vars.insert')} aria-label={t('vars.insert')} aria-expanded={open} aria-controls={menuId} onClick={() => setOpen(!open)}>
+      <button type="button" className="var-button" title={t('vars.insert')} aria-label={`{x} ${t('vars.insert')}`} aria-expanded={open} aria-controls={menuId} onClick={() => setOpen(!open)}>
         {'{x}'}
       </button>
       {open && (

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react'
 import { useT } from '../i18n'
 import type { FlowNode } from '../flow/model'
 import { isNodeType, type ConditionData, type KanbanMoveData, type MessageData, type Problem, type QuestionData, type SetVariableData, type TransferData } from '../flow/types'
@@ -10,10 +11,12 @@ export interface NodePanelProps {
   onChange(data: Record<string, unknown>): void
   onRenameExit(from: string, to: string): void
   onDelete(): void
+  /** Shown after the form, before the delete button (where the node's exits lead). */
+  children?: ReactNode
 }
 
 /** The side panel for the selected node: its problems and the form of its type. */
-export function NodePanel({ node, problems, onChange, onRenameExit, onDelete }: NodePanelProps) {
+export function NodePanel({ node, problems, onChange, onRenameExit, onDelete, children }: NodePanelProps) {
   const t = useT()
   const type = node.type ?? ''
   const known = isNodeType(type)
@@ -39,6 +42,7 @@ export function NodePanel({ node, problems, onChange, onRenameExit, onDelete }: 
         </div>
       )}
       <NodeForm node={node} onChange={onChange} onRenameExit={onRenameExit} />
+      {children}
       {node.type !== 'start' && (
         <button type="button" className="danger wide" onClick={onDelete}>
           {t('panel.delete')}

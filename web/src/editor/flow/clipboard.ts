@@ -1,0 +1,46 @@
+import { uniqueId, type FlowEdge, type FlowNode, type Graph } from './model'
+import type { Point } from './placement'
+
+/** Copied nodes and the edges between them, as they were when copied. */
+export interface Clip {
+  nodes: FlowNode[]
+  edges: FlowEdge[]
+}
+
+/** The selected nodes (never the start: a flow has exactly one) and the edges among them; none selected is nothing. */
+export function copySelection(graph: Graph): Clip | undefined {
+  const nodes = graph.nodes.filter((n) => n.selected && n.type !== 'start')
+  if (nodes.length === 0) return undefined
+  const ids = new Set(nodes.map((n) => n.id))
+  return {
+    nodes: nodes.map((n) => ({ id: n.id, type: n.type, position: { ...n.position }, data: structuredClone(n.data) })),
+    edges: graph.edges.filter((e) => ids.has(e.source) && ids.has(e.target)).map((e) => ({ ...e })),
+  }
+}
+
+/** `clip` added to `graph` with new node and edge ids, moved by `offset`, and selected instead of what was. */
+export function pasteClip(graph: Graph, clip: Clip, offset: Point): Graph {
+  const nodeIds = new Set(graph.nodes.map((n) => n.id))
+  const edgeIds = new Set(graph.edges.map((e) => e.id))
+  const renamed = new Map<string, string>()
+  const nodes = clip.nodes.map((node): FlowNode => {
+    const id = uniqueId(node.type ?? 'node', nodeIds)
+    nodeIds.add(id)
+    renamed.set(node.id, id)
+    return { id, type: node.type, position: { x: node.position.x + offset.x, y: node.position.y + offset.y }, data: structuredClone(node.data), selected: true, deletable: true }
+  })
+  const edges = clip.edges.map((edge): FlowEdge => {
+    const id = uniqueId('e', edgeIds)
+    edgeIds.add(id)
+    return { id, source: renamed.get(edge.source) ?? edge.source, sourceHandle: edge.sourceHandle ?? null, target: renamed.get(edge.target) ?? edge.target }
+  })
+  return {
+    nodes: [...graph.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), ...nodes],
+    edges: [...graph.edges.map((e) => (e.selected ? { ...e, selected: false } : e)), ...edges],
+  }
+}
+
+export const selectAll = (graph: Graph): Graph => ({
+  nodes: graph.nodes.map((n) => (n.selected ? n : { ...n, selected: true })),
+  edges: graph.edges.map((e) => (e.selected ? e : { ...e, selected: true })),
+})

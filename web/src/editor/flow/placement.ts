@@ -1,0 +1,71 @@
+import type { FlowNode } from './model'
+
+export interface Point {
+  x: number
+  y: number
+}
+
+/** A rectangle in the flow's coordinates. */
+export interface Box extends Point {
+  width: number
+  height: number
+}
+
+// The nodes' CSS width, and the height of a node that has not been measured yet.
+export const NODE_SIZE = { width: 200, height: 110 }
+
+const GAP = 20
+const STEP = 40
+
+const boxOf = (node: FlowNode): Box => ({
+  x: node.position.x,
+  y: node.position.y,
+  width: node.measured?.width ?? NODE_SIZE.width,
+  height: node.measured?.height ?? NODE_SIZE.height,
+})
+
+const overlaps = (a: Box, b: Box) => a.x < b.x + b.width + GAP && b.x < a.x + a.width + GAP && a.y < b.y + b.height + GAP && b.y < a.y + a.height + GAP
+
+/** The smallest box around `boxes`. */
+export function bounds(boxes: Box[]): Box {
+  const left = Math.min(...boxes.map((b) => b.x))
+  const top = Math.min(...boxes.map((b) => b.y))
+  const right = Math.max(...boxes.map((b) => b.x + b.width))
+  const bottom = Math.max(...boxes.map((b) => b.y + b.height))
+  return { x: left, y: top, width: right - left, height: bottom - top }
+}
+
+export const nodeBounds = (nodes: FlowNode[]): Box => bounds(nodes.map(boxOf))
+
+/**
+ * Where a new node goes in `view` (the visible part of the canvas): the free spot nearest the
+ * view's centre, on a grid; when the view has none, its centre (nudged so it never lands exactly
+ * on another node's corner).
+ */
+export function freeSpot(nodes: FlowNode[], view: Box): Point {
+  const taken = nodes.map(boxOf)
+  const center = { x: view.x + view.width / 2 - NODE_SIZE.width / 2, y: view.y + view.height / 2 - NODE_SIZE.height / 2 }
+  const candidates: Point[] = []
+  for (let x = view.x + GAP; x + NODE_SIZE.width + GAP <= view.x + view.width; x += STEP) {
+    for (let y = view.y + GAP; y + NODE_SIZE.height + GAP <= view.y + view.height; y += STEP) candidates.push({ x, y })
+  }
+  const distance = (p: Point) => Math.hypot(p.x - center.x, p.y - center.y)
+  const free = candidates.filter((p) => !taken.some((box) => overlaps({ ...p, ...NODE_SIZE }, box))).sort((a, b) => distance(a) - distance(b))[0]
+  if (free) return { x: Math.round(free.x), y: Math.round(free.y) }
+  const spot = { x: Math.round(center.x), y: Math.round(center.y) }
+  while (taken.some((box) => box.x === spot.x && box.y === spot.y)) {
+    spot.x += GAP
+    spot.y += GAP
+  }
+  return spot
+}
+
+/** True when `box` lies wholly inside `view`. */
+export const inside = (box: Box, view: Box) => box.x >= view.x && box.y >= view.y && box.x + box.width <= view.x + view.width && box.y + box.height <= view.y + view.height
+
+/** The part of the flow a canvas element shows: its screen rectangle in the flow's coordinates. */
+export function visibleArea(rect: { left: number; top: number; right: number; bottom: number }, toFlow: (screen: Point) => Point): Box {
+  const topLeft = toFlow({ x: rect.left, y: rect.top })
+  const bottomRight = toFlow({ x: rect.right, y: rect.bottom })
+  return { x: topLeft.x, y: topLeft.y, width: bottomRight.x - topLeft.x, height: bottomRight.y - topLeft.y }
+}
