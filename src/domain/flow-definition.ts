@@ -53,7 +53,9 @@ const Tags = Type.Optional(Type.Array(Type.String({ minLength: 1 }), { descripti
 const BodyText = Type.Object({ text: Type.String({ minLength: 1 }) })
 const FooterText = Type.Object({ text: Type.String({ minLength: 1 }) })
 
-export const MediaKind = Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('audio'), Type.Literal('document'), Type.Literal('sticker')])
+export const MEDIA_KINDS = ['image', 'video', 'audio', 'document', 'sticker'] as const
+export const MediaKind = Type.Union(MEDIA_KINDS.map((kind) => Type.Literal(kind)))
+export type MediaKind = Static<typeof MediaKind>
 
 export const ButtonMessage = Type.Object({
   type: Type.Literal('button'),

@@ -1,8 +1,9 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { NO_EXITS, type Step, type Visit } from './node-type.js'
 
 /** Finishes the session. */
 export const schema = Type.Object({})
+export type Data = Static<typeof schema>
 
 export const exits = () => NO_EXITS
 
