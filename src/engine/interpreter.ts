@@ -4,11 +4,9 @@ import { interpolator, type Scope } from './interpolate.js'
 import { interpolateMessage } from './messages.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from './nodes/index.js'
 import type { Step, Visit } from './nodes/node-type.js'
-import { RETRIES } from './nodes/question.js'
 import type { ConversationState, InboundMessage, Trigger, TurnContext, TurnOutput, VariableValue } from './turn.js'
 
 export const MAX_NODES_PER_TURN = 100
-export const DEFAULT_MAX_RETRIES = RETRIES.default
 
 /** A flow definition that passed validation: each node's `data` matches its type's schema. */
 export type RunnableFlow = Omit<FlowDefinition, 'nodes'> & { nodes: TypedNode[] }

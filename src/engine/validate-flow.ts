@@ -55,8 +55,8 @@ interface NodeInfo {
   data: Record<string, unknown> | undefined
   /** The registry's type of the node, when it has one. */
   nodeType: NodeType | undefined
-  /** The node's `data` once it matched its type's schema. */
-  checked: { data: Record<string, unknown> } | undefined
+  /** Whether its `data` matched its type's schema. */
+  dataMatches: boolean
 }
 
 interface EdgeInfo {
@@ -98,7 +98,7 @@ export function validateFlow(definition: unknown, catalog: WorkspaceCatalog, typ
 
   const nodes = definition.nodes.flatMap((raw, index): NodeInfo[] =>
     isRecord(raw) && typeof raw.id === 'string'
-      ? [{ index, id: raw.id, ...typed(raw.type, types), data: isRecord(raw.data) ? raw.data : undefined, checked: undefined }]
+      ? [{ index, id: raw.id, ...typed(raw.type, types), data: isRecord(raw.data) ? raw.data : undefined, dataMatches: false }]
       : [],
   )
   const edges = (Array.isArray(definition.edges) ? definition.edges : []).flatMap((raw, index): EdgeInfo[] =>
@@ -110,7 +110,7 @@ export function validateFlow(definition: unknown, catalog: WorkspaceCatalog, typ
   for (const node of nodes) {
     if (node.data) checkMessages(node, report)
     if (node.data) checkVariableReferences(node, known, report)
-    if (node.checked) checkNode(node, node.checked.data, catalog, known, report)
+    if (node.dataMatches && node.data) checkNode(node, node.data, catalog, known, report)
   }
   const byId = checkNodeIds(nodes, report)
   checkEdges(edges, byId, report)
@@ -266,8 +266,8 @@ function checkNodeData(node: NodeInfo, types: NodeTypes, report: Report): void {
     return
   }
   const check = compiled(node.nodeType.schema)
-  if (check.Check(node.data)) node.checked = { data: node.data }
-  else reportSchemaErrors(check.Errors(node.data), [...at, 'data'], report)
+  node.dataMatches = check.Check(node.data)
+  if (!node.dataMatches) reportSchemaErrors(check.Errors(node.data), [...at, 'data'], report)
 }
 
 /** Every outgoing message a node sends, as written (valid or not), with where it sits. */
@@ -405,7 +405,7 @@ function checkEdges(edges: readonly EdgeInfo[], nodes: ReadonlyMap<string, NodeI
     const firstFromExit = exitsUsed.get(exit)
     if (firstFromExit !== undefined) report(at, `a second edge from the same exit of node "${edge.source}" (the first is edges[${firstFromExit}])`)
     else exitsUsed.set(exit, edge.index)
-    if (source.checked && source.nodeType) checkHandle(edge, source, source.nodeType.exits(source.checked.data), handle, report)
+    if (source.dataMatches && source.data && source.nodeType) checkHandle(edge, source, source.nodeType.exits(source.data), handle, report)
   }
 }
 
