@@ -21,6 +21,10 @@ export default defineConfig({
     sourcemap: 'hidden',
     rollupOptions: {
       input: { editor: fileURLToPath(new URL('editor.html', import.meta.url)), dashboard: fileURLToPath(new URL('dashboard.html', import.meta.url)) },
+      // The editor imports the service's node type modules (src/engine/nodes) for their exits and
+      // limits; building or compiling TypeBox schemas has no side effects, so the schemas it does
+      // not read, and TypeBox with them, are left out.
+      treeshake: { manualPureFunctions: ['Type', 'TypeCompiler'] },
       // React in a chunk of its own, shared by both pages and cached across releases of either.
       output: { manualChunks: (id) => (/[\\/]node_modules[\\/](react|react-dom|scheduler)[\\/]/.test(id) ? 'react' : undefined) },
     },

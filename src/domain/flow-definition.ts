@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Tags as CardTags } from './card.js'
 import { AnyKey } from './schemas.js'
 
 /**
  * The flow document shared unchanged by the editor and the engine: React-Flow-compatible nodes and
- * edges. This is its structure; what each node type's `data` holds, and the graph rules, are
- * checked by the flow validator (engine issue).
+ * edges. This is its structure; what each node type's `data` holds is its node type's schema
+ * (src/engine/nodes), and the flow validator checks both and the graph rules.
  */
 export const FlowNode = Type.Object({
   id: Type.String({ minLength: 1 }),
@@ -46,7 +45,7 @@ export const startToEnd = (): FlowDefinition => ({
 })
 
 // ---------------------------------------------------------------------------------------------
-// Node data, per node type. An outgoing message inside a node is written in exactly the shape of
+// What nodes share: an outgoing message inside a node is written in exactly the shape of
 // the webhook's `value.messages[]` (spec §6.3), so the engine only interpolates variables and
 // copies it out. Text fields may hold `{{variable}}` placeholders.
 
@@ -54,7 +53,9 @@ const Tags = Type.Optional(Type.Array(Type.String({ minLength: 1 }), { descripti
 const BodyText = Type.Object({ text: Type.String({ minLength: 1 }) })
 const FooterText = Type.Object({ text: Type.String({ minLength: 1 }) })
 
-export const MediaKind = Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('audio'), Type.Literal('document'), Type.Literal('sticker')])
+export const MEDIA_KINDS = ['image', 'video', 'audio', 'document', 'sticker'] as const
+export const MediaKind = Type.Union(MEDIA_KINDS.map((kind) => Type.Literal(kind)))
+export type MediaKind = Static<typeof MediaKind>
 
 export const ButtonMessage = Type.Object({
   type: Type.Literal('button'),
@@ -107,71 +108,5 @@ export const OutgoingMessage = Type.Union([
 ])
 export type OutgoingMessage = Static<typeof OutgoingMessage>
 
+/** A variable's name, as nodes read and write it. */
 export const VariableName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })
-
-export const InputKind = Type.Union([
-  Type.Literal('text'),
-  Type.Literal('number'),
-  Type.Literal('email'),
-  Type.Literal('phone'),
-  Type.Literal('media'),
-  Type.Literal('choice'),
-])
-
-export const ConditionOperator = Type.Union([
-  Type.Literal('equals'),
-  Type.Literal('not_equals'),
-  Type.Literal('contains'),
-  Type.Literal('starts_with'),
-  Type.Literal('gt'),
-  Type.Literal('gte'),
-  Type.Literal('lt'),
-  Type.Literal('lte'),
-  Type.Literal('exists'),
-  Type.Literal('regex'),
-])
-
-const JsonValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Record(AnyKey, Type.Unknown())])
-
-/** The `data` of each node type. */
-export const NodeData = {
-  start: Type.Object({}),
-  message: Type.Object({ messages: Type.Array(OutgoingMessage, { minItems: 1 }) }),
-  question: Type.Object({
-    /** Sent when the question is reached; for `choice`, its buttons or list rows are the choices. */
-    prompt: OutgoingMessage,
-    input: Type.Object({ kind: InputKind }),
-    saveAs: Type.Optional(VariableName),
-    /** Invalid replies re-prompt with `retryMessage` this many times, then follow `invalid`. */
-    maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
-    retryMessage: Type.Optional(OutgoingMessage),
-  }),
-  condition: Type.Object({
-    rules: Type.Array(
-      Type.Object({
-        id: Type.String({ minLength: 1 }),
-        variable: VariableName,
-        operator: ConditionOperator,
-        value: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
-      }),
-      { minItems: 1 },
-    ),
-  }),
-  setVariable: Type.Object({ variable: VariableName, value: JsonValue }),
-  transfer: Type.Object({ targetType: Type.Union([Type.Literal('sector'), Type.Literal('agent')]), targetId: Type.String({ format: 'uuid' }) }),
-  kanbanMove: Type.Object({
-    pipelineId: Type.String({ format: 'uuid' }),
-    stageId: Type.String({ format: 'uuid' }),
-    /** Key: a field id of the pipeline; a string may hold `{{…}}`. */
-    values: Type.Optional(Type.Record(AnyKey, Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
-    /** Added to the card's tags: the card's own rules, so every tag a flow adds can be stored. */
-    tags: Type.Optional(CardTags),
-  }),
-  end: Type.Object({}),
-} as const
-
-export type NodeType = keyof typeof NodeData
-export const NODE_TYPES = Object.keys(NodeData) as NodeType[]
-
-/** A node whose `data` is known to match its type's schema (after validation). */
-export type TypedNode = { [T in NodeType]: { id: string; type: T; position: { x: number; y: number }; data: Static<(typeof NodeData)[T]> } }[NodeType]

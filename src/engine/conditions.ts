@@ -1,10 +1,9 @@
-import type { Static } from '@sinclair/typebox'
 import { RE2JS } from 're2js'
-import type { NodeData } from '../domain/flow-definition.js'
 import { render } from './interpolate.js'
+import type { Rule } from './nodes/condition.js'
 import { parseNumber } from './replies.js'
 
-export type Rule = Static<typeof NodeData.condition>['rules'][number]
+export type { Rule }
 
 /** Whether a rule matched, and why it could not be judged when it could not. */
 export type Verdict = { matched: boolean; problem?: string }

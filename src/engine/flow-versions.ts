@@ -1,17 +1,18 @@
 import { Value } from '@sinclair/typebox/value'
 import { flowStream, type FlowEvent } from '../domain/flow.js'
-import { NodeData, type FlowDefinition, type NodeType, type TypedNode } from '../domain/flow-definition.js'
+import type { FlowDefinition } from '../domain/flow-definition.js'
 import type { EventStore } from '../eventstore/port.js'
 import type { RunnableFlow } from './interpreter.js'
-
-const isNodeType = (type: string): type is NodeType => Object.hasOwn(NodeData, type)
+import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from './nodes/index.js'
 
 /** The definition with every node's data checked against its type, or why it cannot run. */
-export function toRunnable(definition: FlowDefinition): RunnableFlow | string {
+export function toRunnable(definition: FlowDefinition, types: NodeTypes = nodeTypes): RunnableFlow | string {
   const nodes: TypedNode[] = []
   for (const node of definition.nodes) {
-    if (!isNodeType(node.type)) return `node ${node.id} has unknown type ${node.type}`
-    if (!Value.Check(NodeData[node.type], node.data)) return `node ${node.id} has invalid ${node.type} data`
+    const type = nodeTypeOf(types, node.type)
+    if (!type) return `node ${node.id} has unknown type ${node.type}`
+    if (!Value.Check(type.schema, node.data)) return `node ${node.id} has invalid ${node.type} data`
+    // Value.Check proved that data matches its type's schema; TypeScript cannot correlate the two.
     nodes.push(node as TypedNode)
   }
   return { ...definition, nodes }

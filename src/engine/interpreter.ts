@@ -1,26 +1,22 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { OutgoingMessage, type FlowDefinition, type TypedNode } from '../domain/flow-definition.js'
-import { judge } from './conditions.js'
-import { interpolator, lookup, type Scope } from './interpolate.js'
+import { OutgoingMessage, type FlowDefinition } from '../domain/flow-definition.js'
+import { interpolator, type Scope } from './interpolate.js'
 import { interpolateMessage } from './messages.js'
-import { choicesOf, parseReply } from './replies.js'
-import { invalidReplyWarning, type ConversationState, type InboundMessage, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from './turn.js'
+import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from './nodes/index.js'
+import type { Step, Visit } from './nodes/node-type.js'
+import type { ConversationState, InboundMessage, Trigger, TurnContext, TurnOutput, VariableValue } from './turn.js'
 
 export const MAX_NODES_PER_TURN = 100
-export const DEFAULT_MAX_RETRIES = 2
 
 /** A flow definition that passed validation: each node's `data` matches its type's schema. */
 export type RunnableFlow = Omit<FlowDefinition, 'nodes'> & { nodes: TypedNode[] }
 
-type NodeOf<T extends TypedNode['type']> = Extract<TypedNode, { type: T }>
 type Status = TurnOutput['status']
-
-/** How a visit ends: leave by a handle (null is the unnamed exit), wait for a reply, or complete. */
-type Step = { exit: string | null } | 'wait' | 'complete'
 
 /** A turn in progress. It owns copies of everything it changes, so runTurn stays pure. */
 interface Turn {
   flow: RunnableFlow
+  types: NodeTypes
   nodes: ReadonlyMap<string, TypedNode>
   context: TurnContext
   state: ConversationState
@@ -40,15 +36,16 @@ export const initialConversation = (variables: Record<string, VariableValue> = {
  * conversation waits at (trigger `message`), until it waits for a reply, completes or fails. Pure:
  * time and ids come from `context`, and neither `state` nor `flow` is modified.
  */
-export const runTurn = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext): TurnOutput => {
-  const turn = beginTurn(flow, state, context)
+export const runTurn = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput => {
+  const turn = beginTurn(flow, state, context, types)
   const status = guarded(turn, () => (trigger.type === 'start' ? start(turn) : reply(turn, trigger.message)))
   if (status !== 'active') turn.state.waitingAt = null
   return { ...turn.out, status, state: turn.state }
 }
 
-const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnContext): Turn => ({
+const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnContext, types: NodeTypes): Turn => ({
   flow,
+  types,
   nodes: new Map(flow.nodes.map((node) => [node.id, node])),
   context,
   state: structuredClone(state),
@@ -80,9 +77,10 @@ const reply = (turn: Turn, message: InboundMessage): Status => {
     return 'completed'
   }
   const node = turn.nodes.get(waiting.nodeId)
-  if (node?.type !== 'question') return fail(turn, `broken reference: waiting at ${waiting.nodeId}, which is not a question of this flow`)
+  const resume = node && nodeTypeOf(turn.types, node.type)?.resume
+  if (!node || !resume) return fail(turn, `broken reference: waiting at ${waiting.nodeId}, which is not a question of this flow`)
   turn.out.visited.push(node.id)
-  const step = answer(turn, node, waiting.retries, message)
+  const step = resume(node, visiting(turn, node.id), waiting.retries, message)
   return step === 'wait' ? 'active' : leave(turn, node.id, step.exit)
 }
 
@@ -105,94 +103,42 @@ const leave = (turn: Turn, nodeId: string, handle: string | null): Status => {
   return 'completed'
 }
 
+/** The node's type runs it, through a visit of this turn. */
 const visit = (turn: Turn, node: TypedNode): Step => {
-  switch (node.type) {
-    case 'start':
-      return { exit: null }
-    case 'message':
-      send(turn, node.id, node.data.messages)
-      return { exit: null }
-    case 'question':
-      send(turn, node.id, [node.data.prompt])
-      turn.state.waitingAt = { nodeId: node.id, retries: 0 }
-      return 'wait'
-    case 'condition':
-      return { exit: firstMatchingRule(turn, node) ?? 'default' }
-    case 'setVariable':
-      assign(turn, node.data.variable, valueOf(turn, node.id, node.data.value))
-      return { exit: null }
-    case 'kanbanMove':
-      moveCard(turn, node)
-      return { exit: null }
-    case 'transfer':
-      turn.out.functions.push({ type: 'transfer', targetType: node.data.targetType, targetId: node.data.targetId, timestamp: nextTimestamp(turn) })
-      return 'complete'
-    case 'end':
-      finish(turn)
-      return 'complete'
-    default: {
-      const unknown: never = node
-      throw new Error(`unknown node type in ${JSON.stringify(unknown)}`)
-    }
-  }
+  const type = nodeTypeOf(turn.types, node.type)
+  if (!type) throw new Error(`unknown node type in ${JSON.stringify(node)}`)
+  return type.run(node, visiting(turn, node.id))
 }
 
-const answer = (turn: Turn, node: NodeOf<'question'>, retries: number, message: InboundMessage): Exclude<Step, 'complete'> => {
-  const { data } = node
-  const silent = interpolator(scope(turn)).text
-  const choices = data.input.kind === 'choice' ? choicesOf(data.prompt).map(({ id, title }) => ({ id, title: silent(title) })) : []
-  const accepted = parseReply(data.input.kind, message, choices)
-  if (accepted) {
-    if (data.saveAs) assign(turn, data.saveAs, accepted.value)
+const visiting = (turn: Turn, nodeId: string): Visit => ({
+  nodeId,
+  scope: () => scope(turn),
+  send: (messages) => send(turn, nodeId, messages),
+  interpolating: (use) => interpolating(turn, nodeId, use),
+  assign: (name, value) => assign(turn, name, value),
+  warn: (warning) => turn.out.warnings.push(warning),
+  wait: (retries) => {
+    turn.state.waitingAt = { nodeId, retries }
+  },
+  stopWaiting: () => {
     turn.state.waitingAt = null
-    return { exit: accepted.handle }
-  }
-  turn.out.warnings.push(invalidReplyWarning(node.id))
-  if (retries < (data.maxRetries ?? DEFAULT_MAX_RETRIES)) {
-    send(turn, node.id, [data.retryMessage ?? data.prompt])
-    turn.state.waitingAt = { nodeId: node.id, retries: retries + 1 }
-    return 'wait'
-  }
-  turn.state.waitingAt = null
-  return { exit: 'invalid' }
-}
-
-const firstMatchingRule = (turn: Turn, node: NodeOf<'condition'>): string | undefined => {
-  for (const rule of node.data.rules) {
-    const verdict = judge(rule, lookup(scope(turn), rule.variable))
-    if (verdict.problem) turn.out.warnings.push(`rule ${rule.id} of node ${node.id}: ${verdict.problem}`)
-    if (verdict.matched) return rule.id
-  }
-  return undefined
-}
-
-const moveCard = (turn: Turn, node: NodeOf<'kanbanMove'>): void => {
-  const { pipelineId, stageId } = node.data
-  const card = turn.state.card
-  const moving = card !== null && card.pipelineId === pipelineId
-  const cardId = moving ? card.cardId : turn.context.newId()
-  const values = interpolating(turn, node.id, (text) =>
-    Object.fromEntries(Object.entries(node.data.values ?? {}).map(([field, value]) => [field, typeof value === 'string' ? text(value) : value])),
-  )
-  turn.out.kanban.push({
-    action: moving ? 'move' : 'create',
-    cardId,
-    pipelineId,
-    stageId,
-    previousStageId: moving ? card.stageId : null,
-    values,
-    tags: [...(node.data.tags ?? [])],
-    timestamp: nextTimestamp(turn),
-    nodeId: node.id,
-  })
-  turn.state.card = { cardId, pipelineId, stageId }
-}
+  },
+  call: (fn) => turn.out.functions.push({ ...fn, timestamp: nextTimestamp(turn) }),
+  moveCard: (action) => {
+    turn.out.kanban.push({ ...action, timestamp: nextTimestamp(turn), nodeId })
+    turn.state.card = { cardId: action.cardId, pipelineId: action.pipelineId, stageId: action.stageId }
+  },
+  get card() {
+    return turn.state.card
+  },
+  newId: () => turn.context.newId(),
+})
 
 const sendable = TypeCompiler.Compile(OutgoingMessage)
 
 // A message the channel would reject is not sent; the flow builder gets a warning instead. Besides
 // messages that slipped past validation, interpolation can empty a required text (`{{unset}}`).
-const send = (turn: Turn, nodeId: string, messages: OutgoingMessage[]): void => {
+const send = (turn: Turn, nodeId: string, messages: readonly OutgoingMessage[]): void => {
   const rendered = interpolating(turn, nodeId, (text) => messages.map((message) => (sendable.Check(message) ? interpolateMessage(message, text) : null)))
   for (const [index, message] of rendered.entries()) {
     if (message && sendable.Check(message)) {
@@ -203,9 +149,6 @@ const send = (turn: Turn, nodeId: string, messages: OutgoingMessage[]): void => 
     turn.out.warnings.push(`message ${index + 1} of node ${nodeId} not sent: ${why}`)
   }
 }
-
-const valueOf = (turn: Turn, nodeId: string, value: VariableValue): VariableValue =>
-  typeof value === 'string' ? interpolating(turn, nodeId, (text) => text(value)) : structuredClone(value)
 
 const assign = (turn: Turn, name: string, value: VariableValue): void => {
   turn.state.variables[name] = value

@@ -1,5 +1,5 @@
-import type { Static } from '@sinclair/typebox'
-import type { InputKind, OutgoingMessage } from '../domain/flow-definition.js'
+import type { OutgoingMessage } from '../domain/flow-definition.js'
+import type { InputKind } from './nodes/question.js'
 import type { InboundMessage, VariableValue } from './turn.js'
 
 export type Choice = { id: string; title: string }
@@ -23,8 +23,8 @@ export const parseNumber = (text: string): number | undefined => {
 }
 
 /** The choices a question offers: its prompt's buttons, or every row of its list. */
-export const choicesOf = (prompt: OutgoingMessage): Choice[] => {
-  if (prompt.type !== 'interactive') return []
+export const choicesOf = (prompt: OutgoingMessage | undefined): Choice[] => {
+  if (prompt?.type !== 'interactive') return []
   const interactive = prompt.interactive
   if (interactive.type === 'button') return interactive.action.buttons.map(({ id, title }) => ({ id, title }))
   if (interactive.type === 'list') return interactive.action.sections.flatMap((section) => section.rows.map(({ id, title }) => ({ id, title })))
@@ -51,7 +51,7 @@ const valid = (value: VariableValue): Reply => ({ value, handle: 'default' })
  * Validates a reply to a question by its input kind. A reply of another message type is simply
  * invalid (null). `choices` are the question's, titles already interpolated.
  */
-export const parseReply = (kind: Static<typeof InputKind>, message: InboundMessage, choices: Choice[]): Reply => {
+export const parseReply = (kind: InputKind, message: InboundMessage, choices: Choice[]): Reply => {
   switch (kind) {
     case 'text': {
       const text = textOf(message)

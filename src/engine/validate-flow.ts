@@ -1,41 +1,25 @@
-import type { Static, TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
-import { RE2JS } from 're2js'
-import { Tag, valueMisfit, type CardValue } from '../domain/card.js'
-import { FlowDefinition, NODE_TYPES, NodeData, VariableName, type InputKind, type NodeType, type OutgoingMessage } from '../domain/flow-definition.js'
-import { FIELD_VALUE_TYPES, type Field } from '../domain/pipeline.js'
+import { Tag } from '../domain/card.js'
+import { FlowDefinition, VariableName } from '../domain/flow-definition.js'
+import { LIMITS } from '../domain/message-limits.js'
 // Registers the `uuid` format that the node schemas use.
 import '../domain/schemas.js'
-import { SYSTEM_VARIABLES, typeOfValue, type VariableType } from '../domain/variables.js'
+import { SYSTEM_VARIABLES } from '../domain/variables.js'
 import { BadRequestError } from '../errors.js'
-import { hasPlaceholder } from './interpolate.js'
-import { parseNumber } from './replies.js'
-import { LIMITS } from '../domain/message-limits.js'
+import { nodeTypeOf, nodeTypes, type NodeTypes } from './nodes/index.js'
+import type { CheckContext, Exit, NodeType, Segment, WorkspaceCatalog } from './nodes/node-type.js'
 
 export { SYSTEM_VARIABLES }
-
-/** What a flow may refer to in its workspace. */
-export interface WorkspaceCatalog {
-  sectorIds: ReadonlySet<string>
-  /** Each pipeline's stage ids and fields, by pipeline id. */
-  pipelines: ReadonlyMap<string, { stageIds: ReadonlySet<string>; fields: readonly Field[] }>
-  /** The workspace's variables by name, with their type. */
-  variables: ReadonlyMap<string, VariableType>
-}
+export { DEFAULT_HANDLE, INVALID_HANDLE, type WorkspaceCatalog } from './nodes/node-type.js'
 
 /** One thing wrong with a definition. `path` points into it (`nodes[3].data.saveAs`); '' is the whole document. */
 export interface Problem {
   path: string
   message: string
 }
-
-
-/** The handle a question leaves by when its retries are used up. */
-export const INVALID_HANDLE = 'invalid'
-/** The handle of a valid answer to a non-choice question, and of a condition whose rules all fail. */
-export const DEFAULT_HANDLE = 'default'
 
 /** A 400 that lists every problem of a definition; `message` joins them. */
 export class InvalidFlowError extends BadRequestError {
@@ -47,28 +31,32 @@ export class InvalidFlowError extends BadRequestError {
 export const formatProblem = (problem: Problem): string => (problem.path ? `${problem.path}: ${problem.message}` : problem.message)
 
 /** Throws {@link InvalidFlowError} unless the definition is valid in the workspace. */
-export function assertValidFlow(definition: unknown, catalog: WorkspaceCatalog): asserts definition is FlowDefinition {
-  const problems = validateFlow(definition, catalog)
+export function assertValidFlow(definition: unknown, catalog: WorkspaceCatalog, types: NodeTypes = nodeTypes): asserts definition is FlowDefinition {
+  const problems = validateFlow(definition, catalog, types)
   if (problems.length > 0) throw new InvalidFlowError(problems)
 }
 
-type Segment = string | number
 type Report = (at: readonly Segment[], message: string) => void
 
 const structure = TypeCompiler.Compile(FlowDefinition)
-const nodeDataChecks = Object.fromEntries(NODE_TYPES.map((type) => [type, TypeCompiler.Compile(NodeData[type])])) as {
-  [T in NodeType]: TypeCheck<(typeof NodeData)[T]>
+const compiledSchemas = new WeakMap<TSchema, TypeCheck<TSchema>>()
+const compiled = (schema: TSchema): TypeCheck<TSchema> => {
+  const known = compiledSchemas.get(schema)
+  if (known) return known
+  const check = TypeCompiler.Compile(schema)
+  compiledSchemas.set(schema, check)
+  return check
 }
-
-/** A node whose `data` matched its type's schema. */
-type Checked = { [T in NodeType]: { type: T; data: Static<(typeof NodeData)[T]> } }[NodeType]
 
 interface NodeInfo {
   index: number
   id: string
   type: string | undefined
   data: Record<string, unknown> | undefined
-  checked: Checked | undefined
+  /** The registry's type of the node, when it has one. */
+  nodeType: NodeType | undefined
+  /** Whether its `data` matched its type's schema. */
+  dataMatches: boolean
 }
 
 interface EdgeInfo {
@@ -79,10 +67,6 @@ interface EdgeInfo {
   sourceHandle: unknown
 }
 
-/** Where a node can be left: by one unnamed exit, by named handles, or not at all. */
-type Exits = { kind: 'unnamed' } | { kind: 'named'; handles: string[] } | { kind: 'none' }
-
-const isNodeType = (type: string): type is NodeType => Object.hasOwn(NodeData, type)
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const field = (value: unknown, key: string): unknown => (isRecord(value) ? value[key] : undefined)
 const items = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
@@ -93,7 +77,7 @@ const commaList = (items: readonly string[]) => items.join(', ')
  * Checks a flow definition against the document format and the workspace it belongs to, and
  * returns every problem found (none when it is valid). Pure: the workspace arrives as `catalog`.
  */
-export function validateFlow(definition: unknown, catalog: WorkspaceCatalog): Problem[] {
+export function validateFlow(definition: unknown, catalog: WorkspaceCatalog, types: NodeTypes = nodeTypes): Problem[] {
   const problems: Problem[] = []
   const seen = new Set<string>()
   const report: Report = (at, message) => {
@@ -114,19 +98,19 @@ export function validateFlow(definition: unknown, catalog: WorkspaceCatalog): Pr
 
   const nodes = definition.nodes.flatMap((raw, index): NodeInfo[] =>
     isRecord(raw) && typeof raw.id === 'string'
-      ? [{ index, id: raw.id, type: typeof raw.type === 'string' ? raw.type : undefined, data: isRecord(raw.data) ? raw.data : undefined, checked: undefined }]
+      ? [{ index, id: raw.id, ...typed(raw.type, types), data: isRecord(raw.data) ? raw.data : undefined, dataMatches: false }]
       : [],
   )
   const edges = (Array.isArray(definition.edges) ? definition.edges : []).flatMap((raw, index): EdgeInfo[] =>
     isRecord(raw) ? [{ index, id: raw.id, source: raw.source, target: raw.target, sourceHandle: raw.sourceHandle }] : [],
   )
 
-  for (const node of nodes) checkNodeData(node, report)
+  for (const node of nodes) checkNodeData(node, types, report)
   const known = knownVariables(nodes, catalog)
   for (const node of nodes) {
     if (node.data) checkMessages(node, report)
     if (node.data) checkVariableReferences(node, known, report)
-    if (node.checked) checkNode(node, node.checked, catalog, known, report)
+    if (node.dataMatches && node.data) checkNode(node, node.data, catalog, known, report)
   }
   const byId = checkNodeIds(nodes, report)
   checkEdges(edges, byId, report)
@@ -271,30 +255,25 @@ function reportSchemaErrors(errors: Iterable<ValueError>, base: readonly Segment
 // ---------------------------------------------------------------------------------------------
 // Nodes
 
-function checkNodeData(node: NodeInfo, report: Report): void {
+const typed = (type: unknown, types: NodeTypes): Pick<NodeInfo, 'type' | 'nodeType'> =>
+  typeof type === 'string' ? { type, nodeType: nodeTypeOf(types, type) } : { type: undefined, nodeType: undefined }
+
+function checkNodeData(node: NodeInfo, types: NodeTypes, report: Report): void {
   const at = ['nodes', node.index]
   if (node.type === undefined || node.type === '' || !node.data) return
-  const type = node.type
-  if (!isNodeType(type)) {
-    report([...at, 'type'], `unknown node type "${type}"; one of ${commaList(NODE_TYPES)}`)
+  if (!node.nodeType) {
+    report([...at, 'type'], `unknown node type "${node.type}"; one of ${commaList(Object.keys(types))}`)
     return
   }
-  const check = nodeDataChecks[type]
-  if (check.Check(node.data)) {
-    // Check() proved that data matches NodeData[type]; TypeScript cannot correlate the two.
-    node.checked = { type, data: node.data } as Checked
-  } else {
-    reportSchemaErrors(check.Errors(node.data), [...at, 'data'], report)
-  }
+  const check = compiled(node.nodeType.schema)
+  node.dataMatches = check.Check(node.data)
+  if (!node.dataMatches) reportSchemaErrors(check.Errors(node.data), [...at, 'data'], report)
 }
 
 /** Every outgoing message a node sends, as written (valid or not), with where it sits. */
 function outgoingMessages(node: NodeInfo): { value: unknown; at: Segment[] }[] {
-  const data = node.data ?? {}
-  const at: Segment[] = ['nodes', node.index, 'data']
-  if (node.type === 'message') return (Array.isArray(data.messages) ? data.messages : []).map((value, i) => ({ value, at: [...at, 'messages', i] }))
-  if (node.type === 'question') return [{ value: data.prompt, at: [...at, 'prompt'] }, { value: data.retryMessage, at: [...at, 'retryMessage'] }]
-  return []
+  const sent = node.nodeType?.messages?.(node.data ?? {}) ?? []
+  return sent.map(({ value, at }) => ({ value, at: ['nodes', node.index, 'data', ...at] }))
 }
 
 function checkMessages(node: NodeInfo, report: Report): void {
@@ -345,140 +324,15 @@ function checkLimits(message: unknown, at: readonly Segment[], report: Report): 
   }
 }
 
-/** A choice question's choices with where each id sits: its buttons, or the rows of every list section. */
-function choicesOf(prompt: OutgoingMessage): { id: string; at: Segment[] }[] | undefined {
-  if (prompt.type !== 'interactive') return undefined
-  const { interactive } = prompt
-  if (interactive.type === 'button') return interactive.action.buttons.map((b, i) => ({ id: b.id, at: ['interactive', 'action', 'buttons', i, 'id'] }))
-  if (interactive.type === 'list') {
-    return interactive.action.sections.flatMap((section, s) => section.rows.map((row, r) => ({ id: row.id, at: ['interactive', 'action', 'sections', s, 'rows', r, 'id'] })))
-  }
-  return undefined
-}
-
-/** The handles of a node, which its outgoing edges name in `sourceHandle`. */
-function exitsOf(node: Checked): Exits {
-  switch (node.type) {
-    case 'start':
-    case 'message':
-    case 'setVariable':
-    case 'kanbanMove':
-      return { kind: 'unnamed' }
-    case 'transfer':
-    case 'end':
-      return { kind: 'none' }
-    case 'question': {
-      if (node.data.input.kind !== 'choice') return { kind: 'named', handles: [DEFAULT_HANDLE, INVALID_HANDLE] }
-      return { kind: 'named', handles: [...(choicesOf(node.data.prompt) ?? []).map((c) => c.id), INVALID_HANDLE] }
-    }
-    case 'condition':
-      return { kind: 'named', handles: [...node.data.rules.map((rule) => rule.id), DEFAULT_HANDLE] }
-    default: {
-      const exhaustive: never = node
-      return exhaustive
-    }
-  }
-}
-
-/** Reports repeated ids, and an id that is also the node's fixed handle. */
-function checkHandleIds(ids: { id: string; at: Segment[] }[], reserved: string, what: string, report: Report): void {
-  const first = new Map<string, number>()
-  ids.forEach(({ id, at }, i) => {
-    if (id === reserved) report(at, `"${reserved}" is the handle of ${what}; choose another id`)
-    else if (first.has(id)) report(at, `duplicate id "${id}"; each one is a handle of its own`)
-    else first.set(id, i)
-  })
-}
-
-const SAVED_TYPE: Record<Static<typeof InputKind>, VariableType> = {
-  text: 'string',
-  number: 'number',
-  email: 'string',
-  phone: 'string',
-  media: 'object',
-  choice: 'string',
-}
-
-function checkNode(node: NodeInfo, checked: Checked, catalog: WorkspaceCatalog, known: ReadonlySet<string>, report: Report): void {
+/** The node type's own checks, with paths below the node's `data`. */
+function checkNode(node: NodeInfo, data: Record<string, unknown>, catalog: WorkspaceCatalog, known: ReadonlySet<string>, report: Report): void {
   const at: Segment[] = ['nodes', node.index, 'data']
-  switch (checked.type) {
-    case 'question': {
-      const { data } = checked
-      if (data.input.kind === 'choice') {
-        const choices = choicesOf(data.prompt)
-        if (!choices) report([...at, 'prompt'], "a choice question's prompt must be an interactive button or list message")
-        else checkHandleIds(choices.map((c) => ({ id: c.id, at: [...at, 'prompt', ...c.at] })), INVALID_HANDLE, 'invalid replies', report)
-      }
-      if (data.saveAs !== undefined) checkTarget(data.saveAs, SAVED_TYPE[data.input.kind], `this question saves ${article(SAVED_TYPE[data.input.kind])}`, [...at, 'saveAs'], catalog, report)
-      return
-    }
-    case 'condition': {
-      const { rules } = checked.data
-      checkHandleIds(rules.map((rule, i) => ({ id: rule.id, at: [...at, 'rules', i, 'id'] })), DEFAULT_HANDLE, 'the default exit', report)
-      rules.forEach((rule, i) => {
-        const ruleAt = [...at, 'rules', i]
-        if (!known.has(rule.variable)) report([...ruleAt, 'variable'], `unknown variable "${rule.variable}"`)
-        if (rule.operator === 'regex' && typeof rule.value === 'string') {
-          try {
-            RE2JS.compile(rule.value)
-          } catch (error) {
-            report([...ruleAt, 'value'], `not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`)
-          }
-        }
-        const numeric = rule.operator === 'gt' || rule.operator === 'gte' || rule.operator === 'lt' || rule.operator === 'lte'
-        const isNumber = typeof rule.value === 'number' || (typeof rule.value === 'string' && parseNumber(rule.value) !== undefined)
-        if (numeric && !isNumber) report([...ruleAt, 'value'], `${rule.operator} compares numbers; value must be a number`)
-      })
-      return
-    }
-    case 'setVariable': {
-      const { variable, value } = checked.data
-      const type = typeOfValue(value)
-      if (type) checkTarget(variable, type, `this value is ${article(type)}`, [...at, 'variable'], catalog, report)
-      return
-    }
-    case 'transfer': {
-      const { targetType, targetId } = checked.data
-      if (targetType === 'sector' && !catalog.sectorIds.has(targetId)) report([...at, 'targetId'], `no sector "${targetId}" in this workspace`)
-      return
-    }
-    case 'kanbanMove': {
-      const { pipelineId, stageId, values = {} } = checked.data
-      const pipeline = catalog.pipelines.get(pipelineId)
-      if (!pipeline) return report([...at, 'pipelineId'], `no pipeline "${pipelineId}" in this workspace`)
-      if (!pipeline.stageIds.has(stageId)) report([...at, 'stageId'], `pipeline "${pipelineId}" has no stage "${stageId}"`)
-      for (const [fieldId, value] of Object.entries(values)) {
-        const target = pipeline.fields.find((f) => f.id === fieldId)
-        const problem = target ? cardValueProblem(target, value) : `pipeline "${pipelineId}" has no field "${fieldId}"`
-        if (problem) report([...at, 'values', fieldId], problem)
-      }
-      return
-    }
-    case 'start':
-    case 'message':
-    case 'end':
-      return
-    default: {
-      const exhaustive: never = checked
-      return exhaustive
-    }
-  }
-}
-
-/**
- * What the card would refuse of a value a kanbanMove sets. A value with placeholders is known only
- * at run time, but it is text: a field that takes no text always refuses it.
- */
-function cardValueProblem(field: Field, value: CardValue): string | undefined {
-  if (typeof value !== 'string' || !hasPlaceholder(value)) return valueMisfit(field, value)
-  if (FIELD_VALUE_TYPES[field.type] === 'string') return undefined
-  return `${valueMisfit(field, value)}; a value with {{…}} is text`
+  const context: CheckContext = { catalog, known, report: (below, message) => report([...at, ...below], message) }
+  node.nodeType?.check?.(data, context)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Variables
-
-const article = (type: VariableType) => (type === 'object' ? 'an object' : `a ${type}`)
 
 // The engine's placeholder syntax (src/engine/interpolate.ts): `{{name}}` or `{{name.path}}`;
 // the name before the first dot is the variable.
@@ -489,18 +343,10 @@ function knownVariables(nodes: readonly NodeInfo[], catalog: WorkspaceCatalog): 
   const known = new Set<string>([...catalog.variables.keys(), ...SYSTEM_VARIABLES])
   for (const node of nodes) {
     // A target that is not a workspace variable is reported once, where it is saved, not at every read.
-    if (node.type === 'question' && typeof node.data?.saveAs === 'string') known.add(node.data.saveAs)
-    if (node.type === 'setVariable' && typeof node.data?.variable === 'string') known.add(node.data.variable)
+    const written = node.data && node.nodeType?.writes?.(node.data)
+    if (written !== undefined) known.add(written)
   }
   return known
-}
-
-/** Saving into a variable: it must be a workspace variable (system ones are read-only) of the type saved. */
-function checkTarget(name: string, saved: VariableType, what: string, at: Segment[], catalog: WorkspaceCatalog, report: Report): void {
-  if (SYSTEM_VARIABLES.includes(name)) return report(at, `"${name}" is a system variable; it is read-only`)
-  const type = catalog.variables.get(name)
-  if (type === undefined) return report(at, `no variable "${name}" in this workspace`)
-  if (type !== saved) report(at, `variable "${name}" holds ${article(type)}, but ${what}`)
 }
 
 function checkVariableReferences(node: NodeInfo, known: ReadonlySet<string>, report: Report): void {
@@ -514,8 +360,7 @@ function checkVariableReferences(node: NodeInfo, known: ReadonlySet<string>, rep
     }
   }
   for (const [key, value] of Object.entries(node.data ?? {})) {
-    // The engine copies an object value of setVariable as it is, without interpolation.
-    if (node.type === 'setVariable' && key === 'value' && typeof value !== 'string') continue
+    if (node.nodeType?.copiedAsWritten?.(key, value)) continue
     visit(value, ['nodes', node.index, 'data', key])
   }
 }
@@ -560,28 +405,21 @@ function checkEdges(edges: readonly EdgeInfo[], nodes: ReadonlyMap<string, NodeI
     const firstFromExit = exitsUsed.get(exit)
     if (firstFromExit !== undefined) report(at, `a second edge from the same exit of node "${edge.source}" (the first is edges[${firstFromExit}])`)
     else exitsUsed.set(exit, edge.index)
-    if (source.checked) checkHandle(edge, source, source.checked, handle, report)
+    if (source.dataMatches && source.data && source.nodeType) checkHandle(edge, source, source.nodeType.exits(source.data), handle, report)
   }
 }
 
-function checkHandle(edge: EdgeInfo, source: NodeInfo, checked: Checked, handle: string | null, report: Report): void {
-  const node = `node "${source.id}" (${checked.type})`
-  const exits = exitsOf(checked)
-  switch (exits.kind) {
-    case 'none':
-      return report(['edges', edge.index, 'source'], `${node} has no exits`)
-    case 'unnamed':
-      if (handle !== null) report(['edges', edge.index, 'sourceHandle'], `${node} has one unnamed exit; leave sourceHandle out`)
-      return
-    case 'named':
-      if (handle === null) report(['edges', edge.index, 'sourceHandle'], `${node} needs a sourceHandle: one of ${commaList(exits.handles)}`)
-      else if (!exits.handles.includes(handle)) report(['edges', edge.index, 'sourceHandle'], `${node} has no handle "${handle}"; its handles are ${commaList(exits.handles)}`)
-      return
-    default: {
-      const exhaustive: never = exits
-      return exhaustive
-    }
+function checkHandle(edge: EdgeInfo, source: NodeInfo, exits: readonly Exit[], handle: string | null, report: Report): void {
+  const node = `node "${source.id}" (${source.type})`
+  const at = ['edges', edge.index]
+  if (exits.length === 0) return report([...at, 'source'], `${node} has no exits`)
+  if (exits.length === 1 && exits[0]?.id === null) {
+    if (handle !== null) report([...at, 'sourceHandle'], `${node} has one unnamed exit; leave sourceHandle out`)
+    return
   }
+  const handles = exits.flatMap((exit) => (exit.id === null ? [] : [exit.id]))
+  if (handle === null) report([...at, 'sourceHandle'], `${node} needs a sourceHandle: one of ${commaList(handles)}`)
+  else if (!handles.includes(handle)) report([...at, 'sourceHandle'], `${node} has no handle "${handle}"; its handles are ${commaList(handles)}`)
 }
 
 /** Nodes no path from the start reaches are reported; without exactly one start it is not judged. */

@@ -1,6 +1,7 @@
-import type { Static } from '@sinclair/typebox'
 import t, { type Test } from 'tap'
-import type { InputKind, NodeData, OutgoingMessage } from '../../src/domain/flow-definition.js'
+import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
+import type { NodeData } from '../../src/engine/nodes/index.js'
+import type { InputKind } from '../../src/engine/nodes/question.js'
 import type { Trigger, TurnOutput } from '../../src/engine/turn.js'
 import {
   buttonReply,
@@ -23,10 +24,10 @@ import {
   transfer,
 } from '../helpers/engine.js'
 
-type Question = Static<typeof NodeData.question>
+type Question = NodeData<'question'>
 
 /** start → ask; a valid answer leads to `ok`, an invalid one (no retries) to the `human` transfer. */
-const askOnce = (kind: Static<typeof InputKind>, reply: Trigger, prompt: OutgoingMessage = text('?')): TurnOutput => {
+const askOnce = (kind: InputKind, reply: Trigger, prompt: OutgoingMessage = text('?')): TurnOutput => {
   const f = flow(
     [start(), question('ask', { prompt, input: { kind }, saveAs: 'answer', maxRetries: 0 }), end('ok'), transfer('human', 'sector', SECTOR)],
     [edge('start', 'ask'), edge('ask', 'ok', 'default'), edge('ask', 'human', 'invalid')],
@@ -34,7 +35,7 @@ const askOnce = (kind: Static<typeof InputKind>, reply: Trigger, prompt: Outgoin
   return last(converse(f, [reply]))
 }
 
-const accepts = (kind: Static<typeof InputKind>, reply: Trigger, saved: unknown) =>
+const accepts = (kind: InputKind, reply: Trigger, saved: unknown) =>
   t.test(`${kind} accepts ${JSON.stringify(reply.type === 'message' ? reply.message : reply)}`, async (t) => {
     const out = askOnce(kind, reply)
     t.same(out.variables, { answer: saved })
@@ -42,7 +43,7 @@ const accepts = (kind: Static<typeof InputKind>, reply: Trigger, saved: unknown)
     t.same(out.warnings, [])
   })
 
-const rejects = (kind: Static<typeof InputKind>, reply: Trigger) =>
+const rejects = (kind: InputKind, reply: Trigger) =>
   t.test(`${kind} rejects ${JSON.stringify(reply.type === 'message' ? reply.message : reply)}`, async (t) => {
     const out = askOnce(kind, reply)
     t.same(out.variables, {})

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { MAX_TAGS } from '../../src/domain/card.js'
-import type { OutgoingMessage, TypedNode } from '../../src/domain/flow-definition.js'
+import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
+import type { TypedNode } from '../../src/engine/nodes/index.js'
 import type { Field } from '../../src/domain/pipeline.js'
 import type { VariableType } from '../../src/domain/variables.js'
 import {

@@ -1,6 +1,6 @@
-import type { Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { NodeData, OutgoingMessage, TypedNode } from '../../src/domain/flow-definition.js'
+import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
+import type { NodeData, NodeTypeName, TypedNode } from '../../src/engine/nodes/index.js'
 import { initialConversation, runTurn, type RunnableFlow } from '../../src/engine/interpreter.js'
 import { TurnOutput, type ConversationState, type InboundMessage, type Trigger, type TurnContext, type VariableValue } from '../../src/engine/turn.js'
 
@@ -15,7 +15,7 @@ export const STAGE_NEW = '0190a0b0-0000-7000-8000-0000000000c1'
 export const STAGE_WON = '0190a0b0-0000-7000-8000-0000000000c2'
 export const STAGE_OTHER = '0190a0b0-0000-7000-8000-0000000000c3'
 
-type Data<T extends keyof typeof NodeData> = Static<(typeof NodeData)[T]>
+type Data<T extends NodeTypeName> = NodeData<T>
 type Edge = RunnableFlow['edges'][number]
 
 const at = { x: 0, y: 0 }

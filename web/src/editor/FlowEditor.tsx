@@ -19,8 +19,9 @@ import { DRAG_TYPE, Palette } from './canvas/Palette'
 import { ProblemsContext, UnknownNode, nodeTypes } from './canvas/nodes'
 import { historyReducer, initialHistory } from './flow/history'
 import { typedKanbanValues } from './flow/kanban-values'
-import { connect, disconnect, emptyProblems, indexProblems, newNodeData, pruneEdges, renameExit, toDefinition, toGraph, uniqueId, type FlowNode, type Graph, type ProblemIndex } from './flow/model'
-import { isNodeType, NODE_TYPES, type FlowDefinition, type NodeType } from './flow/types'
+import { connect, disconnect, emptyProblems, indexProblems, pruneEdges, renameExit, toDefinition, toGraph, uniqueId, type FlowNode, type Graph, type ProblemIndex } from './flow/model'
+import type { FlowDefinition, NodeType } from './flow/types'
+import { isNodeType, nodeUis } from './nodes'
 import { forPeople, withoutNode } from './flow/problem-text'
 import { SaveConflict } from './dialogs/SaveConflict'
 import { VersionsPanel } from './panels/VersionsPanel'
@@ -128,7 +129,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
       }
       const pipeline = workspace.pipelines[0]
       const stage = pipeline ? [...pipeline.stages].sort((a, b) => a.order - b.order)[0] : undefined
-      const data = newNodeData(type, { sectorId: workspace.sectors[0]?.id, pipelineId: pipeline?.id, stageId: stage?.id })
+      const data = nodeUis[type].newData({ sectorId: workspace.sectors[0]?.id, pipelineId: pipeline?.id, stageId: stage?.id })
       const placed = position
       change((g) => {
         const id = uniqueId(type, new Set(g.nodes.map((n) => n.id)))
@@ -332,7 +333,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const shownNodes = useMemo(() => markWaiting(graph.nodes, waitingAt), [graph.nodes, waitingAt])
   const edges = useMemo(() => graph.edges.map((e) => (problems.byEdge.has(e.id) ? { ...e, className: 'has-problems' } : e)), [graph.edges, problems])
   // React Flow wants a stable map: it changes only when a type the editor does not know appears.
-  const unknownTypes = [...new Set(graph.nodes.map((n) => n.type ?? ''))].filter((type) => !(NODE_TYPES as readonly string[]).includes(type)).join('\u0000')
+  const unknownTypes = [...new Set(graph.nodes.map((n) => n.type ?? ''))].filter((type) => !isNodeType(type)).join('\u0000')
   const types = useMemo(
     () => (unknownTypes ? { ...nodeTypes, ...Object.fromEntries(unknownTypes.split('\u0000').map((type) => [type, UnknownNode])) } : nodeTypes),
     [unknownTypes],

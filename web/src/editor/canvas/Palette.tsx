@@ -1,6 +1,6 @@
 import { useT } from '../i18n'
-import { NODE_TYPES, type NodeType } from '../flow/types'
-import { NODE_ICONS } from './nodes'
+import type { NodeType } from '../flow/types'
+import { NODE_TYPES, nodeUis } from '../nodes'
 
 export const DRAG_TYPE = 'application/x-flowd-node'
 
@@ -25,7 +25,7 @@ export function Palette({ onAdd, hasStart }: { onAdd(type: NodeType): void; hasS
           onClick={() => onAdd(type)}
         >
           <span className="node-icon" aria-hidden>
-            {NODE_ICONS[type]}
+            {nodeUis[type].icon}
           </span>
           <span>
             <strong>{t(`type.${type}`)}</strong>

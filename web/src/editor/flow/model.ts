@@ -1,14 +1,6 @@
 import type { Edge, Node } from '@xyflow/react'
-import {
-  DEFAULT_HANDLE,
-  INVALID_HANDLE,
-  type ConditionData,
-  type FlowDefinition,
-  type NodeType,
-  type OutgoingMessage,
-  type Problem,
-  type QuestionData,
-} from './types'
+import { nodeUiOf } from '../nodes'
+import type { Exit, FlowDefinition, Problem } from './types'
 
 export type FlowNode = Node<Record<string, unknown>>
 export type FlowEdge = Edge
@@ -16,14 +8,6 @@ export type FlowEdge = Edge
 export interface Graph {
   nodes: FlowNode[]
   edges: FlowEdge[]
-}
-
-/** One exit of a node; `id` null is the single unnamed exit. */
-export interface Exit {
-  id: string | null
-  /** What the canvas shows beside it (a button title, a rule id…); none for an unnamed exit. */
-  label?: string
-  kind?: 'default' | 'invalid'
 }
 
 export function toGraph(definition: FlowDefinition): Graph {
@@ -59,40 +43,11 @@ export function toDefinition(base: FlowDefinition, graph: Graph): FlowDefinition
   }
 }
 
-/** The ids a message offers as choices: its button ids or its list row ids. */
-export function choiceIds(message: OutgoingMessage | undefined): { id: string; title: string }[] {
-  if (message?.type !== 'interactive') return []
-  const interactive = message.interactive
-  if (interactive.type === 'button') return interactive.action.buttons.map((b) => ({ id: b.id, title: b.title }))
-  if (interactive.type === 'list') return interactive.action.sections.flatMap((s) => s.rows.map((r) => ({ id: r.id, title: r.title })))
-  return []
-}
-
 export const hasEntry = (type: string | undefined) => type !== 'start'
 
-/** The exits of a node, in the order the canvas shows them (docs/flow-definition.md, "handles"). */
-export function exitsOf(type: string | undefined, data: Record<string, unknown>): Exit[] {
-  switch (type) {
-    case 'transfer':
-    case 'end':
-      return []
-    case 'question': {
-      const question = data as Partial<QuestionData>
-      if (question.input?.kind === 'choice') {
-        return [...choiceIds(question.prompt).map((c) => ({ id: c.id, label: c.title || c.id })), { id: INVALID_HANDLE, label: INVALID_HANDLE, kind: 'invalid' as const }]
-      }
-      return [
-        { id: DEFAULT_HANDLE, label: DEFAULT_HANDLE, kind: 'default' },
-        { id: INVALID_HANDLE, label: INVALID_HANDLE, kind: 'invalid' },
-      ]
-    }
-    case 'condition': {
-      const rules = (data as Partial<ConditionData>).rules ?? []
-      return [...rules.map((r) => ({ id: r.id, label: r.id })), { id: DEFAULT_HANDLE, label: DEFAULT_HANDLE, kind: 'default' as const }]
-    }
-    default:
-      return [{ id: null }]
-  }
+/** The exits of a node, in the order the canvas shows them (docs/flow-definition.md, "handles"); a type the editor does not know keeps one unnamed exit. */
+export function exitsOf(type: string | undefined, data: Record<string, unknown>): readonly Exit[] {
+  return nodeUiOf(type)?.exits(data) ?? [{ id: null }]
 }
 
 /** Drops the edges that leave by an exit their source no longer has, or touch a node that is gone. */
@@ -132,27 +87,6 @@ export function uniqueId(prefix: string, taken: ReadonlySet<string>): string {
   for (;;) {
     const id = `${prefix}_${Math.random().toString(36).slice(2, 8)}`
     if (!taken.has(id)) return id
-  }
-}
-
-/** What a node holds when it is added from the palette. */
-export function newNodeData(type: NodeType, defaults: { sectorId?: string; pipelineId?: string; stageId?: string }): Record<string, unknown> {
-  switch (type) {
-    case 'start':
-    case 'end':
-      return {}
-    case 'message':
-      return { messages: [{ type: 'text', text: { body: '' } }] }
-    case 'question':
-      return { prompt: { type: 'text', text: { body: '' } }, input: { kind: 'text' }, maxRetries: 2 }
-    case 'condition':
-      return { rules: [{ id: 'rule_1', variable: 'lastMessage', operator: 'equals', value: '' }] }
-    case 'setVariable':
-      return { variable: '', value: '' }
-    case 'transfer':
-      return { targetType: 'sector', targetId: defaults.sectorId ?? '' }
-    case 'kanbanMove':
-      return { pipelineId: defaults.pipelineId ?? '', stageId: defaults.stageId ?? '' }
   }
 }
 

@@ -1,6 +1,6 @@
 import { useT } from '../i18n'
 import { exitsOf, hasEntry, type FlowNode, type Graph } from '../flow/model'
-import { isNodeType } from '../flow/types'
+import { isNodeType } from '../nodes'
 import { Field } from '../forms/fields'
 
 export interface NextNodesProps {

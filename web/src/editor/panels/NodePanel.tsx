@@ -1,9 +1,8 @@
 import type { ReactNode } from 'react'
 import { useT } from '../i18n'
 import type { FlowNode } from '../flow/model'
-import { isNodeType, type ConditionData, type KanbanMoveData, type MessageData, type Problem, type QuestionData, type SetVariableData, type TransferData } from '../flow/types'
-import { NODE_ICONS } from '../canvas/nodes'
-import { ConditionForm, KanbanMoveForm, MessageForm, QuestionForm, SetVariableForm, TransferForm } from '../forms/NodeForms'
+import type { Problem } from '../flow/types'
+import { isNodeType, nodeUiOf } from '../nodes'
 
 export interface NodePanelProps {
   node: FlowNode
@@ -19,14 +18,14 @@ export interface NodePanelProps {
 export function NodePanel({ node, problems, onChange, onRenameExit, onDelete, children }: NodePanelProps) {
   const t = useT()
   const type = node.type ?? ''
-  const known = isNodeType(type)
+  const ui = nodeUiOf(type)
   return (
     <div className="node-panel" data-testid="node-panel">
       <h2 className={`type-${type}`}>
         <span className="node-icon" aria-hidden>
-          {known ? NODE_ICONS[type] : '•'}
+          {ui ? ui.icon : '•'}
         </span>{' '}
-        {known ? t(`type.${type}`) : t('type.unknown', { type })}
+        {isNodeType(type) ? t(`type.${type}`) : t('type.unknown', { type })}
       </h2>
       <p className="muted">
         {t('panel.nodeId')}: <code>{node.id}</code>
@@ -53,26 +52,8 @@ export function NodePanel({ node, problems, onChange, onRenameExit, onDelete, ch
 }
 
 function NodeForm({ node, onChange, onRenameExit }: Pick<NodePanelProps, 'node' | 'onChange' | 'onRenameExit'>) {
-  const t = useT()
+  const ui = nodeUiOf(node.type)
   // Keyed by node (key={node.id}), so local form state (a half-typed JSON object, a new sector's name) stays with its node.
-  switch (node.type) {
-    case 'start':
-      return <p className="hint">{t('panel.startHelp')}</p>
-    case 'end':
-      return <p className="hint">{t('panel.endHelp')}</p>
-    case 'message':
-      return <MessageForm key={node.id} onRenameExit={onRenameExit} data={node.data as MessageData} onChange={onChange} />
-    case 'question':
-      return <QuestionForm key={node.id} onRenameExit={onRenameExit} data={node.data as QuestionData} onChange={onChange} />
-    case 'condition':
-      return <ConditionForm key={node.id} onRenameExit={onRenameExit} data={node.data as ConditionData} onChange={onChange} />
-    case 'setVariable':
-      return <SetVariableForm key={node.id} onRenameExit={onRenameExit} data={node.data as SetVariableData} onChange={onChange} />
-    case 'transfer':
-      return <TransferForm key={node.id} onRenameExit={onRenameExit} data={node.data as TransferData} onChange={onChange} />
-    case 'kanbanMove':
-      return <KanbanMoveForm key={node.id} onRenameExit={onRenameExit} data={node.data as KanbanMoveData} onChange={onChange} />
-    default:
-      return <pre className="code">{JSON.stringify(node.data, null, 2)}</pre>
-  }
+  if (ui) return <ui.Form key={node.id} onRenameExit={onRenameExit} data={node.data} onChange={onChange} />
+  return <pre className="code">{JSON.stringify(node.data, null, 2)}</pre>
 }

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState, type KeyboardEvent } from 'react'
 import type { FlowApi, InboundMessage, VariableValue } from '../api'
 import type { FlowNode } from '../flow/model'
-import { isNodeType } from '../flow/types'
+import { isNodeType } from '../nodes'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
 import { Chat } from './Chat'

@@ -1,0 +1,22 @@
+import { SYSTEM_VARIABLES, type VariableType } from '../../domain/variables.js'
+import type { CheckContext, Segment } from './node-type.js'
+
+export const article = (type: VariableType) => (type === 'object' ? 'an object' : `a ${type}`)
+
+/** Saving into a variable: it must be a workspace variable (system ones are read-only) of the type saved. */
+export function checkTarget(name: string, saved: VariableType, what: string, at: readonly Segment[], { catalog, report }: CheckContext): void {
+  if (SYSTEM_VARIABLES.includes(name)) return report(at, `"${name}" is a system variable; it is read-only`)
+  const type = catalog.variables.get(name)
+  if (type === undefined) return report(at, `no variable "${name}" in this workspace`)
+  if (type !== saved) report(at, `variable "${name}" holds ${article(type)}, but ${what}`)
+}
+
+/** Reports repeated ids, and an id that is also the node's fixed handle. */
+export function checkHandleIds(ids: { id: string; at: Segment[] }[], reserved: string, what: string, { report }: CheckContext): void {
+  const first = new Map<string, number>()
+  ids.forEach(({ id, at }, i) => {
+    if (id === reserved) report(at, `"${reserved}" is the handle of ${what}; choose another id`)
+    else if (first.has(id)) report(at, `duplicate id "${id}"; each one is a handle of its own`)
+    else first.set(id, i)
+  })
+}

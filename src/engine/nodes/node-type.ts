@@ -1,0 +1,105 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { OutgoingMessage } from '../../domain/flow-definition.js'
+import type { Field } from '../../domain/pipeline.js'
+import type { VariableType } from '../../domain/variables.js'
+import type { Scope } from '../interpolate.js'
+import type { ConversationState, InboundMessage, KanbanAction, TurnFunction, VariableValue } from '../turn.js'
+
+/**
+ * What one node type is: the schema of its `data`, its exits, the checks beyond its schema and how
+ * the engine runs it. Each type is one module of this folder exporting these members, collected in
+ * the `nodeTypes` registry (./index.ts). The editor imports the same modules for their schemas'
+ * types, exits and limits; it never calls `check` or `run`, and its bundle leaves them out.
+ */
+export interface NodeType<Schema extends TSchema = TSchema> {
+  /** The schema of the node's `data`. */
+  schema: Schema
+  /** The node's exits in the order the editor shows them; `data` may be a draft's, incomplete. */
+  exits(data: Partial<Static<Schema>>): readonly Exit[]
+  /** Runs the node when the conversation reaches it. */
+  run(node: NodeOf<Schema>, visit: Visit): Step
+  /** Handles a reply to a node that waits for one (its `run` answered `wait`). */
+  resume?(node: NodeOf<Schema>, visit: Visit, retries: number, message: InboundMessage): Exclude<Step, 'complete'>
+  /** Checks beyond the schema, on data that matched it. */
+  check?(data: Static<Schema>, context: CheckContext): void
+  /** The outgoing messages the node sends as written (valid or not), for the channel's limits. */
+  messages?(data: Readonly<Record<string, unknown>>): { value: unknown; at: Segment[] }[]
+  /** The variable the node writes, read from its data as written, which templates may then read. */
+  writes?(data: Readonly<Record<string, unknown>>): string | undefined
+  /** Whether a value of `data` is copied as written, so its `{{…}}` is not a variable reference. */
+  copiedAsWritten?(key: string, value: unknown): boolean
+}
+
+/** A node whose `data` matched its type's schema. */
+export interface NodeOf<Schema extends TSchema> {
+  id: string
+  type: string
+  position: { x: number; y: number }
+  data: Static<Schema>
+}
+
+/** One exit of a node; `id` null is the single unnamed exit, which edges leave by without a sourceHandle. */
+export interface Exit {
+  id: string | null
+  /** What the editor shows beside it (a button title, a rule id…); none for an unnamed exit. */
+  label?: string
+  kind?: 'default' | 'invalid'
+}
+
+/** The handle a question leaves by when its retries are used up. */
+export const INVALID_HANDLE = 'invalid'
+/** The handle of a valid answer to a non-choice question, and of a condition whose rules all fail. */
+export const DEFAULT_HANDLE = 'default'
+
+export const UNNAMED_EXIT: readonly Exit[] = [{ id: null }]
+export const NO_EXITS: readonly Exit[] = []
+
+/** How a visit ends: leave by a handle (null is the unnamed exit), wait for a reply, or complete. */
+export type Step = { exit: string | null } | 'wait' | 'complete'
+
+/** What a node may do to the turn that visits it; the interpreter keeps the turn pure. */
+export interface Visit {
+  readonly nodeId: string
+  /** The variables templates read now: system ones, then the conversation's. */
+  scope(): Scope
+  /** Sends messages, interpolated; one the channel would refuse becomes a warning. */
+  send(messages: readonly OutgoingMessage[]): void
+  /** Interpolates within this visit, warning once per unknown variable. */
+  interpolating<T>(use: (text: (template: string) => string) => T): T
+  assign(name: string, value: VariableValue): void
+  warn(warning: string): void
+  /** Waits at this node for a reply, `retries` invalid replies so far. */
+  wait(retries: number): void
+  /** The node no longer waits (its reply was accepted, or its retries are used up). */
+  stopWaiting(): void
+  /** Emits a function (transfer, finish) with the turn's next timestamp. */
+  call(fn: DistributiveOmit<TurnFunction, 'timestamp'>): void
+  /** Emits a kanban action with the turn's next timestamp, and records the session's card. */
+  moveCard(action: Omit<KanbanAction, 'timestamp' | 'nodeId'>): void
+  /** The session's card as the conversation knows it. */
+  readonly card: ConversationState['card']
+  newId(): string
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
+
+/** A path below a node's `data` (`['prompt', 'text', 'body']`). */
+export type Segment = string | number
+
+/** What a flow may refer to in its workspace. */
+export interface WorkspaceCatalog {
+  sectorIds: ReadonlySet<string>
+  /** Each pipeline's stage ids and fields, by pipeline id. */
+  pipelines: ReadonlyMap<string, { stageIds: ReadonlySet<string>; fields: readonly Field[] }>
+  /** The workspace's variables by name, with their type. */
+  variables: ReadonlyMap<string, VariableType>
+}
+
+/** What a node's checks see: its workspace and the variables templates may read. */
+export interface CheckContext {
+  catalog: WorkspaceCatalog
+  /** Workspace and system variables, and whatever this flow saves. */
+  known: ReadonlySet<string>
+  /** Reports a problem at a path below the node's `data`. */
+  report(at: readonly Segment[], message: string): void
+}

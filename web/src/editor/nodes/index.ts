@@ -1,0 +1,33 @@
+import type { NodeData, NodeTypeName } from '../../../../src/engine/nodes/index.js'
+import { conditionUi } from './condition'
+import { endUi } from './end'
+import { kanbanMoveUi } from './kanban-move'
+import { messageUi } from './message'
+import type { NodeUi } from './node-ui'
+import { questionUi } from './question'
+import { setVariableUi } from './set-variable'
+import { startUi } from './start'
+import { transferUi } from './transfer'
+
+/** How the editor shows each node type of the service's registry, in the palette's order. */
+export const nodeUis = {
+  start: startUi,
+  message: messageUi,
+  question: questionUi,
+  condition: conditionUi,
+  setVariable: setVariableUi,
+  transfer: transferUi,
+  kanbanMove: kanbanMoveUi,
+  end: endUi,
+} satisfies { [T in NodeTypeName]: NodeUi<NodeData<T>> }
+
+export const NODE_TYPES = Object.keys(nodeUis) as NodeTypeName[]
+
+export const isNodeType = (type: string): type is NodeTypeName => Object.hasOwn(nodeUis, type)
+
+/**
+ * The look of a node's type, or none for a type the editor does not know. A draft's node holds
+ * whatever its document holds; its type's body and form read that data as their own.
+ */
+export const nodeUiOf = (type: string | undefined): NodeUi<Record<string, unknown>> | undefined =>
+  type !== undefined && isNodeType(type) ? (nodeUis[type] as unknown as NodeUi<Record<string, unknown>>) : undefined

@@ -1,0 +1,82 @@
+import * as kanbanMove from '../../../../src/engine/nodes/kanban-move.js'
+import type { CardValue } from '../flow/types'
+import { CardValueInput } from '../forms/CardValueInput'
+import { Select, TagsInput } from '../forms/fields'
+import { useT } from '../i18n'
+import { useWorkspace } from '../workspace'
+import type { FormProps, NodeUi } from './node-ui'
+
+type Data = kanbanMove.Data
+
+function KanbanMoveSummary({ data }: { data: Partial<Data> }) {
+  const t = useT()
+  const { pipelines } = useWorkspace()
+  const pipeline = pipelines.find((p) => p.id === data.pipelineId)
+  const stage = pipeline?.stages.find((s) => s.id === data.stageId)
+  return pipeline && stage ? `${pipeline.name} → ${stage.name}` : t('node.noStage')
+}
+
+function KanbanMoveForm({ data, onChange }: FormProps<Data>) {
+  const t = useT()
+  const { pipelines } = useWorkspace()
+  if (pipelines.length === 0) return <p className="hint">{t('kb.noPipelines')}</p>
+  const pipeline = pipelines.find((p) => p.id === data.pipelineId)
+  const values = data.values ?? {}
+  const setValue = (fieldId: string, value: CardValue | undefined) => {
+    const next = { ...values }
+    if (value === undefined) delete next[fieldId]
+    else next[fieldId] = value
+    const { values: _v, ...rest } = data
+    onChange(Object.keys(next).length ? { ...rest, values: next } : (rest as Data))
+  }
+  return (
+    <>
+      <Select
+        label={t('kb.pipeline')}
+        value={data.pipelineId ?? ''}
+        placeholder={t('kb.choosePipeline')}
+        options={pipelines.map((p) => ({ value: p.id, label: p.name }))}
+        onChange={(pipelineId) => {
+          const first = [...(pipelines.find((p) => p.id === pipelineId)?.stages ?? [])].sort((a, b) => a.order - b.order)[0]
+          const { values: _v, ...rest } = data
+          onChange({ ...rest, pipelineId, stageId: first?.id ?? '' })
+        }}
+      />
+      {pipeline && (
+        <Select
+          label={t('kb.stage')}
+          value={data.stageId ?? ''}
+          placeholder={t('kb.chooseStage')}
+          options={[...pipeline.stages].sort((a, b) => a.order - b.order).map((s) => ({ value: s.id, label: s.name }))}
+          onChange={(stageId) => onChange({ ...data, stageId })}
+        />
+      )}
+      {pipeline && pipeline.fields.length > 0 && (
+        <fieldset className="group">
+          <legend>{t('kb.values')}</legend>
+          {[...pipeline.fields]
+            .sort((a, b) => a.order - b.order)
+            .map((field) => (
+              <CardValueInput key={field.id} field={field} value={values[field.id]} onChange={(value) => setValue(field.id, value)} />
+            ))}
+        </fieldset>
+      )}
+      <TagsInput
+        label={t('kb.tags')}
+        value={data.tags}
+        onChange={(tags) => {
+          const { tags: _t, ...rest } = data
+          onChange(tags ? { ...rest, tags } : (rest as Data))
+        }}
+      />
+    </>
+  )
+}
+
+export const kanbanMoveUi: NodeUi<Data> = {
+  icon: '▦',
+  exits: kanbanMove.exits,
+  newData: ({ pipelineId, stageId }) => ({ pipelineId: pipelineId ?? '', stageId: stageId ?? '' }),
+  Summary: KanbanMoveSummary,
+  Form: KanbanMoveForm,
+}

@@ -1,0 +1,55 @@
+import { Fragment } from 'react'
+import * as message from '../../../../src/engine/nodes/message.js'
+import type { OutgoingMessage } from '../flow/types'
+import { ListControls, moveItem, replaceAt } from '../forms/fields'
+import { MessageComposer, messageOfKind } from '../forms/MessageComposer'
+import { useT } from '../i18n'
+import { NodeButtons } from '../canvas/NodeButtons'
+import { clip, previewMessage, type FormProps, type NodeUi } from './node-ui'
+
+function MessageSummary({ data }: { data: Partial<message.Data> }) {
+  const t = useT()
+  const messages = data.messages ?? []
+  return (
+    <>
+      {messages.slice(0, 3).map((m, i) => (
+        <Fragment key={i}>
+          <p className="preview">{clip(previewMessage(m, t))}</p>
+          <NodeButtons message={m} />
+        </Fragment>
+      ))}
+      {messages.length > 3 && <p className="muted">{t('node.messages', { count: messages.length })}</p>}
+    </>
+  )
+}
+
+function MessageForm({ data, onChange }: FormProps<message.Data>) {
+  const t = useT()
+  const messages = data.messages ?? []
+  const set = (next: OutgoingMessage[]) => onChange({ ...data, messages: next })
+  return (
+    <fieldset className="group">
+      <legend>{t('msg.messages')}</legend>
+      {messages.map((message, i) => (
+        <div className="item" key={i}>
+          <div className="item-head">
+            <span>#{i + 1}</span>
+            <ListControls index={i} count={messages.length} canRemove={messages.length > 1} onMove={(a, b) => set(moveItem(messages, a, b))} onRemove={() => set(messages.filter((_, j) => j !== i))} />
+          </div>
+          <MessageComposer value={message} onChange={(m) => set(replaceAt(messages, i, m))} />
+        </div>
+      ))}
+      <button type="button" className="add" onClick={() => set([...messages, messageOfKind('text')])}>
+        + {t('msg.add')}
+      </button>
+    </fieldset>
+  )
+}
+
+export const messageUi: NodeUi<message.Data> = {
+  icon: '✉',
+  exits: message.exits,
+  newData: () => ({ messages: [{ type: 'text', text: { body: '' } }] }),
+  Summary: MessageSummary,
+  Form: MessageForm,
+}

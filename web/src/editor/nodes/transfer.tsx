@@ -1,0 +1,78 @@
+import { useState } from 'react'
+import * as transfer from '../../../../src/engine/nodes/transfer.js'
+import { Select, TextInput } from '../forms/fields'
+import { useT } from '../i18n'
+import { useWorkspace } from '../workspace'
+import { clip, type FormProps, type NodeUi } from './node-ui'
+
+type Data = transfer.Data
+
+function TransferSummary({ data }: { data: Partial<Data> }) {
+  const t = useT()
+  const { sectors } = useWorkspace()
+  if (data.targetType === 'agent') return t('node.agent', { id: clip(data.targetId ?? '', 13) })
+  const sector = sectors.find((s) => s.id === data.targetId)
+  return sector ? t('node.sector', { name: sector.name }) : t('node.noSector')
+}
+
+function TransferForm({ data, onChange }: FormProps<Data>) {
+  const t = useT()
+  const { sectors, createSector } = useWorkspace()
+  const [name, setName] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  return (
+    <>
+      <Select
+        label={t('tr.targetType')}
+        value={data.targetType ?? 'sector'}
+        options={[
+          { value: 'sector', label: t('tr.sector') },
+          { value: 'agent', label: t('tr.agent') },
+        ]}
+        onChange={(targetType) => onChange({ ...data, targetType, targetId: '' })}
+      />
+      {data.targetType === 'agent' ? (
+        <TextInput label={t('tr.agentId')} value={data.targetId ?? ''} onChange={(targetId) => onChange({ ...data, targetId: targetId.trim() })} />
+      ) : (
+        <>
+          <Select label={t('tr.sector')} value={data.targetId ?? ''} placeholder={t('tr.chooseSector')} options={sectors.map((s) => ({ value: s.id, label: s.name }))} onChange={(targetId) => onChange({ ...data, targetId })} />
+          <fieldset className="group">
+            <legend>{t('tr.newSector')}</legend>
+            <div className="row">
+              <TextInput label={t('tr.sectorName')} value={name} onChange={setName} />
+              <button
+                type="button"
+                disabled={busy || !name.trim()}
+                onClick={async () => {
+                  setBusy(true)
+                  setError(undefined)
+                  try {
+                    const id = await createSector(name.trim())
+                    setName('')
+                    onChange({ ...data, targetType: 'sector', targetId: id })
+                  } catch (e) {
+                    setError(e instanceof Error ? e.message : String(e))
+                  } finally {
+                    setBusy(false)
+                  }
+                }}
+              >
+                {t('tr.create')}
+              </button>
+            </div>
+            {error && <p className="field-error">{error}</p>}
+          </fieldset>
+        </>
+      )}
+    </>
+  )
+}
+
+export const transferUi: NodeUi<Data> = {
+  icon: '⇄',
+  exits: transfer.exits,
+  newData: ({ sectorId }) => ({ targetType: 'sector', targetId: sectorId ?? '' }),
+  Summary: TransferSummary,
+  Form: TransferForm,
+}
