@@ -204,7 +204,7 @@ for (const { name, prepare } of targets) {
       }
       const result = await runCli(['audit', 'verify'], env)
       t.equal(result.code, 5, 'a divergence has its own exit code')
-      t.match(result.stdout, /^1 of 5 session\(s\) diverge \(1 of 12 turn\(s\)\)\n/)
+      t.match(result.stdout, /^1 of 6 session\(s\) diverge \(1 of 14 turn\(s\)\)\n/)
       t.match(result.stdout, new RegExp(`first divergence: session ${proSession}, event [0-9a-f-]{36} \\(revision 1\\)`))
       t.match(result.stdout, '--- recorded\n+++ replayed\n@ $.data.output.messages[0].text.body\n- "Hi Eve!"\n+ "Hi Ana!"\n')
     })

@@ -149,7 +149,7 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
 
   // Every node in view, then connect exits to entries by clicking one and then the other. Fit view
   // animates the viewport; a click while it moves can miss its handle, so wait for it to rest.
-  await editor.getByRole('button', { name: /Fit view/ }).click()
+  await editor.getByRole('button', { name: /Fit view/ }).first().click()
   await viewportAtRest(editor)
   const exit = (node: string, handle?: string) =>
     editor.locator(`[data-testid="node-${node}"] .react-flow__handle.source${handle ? `[data-handleid="${handle}"]` : ''}`)

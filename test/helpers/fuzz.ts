@@ -88,7 +88,27 @@ interface JsonSchema {
 interface FuzzRoute {
   method: string
   url: string
-  schema: { params?: JsonSchema; querystring?: JsonSchema; body?: JsonSchema; headers?: JsonSchema }
+  schema: { params?: JsonSchema; querystring?: JsonSchema; body?: JsonSchema; headers?: JsonSchema; response?: Record<string, { content?: Record<string, unknown> }> }
+}
+
+/** A route whose success is an endless Server-Sent Events stream: inject would wait for its end forever. */
+const answersEventStream = (route: FuzzRoute) => route.schema.response?.['200']?.content?.['text/event-stream'] !== undefined
+
+/**
+ * Injects a request to an event-stream route: a 200 is let go once its headers are in (its
+ * response ends, as a client going away ends it); any other answer is read whole.
+ */
+async function injectStream(app: FastifyInstance, options: InjectOptions): Promise<{ statusCode: number; headers: Record<string, unknown>; body: string; json(): unknown }> {
+  const response = await app.inject({ ...options, payloadAsStream: true })
+  const stream = response.stream()
+  if (response.statusCode === 200) {
+    ;(response.raw.res as { destroy(): void }).destroy()
+    stream.destroy()
+    return { statusCode: 200, headers: response.headers, body: '', json: () => undefined }
+  }
+  let body = ''
+  for await (const chunk of stream) body += String(chunk)
+  return { statusCode: response.statusCode, headers: response.headers, body, json: () => JSON.parse(body) }
 }
 
 // Routes are collected from fastify itself, so a new route is fuzzed without touching this file.
@@ -456,7 +476,8 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
           url = url.replace(param === '*' ? '*' : `:${param}`, value)
         }
         const headers: Record<string, string> = { ...c.headers, ...c.credentials, ...(c.body.contentType !== undefined ? { 'content-type': c.body.contentType } : {}) }
-        const response = await app.inject({ method: route.method as InjectOptions['method'], url: url + c.query, headers, ...(c.body.payload !== undefined ? { payload: c.body.payload } : {}) })
+        const options: InjectOptions = { method: route.method as InjectOptions['method'], url: url + c.query, headers, ...(c.body.payload !== undefined ? { payload: c.body.payload } : {}) }
+        const response = answersEventStream(route) ? await injectStream(app, options) : await app.inject(options)
         const status = response.statusCode
         statuses.set(status, (statuses.get(status) ?? 0) + 1)
         if (status === 204) disposable.clear()
@@ -472,7 +493,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
         if (status < 400) return
         let error: Record<string, unknown>
         try {
-          error = response.json()
+          error = response.json() as Record<string, unknown>
         } catch {
           throw new Error(`not JSON: ${where}`)
         }

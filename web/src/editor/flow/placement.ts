@@ -16,6 +16,11 @@ export const NODE_SIZE = { width: 200, height: 110 }
 
 const GAP = 20
 const STEP = 40
+/**
+ * The room a new node takes: a new node is not connected yet, so the first check adds a problems
+ * box under its body ("cannot be reached from the start"); room for it keeps it off its neighbours.
+ */
+const NEW_NODE_ROOM = { width: NODE_SIZE.width, height: NODE_SIZE.height + 80 }
 
 const boxOf = (node: FlowNode): Box => ({
   x: node.position.x,
@@ -46,11 +51,11 @@ export function freeSpot(nodes: FlowNode[], view: Box): Point {
   const taken = nodes.map(boxOf)
   const center = { x: view.x + view.width / 2 - NODE_SIZE.width / 2, y: view.y + view.height / 2 - NODE_SIZE.height / 2 }
   const candidates: Point[] = []
-  for (let x = view.x + GAP; x + NODE_SIZE.width + GAP <= view.x + view.width; x += STEP) {
-    for (let y = view.y + GAP; y + NODE_SIZE.height + GAP <= view.y + view.height; y += STEP) candidates.push({ x, y })
+  for (let x = view.x + GAP; x + NEW_NODE_ROOM.width + GAP <= view.x + view.width; x += STEP) {
+    for (let y = view.y + GAP; y + NEW_NODE_ROOM.height + GAP <= view.y + view.height; y += STEP) candidates.push({ x, y })
   }
   const distance = (p: Point) => Math.hypot(p.x - center.x, p.y - center.y)
-  const free = candidates.filter((p) => !taken.some((box) => overlaps({ ...p, ...NODE_SIZE }, box))).sort((a, b) => distance(a) - distance(b))[0]
+  const free = candidates.filter((p) => !taken.some((box) => overlaps({ ...p, ...NEW_NODE_ROOM }, box))).sort((a, b) => distance(a) - distance(b))[0]
   if (free) return { x: Math.round(free.x), y: Math.round(free.y) }
   const spot = { x: Math.round(center.x), y: Math.round(center.y) }
   while (taken.some((box) => box.x === spot.x && box.y === spot.y)) {

@@ -1,46 +1,12 @@
-import { Fragment, useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react'
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import type { InboundMessage } from '../api'
 import { useT } from '../i18n'
+import { ExternalLink, MessageText } from '../../shared/message-text'
 import type { BotMessage, ChatEntry } from './conversation'
 
 // The conversation as the contact's app shows it (after the dashboard's session transcript): the
 // bot's messages on the left, the person's on the right; buttons and list rows are tappable and
 // answer as the app would, with an interactive reply.
-
-const URL_IN_TEXT = /(https?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]])/g
-
-/** `url` when it is an http(s) address, so text from a flow never becomes a script link. */
-function safeUrl(url: string): string | undefined {
-  try {
-    const parsed = new URL(url)
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.toString() : undefined
-  } catch {
-    return undefined
-  }
-}
-
-function ExternalLink({ href, children }: { href: string; children?: ReactNode }) {
-  const safe = safeUrl(href)
-  if (!safe) return <span className="mono">{children ?? href}</span>
-  return (
-    <a href={safe} target="_blank" rel="noreferrer noopener">
-      {children ?? href}
-    </a>
-  )
-}
-
-/** Message text with its line breaks (kept by CSS) and its web addresses as links. */
-function MessageText({ text }: { text: string }) {
-  const parts = text.split(URL_IN_TEXT)
-  return (
-    <p className="test-text">
-      {parts.map((part, index) => (
-        // split with a capturing group puts the addresses at odd indexes
-        <Fragment key={index}>{index % 2 === 1 ? <ExternalLink href={part} /> : part}</Fragment>
-      ))}
-    </p>
-  )
-}
 
 export interface ChatProps {
   entries: ChatEntry[]
@@ -113,7 +79,7 @@ function Bot({ message, open, onSend }: { message: BotMessage; open: boolean; on
   const t = useT()
   switch (message.type) {
     case 'text':
-      return <MessageText text={message.text.body} />
+      return <MessageText className="test-text" text={message.text.body} />
     case 'media':
       return <MediaCard kind={message.media.type} mimeType={message.media.mimeType} url={message.media.url} caption={message.media.caption} />
     case 'template':
@@ -133,7 +99,7 @@ function Bot({ message, open, onSend }: { message: BotMessage; open: boolean; on
       const interactive = message.interactive
       return (
         <div>
-          <MessageText text={interactive.body.text} />
+          <MessageText className="test-text" text={interactive.body.text} />
           {'footer' in interactive && interactive.footer && <p className="test-meta">{interactive.footer.text}</p>}
           {interactive.type === 'button' && (
             <ul className="test-choices" aria-label={t('test.buttons')}>
@@ -185,7 +151,7 @@ function Bot({ message, open, onSend }: { message: BotMessage; open: boolean; on
 
 function Person({ message }: { message: InboundMessage }) {
   const t = useT()
-  if (message.type === 'text') return <MessageText text={message.text?.body ?? ''} />
+  if (message.type === 'text') return <MessageText className="test-text" text={message.text?.body ?? ''} />
   if (message.type === 'interactive' && message.interactive) {
     const chosen = message.interactive.type === 'button_reply' ? message.interactive.button_reply : message.interactive.list_reply
     return (
@@ -214,7 +180,7 @@ function MediaCard({ kind, mimeType, url, caption }: { kind: MediaKind; mimeType
           {t(`test.media.${kind}`)} · {mimeType}
         </span>
         <span className="test-media-name">{fileName}</span>
-        {caption && <MessageText text={caption} />}
+        {caption && <MessageText className="test-text" text={caption} />}
         <ExternalLink href={url}>{t('test.media.open')}</ExternalLink>
       </figcaption>
     </figure>

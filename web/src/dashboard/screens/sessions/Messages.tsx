@@ -1,6 +1,6 @@
 import { useT } from '../../i18n'
 import type { Inbound, MediaKind, Outgoing } from './model'
-import { ExternalLink, MessageText } from './text'
+import { ExternalLink, MessageText } from '../../../shared/message-text'
 
 type Media = { kind: MediaKind; mimeType: string; url: string; caption?: string }
 
