@@ -1,5 +1,6 @@
 import t from 'tap'
-import { runCli, tempDir } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
+import { migratedDataDir } from '../helpers/pglite-template.js'
 
 const json = (result: { code: number | null; stdout: string; stderr: string }) => {
   if (result.code !== 0) throw new Error(`exit ${result.code}: ${result.stderr}`)
@@ -7,7 +8,7 @@ const json = (result: { code: number | null; stdout: string; stderr: string }) =
 }
 
 t.test('api-keys create, list and revoke as the operator, across organizations', async (t) => {
-  const dataDir = tempDir(t)
+  const dataDir = await migratedDataDir(t)
   const env = { DATA_DIR: dataDir, WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' }
   const cli = (...args: string[]) => runCli(args, env)
   const unknownId = '00000000-0000-4000-8000-000000000000'
@@ -37,7 +38,7 @@ t.test('api-keys create, list and revoke as the operator, across organizations',
 })
 
 t.test('usage errors exit 2 before touching the database; --help exits 0', async (t) => {
-  const env = { DATA_DIR: tempDir(t) }
+  const env = { DATA_DIR: await migratedDataDir(t) }
   const cases: [string[], RegExp][] = [
     [['api-keys', 'create'], /--workspace is required/],
     [['api-keys', 'list', '--bogus'], /Unknown option '--bogus'/],

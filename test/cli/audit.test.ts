@@ -11,6 +11,7 @@ import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
 import { openTestApp } from '../helpers/app.js'
 import { runCli, tempDir } from '../helpers/cli.js'
+import { migratedDataDir } from '../helpers/pglite-template.js'
 import { echoFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
@@ -20,7 +21,7 @@ const targets: { name: string; prepare(t: Test): Promise<{ env: Record<string, s
   {
     name: 'pglite',
     async prepare(t) {
-      const dataDir = tempDir(t)
+      const dataDir = await migratedDataDir(t)
       return { env: { DATA_DIR: dataDir }, target: { kind: 'pglite', dataDir: join(dataDir, 'pglite') } }
     },
   },

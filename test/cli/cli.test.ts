@@ -1,5 +1,6 @@
 import t from 'tap'
 import { runCli, startService, tempDir } from '../helpers/cli.js'
+import { migratedDataDir } from '../helpers/pglite-template.js'
 
 t.test('npm start on an empty embedded store prints a first key that works, and stops cleanly on SIGTERM', async (t) => {
   const dataDir = tempDir(t)
@@ -21,7 +22,7 @@ t.test('npm start on an empty embedded store prints a first key that works, and 
 })
 
 t.test('flowd bootstrap --json prints exactly one JSON object with the new key', async (t) => {
-  const dataDir = tempDir(t)
+  const dataDir = await migratedDataDir(t)
   const result = await runCli(['bootstrap', '--organization', 'Acme', '--workspace', 'Support', '--callback-url', 'https://hooks.example.com/flow', '--json'], { DATA_DIR: dataDir })
   t.equal(result.code, 0, result.stderr)
   const lines = result.stdout.trim().split('\n')

@@ -4,7 +4,8 @@ import { request } from 'node:https'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { signWebhook } from '../../src/webhooks/signature.js'
-import { childEnv, cliPath, freePort, runCli, startService, tempDir } from '../helpers/cli.js'
+import { childEnv, cliPath, freePort, runCli, startService } from '../helpers/cli.js'
+import { migratedDataDir } from '../helpers/pglite-template.js'
 import { echoFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
@@ -47,7 +48,7 @@ const json = (result: { code: number | null; stdout: string; stderr: string }) =
 }
 
 t.test('a real webhook at the dev receiver, verified; a forged one not; deliveries list and retry', async (t) => {
-  const dataDir = tempDir(t)
+  const dataDir = await migratedDataDir(t)
   const env = { DATA_DIR: dataDir, WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' }
   const cli = (...args: string[]) => runCli(args, env)
   const unknownId = '00000000-0000-4000-8000-000000000000'

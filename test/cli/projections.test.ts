@@ -2,10 +2,11 @@ import { join } from 'node:path'
 import t from 'tap'
 import { allProjections } from '../../src/projections/index.js'
 import { openStorage } from '../../src/store/connect.js'
-import { runCli, tempDir } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
+import { migratedDataDir } from '../helpers/pglite-template.js'
 
 t.test('flowd projections rebuild rebuilds each read model to the same rows', async (t) => {
-  const dataDir = tempDir(t)
+  const dataDir = await migratedDataDir(t)
   t.equal((await runCli(['bootstrap', '--organization', 'A', '--workspace', 'W1', '--json'], { DATA_DIR: dataDir })).code, 0)
   t.equal((await runCli(['bootstrap', '--organization', 'B', '--workspace', 'W2', '--json'], { DATA_DIR: dataDir })).code, 0)
   const snapshot = async () => {

@@ -1,13 +1,14 @@
 import t from 'tap'
 import { browserSkipReason, launchBrowser } from '../helpers/browser.js'
-import { runCli, startService, tempDir } from '../helpers/cli.js'
+import { runCli, startService } from '../helpers/cli.js'
+import { migratedDataDir } from '../helpers/pglite-template.js'
 import { captureScreen, LOOKS } from '../helpers/dashboard.js'
 
 const skip = browserSkipReason()
 const SIGN_IN_LINK = /^ {2}(http:\/\/\S+\/dashboard\/sign-in#token=[A-Za-z0-9_-]{43})$/m
 
 t.test("a newcomer's first start: the printed link opens the dashboard signed in", { skip }, async (t) => {
-  const dataDir = tempDir(t)
+  const dataDir = await migratedDataDir(t)
   const service = await startService(t, { DATA_DIR: dataDir })
   const banner = service.output()
   t.match(banner, /^ {2}dashboard {4}http:\/\/127\.0\.0\.1:\d+\/$/m, 'the banner names the dashboard first')

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { DatabaseTarget } from '../../src/store/connect.js'
 import { childEnv, cliPath, freePort, tempDir } from './cli.js'
+import { migratedDataDir } from './pglite-template.js'
 import { createTestDatabase, postgresUrl } from './storage.js'
 import { sleep } from './wait.js'
 
@@ -105,11 +106,11 @@ export interface StorageKind {
   prepare(t: Test, env?: Record<string, string | undefined>): Promise<Setup>
 }
 
-/** An embedded PGlite data directory; the first start bootstraps and prints the admin key. */
+/** An embedded PGlite data directory, migrated and empty; the first start bootstraps and prints the admin key. */
 export const pgliteStorage: StorageKind = {
   name: 'embedded PGlite',
   async prepare(t, env = {}) {
-    const dataDir = tempDir(t)
+    const dataDir = await migratedDataDir(t)
     return { env: childEnv({ ...env, DATA_DIR: dataDir }), target: { kind: 'pglite', dataDir: join(dataDir, 'pglite') }, apiKey: undefined }
   },
 }

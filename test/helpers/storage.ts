@@ -3,6 +3,7 @@ import pg from 'pg'
 import type { Test } from 'tap'
 import { openStorage, type Storage } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
+import { migratedPgliteDump } from './pglite-template.js'
 
 export const postgresUrl = process.env.DATABASE_URL
 
@@ -11,18 +12,6 @@ export interface Backend {
   /** A fresh, migrated, empty database of this backend, dropped when the test ends. */
   open(t: Test): Promise<Storage>
 }
-
-let migratedPglite: Promise<Blob> | undefined
-
-/** A migrated PGlite, dumped once per process: loading the dump is much faster than initdb and migrating. */
-const migratedPgliteDump = () =>
-  (migratedPglite ??= (async () => {
-    const storage = await openStorage({ kind: 'pglite' })
-    await migrateToLatest(storage.db)
-    const dump = await storage.pglite!.dumpDataDir('none')
-    await storage.close()
-    return dump
-  })())
 
 export const pgliteBackend: Backend = {
   name: 'pglite',
