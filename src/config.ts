@@ -54,8 +54,11 @@ export interface Config {
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError'
-  constructor(readonly problems: string[]) {
+  readonly problems: string[]
+
+  constructor(problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+    this.problems = problems
   }
 }
 

@@ -3,11 +3,14 @@
  * `{statusCode, message, error}`; anything else becomes a 500 with no detail.
  */
 export class AppError extends Error {
+  readonly statusCode: number
+
   constructor(
-    readonly statusCode: number,
+    statusCode: number,
     message: string,
   ) {
     super(message)
+    this.statusCode = statusCode
     this.name = new.target.name
   }
 }

@@ -1,9 +1,15 @@
 /** A small client of the service's HTTP API for the benchmarks' setup steps. */
 export class Api {
+  readonly base: string
+  readonly apiKey: string
+
   constructor(
-    readonly base: string,
-    readonly apiKey: string,
-  ) {}
+    base: string,
+    apiKey: string,
+  ) {
+    this.base = base
+    this.apiKey = apiKey
+  }
 
   async call<T = any>(method: 'GET' | 'POST' | 'PATCH', path: string, expected: number, payload?: unknown): Promise<T> {
     const response = await fetch(`${this.base}${path}`, {

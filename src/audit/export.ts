@@ -10,7 +10,11 @@ import { toEnvelope } from './envelope.js'
 export class WorkspaceFilter {
   private readonly streams = new Set<string>()
 
-  constructor(private readonly workspaceId: string) {}
+  private readonly workspaceId: string
+
+  constructor(workspaceId: string) {
+    this.workspaceId = workspaceId
+  }
 
   includes(event: RecordedEvent): boolean {
     const named = event.metadata.workspaceId

@@ -39,7 +39,10 @@ export class EditorAuth {
   private readonly liveGrants = new Map<string, { grant: LiveGrant; expiresAt: number }>()
   private readonly clientCacheMs: number
 
-  constructor(private readonly deps: EditorAuthDeps) {
+  private readonly deps: EditorAuthDeps
+
+  constructor(deps: EditorAuthDeps) {
+    this.deps = deps
     this.clientCacheMs = deps.clientCacheMs ?? 5000
   }
 

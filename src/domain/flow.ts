@@ -79,12 +79,17 @@ export type Flow =
 
 /** The draft changed since the version the client sent (412). */
 export class StaleDraftError extends PreconditionFailedError {
+  readonly sentDraftVersion: number
+  readonly currentDraftVersion: number
+
   constructor(
     flowId: string,
-    readonly sentDraftVersion: number,
-    readonly currentDraftVersion: number,
+    sentDraftVersion: number,
+    currentDraftVersion: number,
   ) {
     super(`flow ${flowId}: the draft is at version ${currentDraftVersion}, not at version ${sentDraftVersion} that was sent; another change was saved meanwhile`)
+    this.sentDraftVersion = sentDraftVersion
+    this.currentDraftVersion = currentDraftVersion
   }
 }
 

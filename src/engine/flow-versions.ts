@@ -25,10 +25,16 @@ export function toRunnable(definition: FlowDefinition, types: NodeTypes = nodeTy
 export class FlowVersions {
   private readonly cache = new Map<string, RunnableFlow | string>()
 
+  private readonly store: EventStore
+  private readonly maxEntries: number
+
   constructor(
-    private readonly store: EventStore,
-    private readonly maxEntries = 1000,
-  ) {}
+    store: EventStore,
+    maxEntries = 1000,
+  ) {
+    this.store = store
+    this.maxEntries = maxEntries
+  }
 
   /** What a session runs: its preview's draft, or its published version. */
   async ofSession(session: { flowId: string; flowVersion: number; previewDefinition: FlowDefinition | null }): Promise<RunnableFlow | string> {

@@ -9,12 +9,22 @@ export class ExpirySweeper {
   private timer?: NodeJS.Timeout
   private running?: Promise<void>
 
+  private readonly db: DbOrTrx
+  private readonly ctx: CommandContext
+  private readonly logger: Logger
+  private readonly intervalMs: number
+
   constructor(
-    private readonly db: DbOrTrx,
-    private readonly ctx: CommandContext,
-    private readonly logger: Logger,
-    private readonly intervalMs = 5000,
-  ) {}
+    db: DbOrTrx,
+    ctx: CommandContext,
+    logger: Logger,
+    intervalMs = 5000,
+  ) {
+    this.db = db
+    this.ctx = ctx
+    this.logger = logger
+    this.intervalMs = intervalMs
+  }
 
   start(): void {
     this.timer ??= setInterval(() => {

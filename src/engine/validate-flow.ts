@@ -23,8 +23,11 @@ export interface Problem {
 
 /** A 400 that lists every problem of a definition; `message` joins them. */
 export class InvalidFlowError extends BadRequestError {
-  constructor(readonly problems: readonly Problem[]) {
+  readonly problems: readonly Problem[]
+
+  constructor(problems: readonly Problem[]) {
     super(problems.map(formatProblem).join('; '))
+    this.problems = problems
   }
 }
 

@@ -85,16 +85,33 @@ export class EngineWorker {
   private saving?: Promise<void>
   private readonly parking: StreamParking
 
+  private readonly db: Kysely<Database>
+  private readonly store: EventStore
+  private readonly flows: FlowVersions
+  private readonly interpret: Interpreter
+  private readonly applyKanban: KanbanApplier
+  private readonly logger: Logger
+  private readonly now: () => Date
+  private readonly metrics?: Metrics
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly store: EventStore,
-    private readonly flows: FlowVersions,
-    private readonly interpret: Interpreter,
-    private readonly applyKanban: KanbanApplier,
-    private readonly logger: Logger,
-    private readonly now: () => Date = () => new Date(),
-    private readonly metrics?: Metrics,
+    db: Kysely<Database>,
+    store: EventStore,
+    flows: FlowVersions,
+    interpret: Interpreter,
+    applyKanban: KanbanApplier,
+    logger: Logger,
+    now: () => Date = () => new Date(),
+    metrics?: Metrics,
   ) {
+    this.db = db
+    this.store = store
+    this.flows = flows
+    this.interpret = interpret
+    this.applyKanban = applyKanban
+    this.logger = logger
+    this.now = now
+    this.metrics = metrics
     this.parking = new StreamParking(ENGINE_PROCESSOR, logger, metrics)
   }
 

@@ -23,12 +23,20 @@ export class TailMember {
   /** Let go (its buffer overflowed, or the tail closed): once the buffer is drained, catch up alone. */
   released = false
 
+  readonly filter: StreamFilter
+  readonly maxBatch: number
+  position: Position
+
   constructor(
-    readonly filter: StreamFilter,
-    readonly maxBatch: number,
+    filter: StreamFilter,
+    maxBatch: number,
     /** Every event up to here was offered; after a release, the last event buffered. */
-    public position: Position,
-  ) {}
+    position: Position,
+  ) {
+    this.filter = filter
+    this.maxBatch = maxBatch
+    this.position = position
+  }
 
   offer(events: readonly RecordedEvent[], through: Position): void {
     if (this.released) return
@@ -78,11 +86,19 @@ export class LiveTail {
   /** Every event up to here was offered to every member. Meaningful while there are members. */
   position: Position | undefined
 
+  private readonly readPage: PageReader
+  private readonly wakeUp: WakeUp
+  private readonly pollIntervalMs: number
+
   constructor(
-    private readonly readPage: PageReader,
-    private readonly wakeUp: WakeUp,
-    private readonly pollIntervalMs: number,
-  ) {}
+    readPage: PageReader,
+    wakeUp: WakeUp,
+    pollIntervalMs: number,
+  ) {
+    this.readPage = readPage
+    this.wakeUp = wakeUp
+    this.pollIntervalMs = pollIntervalMs
+  }
 
   /** Joins a subscriber that has read everything up to `position`, which must not be behind the tail. */
   join(filter: StreamFilter, maxBatch: number, position: Position): TailMember | undefined {

@@ -65,12 +65,19 @@ export interface AppendResult {
 
 export class WrongExpectedVersionError extends Error {
   override readonly name = 'WrongExpectedVersionError'
+  readonly stream: string
+  readonly expected: ExpectedRevision
+  readonly actual: bigint | 'no_stream' | 'unknown'
+
   constructor(
-    readonly stream: string,
-    readonly expected: ExpectedRevision,
-    readonly actual: bigint | 'no_stream' | 'unknown',
+    stream: string,
+    expected: ExpectedRevision,
+    actual: bigint | 'no_stream' | 'unknown',
   ) {
     super(`stream ${stream}: expected revision ${String(expected)}, found ${String(actual)}`)
+    this.stream = stream
+    this.expected = expected
+    this.actual = actual
   }
 }
 

@@ -37,11 +37,16 @@ export class WakeUp {
   /** Whether a process other than this one listened when last looked at; until then, assumed. */
   private othersListen = { listen: true, checkedAt: Number.NEGATIVE_INFINITY, checking: false }
 
+  private readonly channel: string
+  private readonly pool?: pg.Pool
+
   constructor(
-    private readonly channel: string,
-    private readonly pool?: pg.Pool,
+    channel: string,
+    pool?: pg.Pool,
     options: WakeUpOptions = {},
   ) {
+    this.channel = channel
+    this.pool = pool
     this.notifyOtherProcesses = options.notifyOtherProcesses ?? true
     this.notifyEveryMs = options.notifyEveryMs ?? 5
     this.listenersRecheckMs = options.listenersRecheckMs ?? 1000

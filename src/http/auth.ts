@@ -44,11 +44,19 @@ declare module 'fastify' {
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, { principal: ApiKeyPrincipal; expiresAt: number }>()
 
+  private readonly db: DbOrTrx
+  private readonly ttlMs: number
+  private readonly maxEntries: number
+
   constructor(
-    private readonly db: DbOrTrx,
-    private readonly ttlMs = 5000,
-    private readonly maxEntries = 10_000,
-  ) {}
+    db: DbOrTrx,
+    ttlMs = 5000,
+    maxEntries = 10_000,
+  ) {
+    this.db = db
+    this.ttlMs = ttlMs
+    this.maxEntries = maxEntries
+  }
 
   async authenticate(key: string): Promise<ApiKeyPrincipal | undefined> {
     if (!key.startsWith(API_KEY_PREFIX)) return undefined

@@ -86,10 +86,13 @@ export class Metrics {
   private outbox: Kysely<Database> | undefined
   private lagScrape: Promise<ProjectionLag[]> | undefined
 
+  private readonly logger: Logger
+
   constructor(
-    private readonly logger: Logger,
+    logger: Logger,
     options: { processMetrics?: boolean } = {},
   ) {
+    this.logger = logger
     // Memory, CPU, event loop lag, GC, handles: prom-client's standard names (process_*, nodejs_*).
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry })
     const metrics = this

@@ -89,11 +89,19 @@ export const waitsBehind = (parked: ReadonlyMap<string, Position>, event: Record
 export class StreamParking {
   private parked = new Map<string, Position>()
 
+  readonly processor: string
+  private readonly logger: Logger
+  private readonly metrics?: Metrics
+
   constructor(
-    readonly processor: string,
-    private readonly logger: Logger,
-    private readonly metrics?: Metrics,
-  ) {}
+    processor: string,
+    logger: Logger,
+    metrics?: Metrics,
+  ) {
+    this.processor = processor
+    this.logger = logger
+    this.metrics = metrics
+  }
 
   async load(db: DbOrTrx): Promise<void> {
     this.parked = await parkedStreamsOf(db, this.processor)

@@ -150,10 +150,16 @@ export class Stretches<S extends Stretch> {
   private current: S | undefined
   private singles = 0
 
+  private readonly newStretch: () => S
+  private readonly applyOne: (trx: Transaction<Database>, event: RecordedEvent) => Promise<void>
+
   constructor(
-    private readonly newStretch: () => S,
-    private readonly applyOne: (trx: Transaction<Database>, event: RecordedEvent) => Promise<void>,
-  ) {}
+    newStretch: () => S,
+    applyOne: (trx: Transaction<Database>, event: RecordedEvent) => Promise<void>,
+  ) {
+    this.newStretch = newStretch
+    this.applyOne = applyOne
+  }
 
   get held(): number {
     return this.steps.reduce((sum, step) => sum + ('stretch' in step ? step.stretch.held : 0), this.singles)

@@ -75,16 +75,28 @@ class RebuildFeed {
   folded = START
   done = 0
 
+  readonly projection: Projection
+  readonly appliedBefore: Position
+  private readonly liveReaderAt: Position | undefined
+  readonly deferred: DeferredDefinitions
+  private readonly windowEvents: number
+
   constructor(
-    readonly projection: Projection,
+    projection: Projection,
     /** Events up to here had their effects outside the read model's tables (FoldOptions). */
-    readonly appliedBefore: Position,
+    appliedBefore: Position,
     /** Where a live reader had got when the rebuild began: the replay ends there, the swap follows it. */
-    private readonly liveReaderAt: Position | undefined,
+    liveReaderAt: Position | undefined,
     /** What its shadow tables get once filled. */
-    readonly deferred: DeferredDefinitions,
-    private readonly windowEvents: number,
-  ) {}
+    deferred: DeferredDefinitions,
+    windowEvents: number,
+  ) {
+    this.projection = projection
+    this.appliedBefore = appliedBefore
+    this.liveReaderAt = liveReaderAt
+    this.deferred = deferred
+    this.windowEvents = windowEvents
+  }
 
   /** Whether the replay applies `event` (else the swap's catch-up does). */
   takes(event: RecordedEvent): boolean {

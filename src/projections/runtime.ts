@@ -79,13 +79,24 @@ export class ProjectionRuntime {
   private loops: Promise<void>[] = []
   private followingStoredCheckpoints = false
 
+  private readonly db: Kysely<Database>
+  private readonly store: EventStore
+  readonly projections: readonly Projection[]
+  private readonly logger: Logger
+  private readonly options: ProjectionRuntimeOptions
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly store: EventStore,
-    readonly projections: readonly Projection[],
-    private readonly logger: Logger,
-    private readonly options: ProjectionRuntimeOptions = {},
+    db: Kysely<Database>,
+    store: EventStore,
+    projections: readonly Projection[],
+    logger: Logger,
+    options: ProjectionRuntimeOptions = {},
   ) {
+    this.db = db
+    this.store = store
+    this.projections = projections
+    this.logger = logger
+    this.options = options
     this.running = new Map(
       projections.map((projection) => [
         projection.name,

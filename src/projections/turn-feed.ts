@@ -77,10 +77,16 @@ export class TurnFeed {
   private following?: Promise<void>
   private readonly stopping = new AbortController()
 
+  private readonly store: EventStore
+  private readonly logger: Pick<Logger, 'warn'>
+
   constructor(
-    private readonly store: EventStore,
-    private readonly logger: Pick<Logger, 'warn'>,
-  ) {}
+    store: EventStore,
+    logger: Pick<Logger, 'warn'>,
+  ) {
+    this.store = store
+    this.logger = logger
+  }
 
   /** How many listeners are attached now. */
   get size(): number {

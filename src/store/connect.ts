@@ -134,10 +134,16 @@ const withDriver = (dialect: Dialect, driver: Driver): Dialect => ({
  * nothing: the database belongs to the storage.
  */
 class SearchPathDriver implements Driver {
+  private readonly shared: Driver
+  private readonly searchPath: string
+
   constructor(
-    private readonly shared: Driver,
-    private readonly searchPath: string,
-  ) {}
+    shared: Driver,
+    searchPath: string,
+  ) {
+    this.shared = shared
+    this.searchPath = searchPath
+  }
 
   async init(): Promise<void> {}
 

@@ -52,10 +52,16 @@ export class AdvisoryLeases implements Leases {
   private current?: Connection
   private closed = false
 
+  private readonly connectionString: string
+  private readonly logger: Logger
+
   constructor(
-    private readonly connectionString: string,
-    private readonly logger: Logger,
-  ) {}
+    connectionString: string,
+    logger: Logger,
+  ) {
+    this.connectionString = connectionString
+    this.logger = logger
+  }
 
   async tryAcquire(name: string): Promise<Lease | undefined> {
     if (this.closed) return undefined

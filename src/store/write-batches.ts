@@ -13,10 +13,16 @@ export class WriteBatches<T> {
   private queued: Queued<T>[] = []
   private writing?: Promise<void>
 
+  private readonly write: (items: T[]) => Promise<void>
+  private readonly maxBatch: number
+
   constructor(
-    private readonly write: (items: T[]) => Promise<void>,
-    private readonly maxBatch = 500,
-  ) {}
+    write: (items: T[]) => Promise<void>,
+    maxBatch = 500,
+  ) {
+    this.write = write
+    this.maxBatch = maxBatch
+  }
 
   add(item: T): Promise<void> {
     return new Promise((written, failed) => {

@@ -22,13 +22,18 @@ export interface DeliveryAgentOptions {
 export class BlockedAddressError extends Error {
   override readonly name = 'BlockedAddressError'
   readonly code = 'WEBHOOK_BLOCKED_ADDRESS'
+  readonly hostname: string
+  readonly addresses: readonly string[]
+
   constructor(
-    readonly hostname: string,
-    readonly addresses: readonly string[],
+    hostname: string,
+    addresses: readonly string[],
   ) {
     super(
       `webhook delivery to ${hostname} refused: ${addresses.length === 0 ? 'it resolves to no address' : `it resolves to a loopback, private, link-local or otherwise non-public address (${addresses.join(', ')})`}`,
     )
+    this.hostname = hostname
+    this.addresses = addresses
   }
 }
 

@@ -27,12 +27,15 @@ export class WebhookDelivery {
   private unsubscribe: (() => void) | undefined
   private following?: { controller: AbortController; loop: Promise<void> }
 
+  private readonly readModels: ProjectionRuntime
+
   constructor(
     db: Kysely<Database>,
-    private readonly readModels: ProjectionRuntime,
+    readModels: ProjectionRuntime,
     settings: WebhookDeliverySettings,
     logger: Logger,
   ) {
+    this.readModels = readModels
     this.agent = createDeliveryAgent({ allowedPrivateCidrs: settings.allowedPrivateCidrs, caFile: settings.caFile, lookup: settings.lookup })
     this.dispatcher = new WebhookDispatcher(db, this.agent, settings, logger)
     this.checkpointsMoved = settings.checkpointsMoved

@@ -56,12 +56,21 @@ export class WebhookDispatcher {
   private woken = false
   private wakeSleeper: (() => void) | undefined
 
+  private readonly db: Kysely<Database>
+  private readonly agent: Agent
+  private readonly options: DispatcherOptions
+  private readonly logger: Logger
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly agent: Agent,
-    private readonly options: DispatcherOptions,
-    private readonly logger: Logger,
+    db: Kysely<Database>,
+    agent: Agent,
+    options: DispatcherOptions,
+    logger: Logger,
   ) {
+    this.db = db
+    this.agent = agent
+    this.options = options
+    this.logger = logger
     this.concurrency = options.concurrency ?? 128
     this.pollIntervalMs = options.pollIntervalMs ?? 500
     this.leaseMs = options.leaseMs ?? 15_000

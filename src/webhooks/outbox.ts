@@ -164,7 +164,11 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
     (trx, event) => webhookOutboxProjection.apply(trx, event),
   )
 
-  constructor(private readonly appliedBefore: Position | undefined) {}
+  private readonly appliedBefore: Position | undefined
+
+  constructor(appliedBefore: Position | undefined) {
+    this.appliedBefore = appliedBefore
+  }
 
   get held(): number {
     return this.stretches.held

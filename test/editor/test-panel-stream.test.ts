@@ -6,8 +6,11 @@ import { followEventStream, SseParser, type OpenStream, type SseEvent } from '..
 
 /** A refusal as the editor's API client throws it. */
 class Refused extends Error {
-  constructor(readonly status: number) {
+  readonly status: number
+
+  constructor(status: number) {
     super(`HTTP ${status}`)
+    this.status = status
   }
 }
 

@@ -25,7 +25,11 @@ import { migrateToLatest } from '../../src/store/migrate.js'
 class Fault {
   on = true
   tries = 0
-  constructor(readonly stream: string) {}
+  readonly stream: string
+
+  constructor(stream: string) {
+    this.stream = stream
+  }
   hit(events: readonly RecordedEvent[]): void {
     if (!this.on || !events.some((event) => event.stream === this.stream)) return
     this.tries++

@@ -23,7 +23,11 @@ export class SseParser {
   #pendingCr = false
   retryMs: number | undefined
 
-  constructor(private readonly onEvent: (event: SseEvent) => void) {}
+  private readonly onEvent: (event: SseEvent) => void
+
+  constructor(onEvent: (event: SseEvent) => void) {
+    this.onEvent = onEvent
+  }
 
   push(chunk: string): void {
     let text = chunk
