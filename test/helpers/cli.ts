@@ -9,6 +9,14 @@ import type { Test } from 'tap'
 /** The built CLI: `npm test` builds before tap runs. */
 export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
 
+/**
+ * Node flags of the CLI's child processes. `--liftoff-only`: a short-lived process on the embedded
+ * database spends seconds of CPU having V8 optimise PGlite's WebAssembly, and its exit waits for
+ * that compilation to end; V8's baseline compiler runs the same code. (.taprc gives the test
+ * processes the same flag; the service as deployed keeps V8's defaults.)
+ */
+export const cliNodeArgs = ['--liftoff-only']
+
 /** Environment for a child: no inherited database settings unless given. */
 export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {
   const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, ...rest } = process.env
@@ -41,7 +49,7 @@ export interface CliResult {
 
 export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...cliNodeArgs, cliPath, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))
@@ -69,7 +77,7 @@ export interface ServiceProcess {
 /** Starts `flowd start` and waits until /healthz answers. Killed at teardown if still running. */
 export async function startService(t: Test, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServiceProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, [cliPath, 'start'], { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...cliNodeArgs, cliPath, 'start'], { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (chunk) => (stdout += chunk))
