@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import { ConflictError } from '../errors.js'
 import { withStreamLock } from './stream-lock.js'
-import { foldStream, rememberFolded, type FoldedStream } from './stream-state.js'
+import { foldStream, keptState, rememberFolded, type FoldedStream } from './stream-state.js'
 import { newId } from '../ids.js'
 import { WrongExpectedVersionError, type EventMetadata, type EventStore, type Position } from '../eventstore/port.js'
 
@@ -73,6 +73,10 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
   metadata: EventMetadata,
   onlyAt: OnlyAt | undefined,
 ): Promise<CommandResult<State, Event>> {
+  if (onlyAt === undefined) {
+    const optimistic = await decideOnKeptState(store, decider, stream, command, metadata)
+    if (optimistic !== undefined) return optimistic
+  }
   for (let attempt = 1; ; attempt++) {
     const current = await foldStream(store, decider, stream)
     const at = current.revision ?? 'no_stream'
@@ -84,6 +88,33 @@ async function decideAndAppend<Command, State, Event extends DomainEvent>(
     // Another process wrote the stream: back off a little, with jitter, before deciding again.
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
   }
+}
+
+/**
+ * The common case without a read: decides on the state this process kept for the stream and
+ * appends at its revision, which the store refuses if another process wrote meanwhile. Only new
+ * events are believed this way. A refusal or a no-op decided on a kept state could be an artefact
+ * of an event it has not seen (a message elsewhere moved the expiry on), so those, like a
+ * conflict, are decided again on a fresh read (undefined).
+ */
+async function decideOnKeptState<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+  command: Command,
+  metadata: EventMetadata,
+): Promise<CommandResult<State, Event> | undefined> {
+  const kept = keptState(store, decider, stream)
+  if (!kept) return undefined
+  let events: Event[]
+  try {
+    events = decider.decide(command, kept.state)
+  } catch {
+    return undefined
+  }
+  if (events.length === 0) return undefined
+  const result = await appendDecided(store, decider, stream, kept, events, metadata)
+  return result === 'conflict' ? undefined : result
 }
 
 /**
@@ -103,6 +134,19 @@ export async function decideOnState<Command, State, Event extends DomainEvent>(
 ): Promise<CommandResult<State, Event> | 'conflict'> {
   const events = decider.decide(command, current.state)
   if (events.length === 0) return { state: current.state, events, position: undefined, stream }
+  return appendDecided(store, decider, stream, current, events, metadata, eventId)
+}
+
+/** Appends `events`, decided on `current`, at its revision; 'conflict' when another writer came first. */
+async function appendDecided<Command, State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<Command, State, Event>,
+  stream: string,
+  current: FoldedStream<State>,
+  events: Event[],
+  metadata: EventMetadata,
+  eventId: (event: Event, index: number) => string = () => newId(),
+): Promise<CommandResult<State, Event> | 'conflict'> {
   for (const event of events) assertMatchesSchema(event, decider.eventSchemas)
   try {
     const { position, nextRevision } = await store.append(

@@ -77,7 +77,7 @@ async function start(
   return { sessionId, expiresAt: result.state.expiresAt }
 }
 
-/** Queues an inbound message; a repeated `idempotencyKey` answers the first message's id and queues nothing. */
+/** Queues an inbound message, answering once it is durable; a repeated `idempotencyKey` answers the first message's id and queues nothing. */
 export async function receiveMessage(
   ctx: CommandContext,
   caller: SessionCaller,
@@ -98,7 +98,7 @@ export async function receiveMessage(
   }, { ...ctx.metadata, workspaceId: caller.workspaceId })
   if (result.state.status === 'none') throw new NotFoundError(`session ${input.sessionId} not found`)
   if (result.events.length === 0 && input.idempotencyKey !== null) return { messageId: result.state.idempotencyKeys[input.idempotencyKey]! }
-  await awaitReadModels(ctx, result)
+  // No wait for the read models: nothing the 202 promises is in a list, and the engine follows the log.
   return { messageId }
 }
 

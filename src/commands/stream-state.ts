@@ -46,6 +46,12 @@ export async function foldStream<Command, State, Event extends DomainEvent>(
   return folded
 }
 
+/** The state kept for the stream by this process, if any, without asking the store: it may be behind. */
+export function keptState<Command, State, Event extends DomainEvent>(store: EventStore, decider: Decider<Command, State, Event>, stream: string): FoldedStream<State> | undefined {
+  const entry = caches.get(store)?.get(stream)
+  return entry?.decider === decider ? (entry.folded as FoldedStream<State>) : undefined
+}
+
 /** Keeps a state the caller folded itself (after its own append), so the next load reads nothing. */
 export function rememberFolded<Command, State, Event extends DomainEvent>(
   store: EventStore,

@@ -17,6 +17,7 @@ import {
   type StreamFilter,
   type SubscribeOptions,
 } from './port.js'
+import { GroupCommit } from './group-commit.js'
 import { LiveTail, type Page } from './live-tail.js'
 import { WakeUp } from './wake-up.js'
 
@@ -47,6 +48,8 @@ interface EventRow {
 }
 
 const UNIQUE_VIOLATION = '23505'
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
 const isUniqueViolation = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === UNIQUE_VIOLATION
@@ -135,6 +138,59 @@ const appendMany = Object.fromEntries(
 ) as Record<RevisionCheck, NamedStatement>
 
 /**
+ * Appends to many streams in one statement and one transaction, each on its own expected revision
+ * (`expected` null: no stream yet). The stream rows are locked in stream order, so two groups
+ * touching the same streams wait for each other instead of deadlocking. An append whose revision
+ * does not hold reserves nothing and inserts nothing; the others go on. One row per append that
+ * went in: its stream, and its last event's position and revision.
+ */
+const appendGroup: NamedStatement = {
+  name: 'flowd_append_group',
+  text: `with input as (
+      select a.value->>'stream' as stream_id, (a.value->>'expected')::bigint as expected,
+        jsonb_array_length(a.value->'events') as n, a.value->'events' as events, a.ordinality as i
+      from jsonb_array_elements($1::jsonb) with ordinality as a(value, ordinality)
+    ),
+    locked as (
+      select s.stream_id, s.revision from streams s
+      where s.stream_id in (select stream_id from input where expected is not null)
+      order by s.stream_id
+      for update
+    ),
+    moved as (
+      update streams s set revision = s.revision + input.n
+      from locked join input using (stream_id)
+      where s.stream_id = locked.stream_id and locked.revision = input.expected
+      returning s.stream_id, s.revision
+    ),
+    created as (
+      insert into streams (stream_id, revision)
+      select stream_id, n - 1 from input where expected is null order by stream_id
+      on conflict (stream_id) do nothing
+      returning stream_id, revision
+    ),
+    reserved as (
+      select input.i, input.stream_id, input.n, input.events, r.revision as last
+      from input join (select stream_id, revision from moved union all select stream_id, revision from created) r using (stream_id)
+    ),
+    inserted as (
+      insert into events (event_id, stream_id, stream_revision, event_type, data, metadata)
+      select (e.value->>'id')::uuid, reserved.stream_id, reserved.last - reserved.n + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata'
+      from reserved cross join jsonb_array_elements(reserved.events) with ordinality as e(value, ordinality)
+      order by reserved.i, e.ordinality
+      returning global_position, transaction_id, stream_id, stream_revision
+    )
+    select stream_id, max(global_position) as global_position, max(transaction_id) as transaction_id, max(stream_revision) as stream_revision
+    from inserted group by stream_id`,
+}
+
+interface CheckedAppend {
+  stream: string
+  events: readonly NewEvent[]
+  expected: Exclude<ExpectedRevision, 'any'>
+}
+
+/**
  * The event store on a Postgres table (also on PGlite). Readers follow the gap rule: they see only
  * events of transactions older than every transaction still running, in (transaction_id,
  * global_position) order, so a reader's checkpoint can never pass an event that commits later.
@@ -184,6 +240,7 @@ export class PostgresEventStore implements EventStore {
   private readonly pollIntervalMs: number
   private readonly tail: LiveTail
   private readonly pool: pg.Pool | undefined
+  private readonly group = new GroupCommit<CheckedAppend, AppendResult>((appends) => this.appendTogether(appends))
 
   constructor(options: PostgresEventStoreOptions) {
     this.db = options.db
@@ -198,7 +255,7 @@ export class PostgresEventStore implements EventStore {
   async append(stream: string, events: readonly NewEvent[], { expectedRevision }: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event')
     try {
-      const result = expectedRevision === 'any' ? await this.appendAtAnyRevision(stream, events) : await this.appendInOneStatement(stream, events, expectedRevision)
+      const result = expectedRevision === 'any' ? await this.appendAtAnyRevision(stream, events) : await this.group.submit({ stream, events, expected: expectedRevision })
       this.wakeUp.announce()
       return result
     } catch (error) {
@@ -248,6 +305,35 @@ export class PostgresEventStore implements EventStore {
     const last = rows[0]
     if (!last) throw new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream)) ?? (expected === 'no_stream' ? 'unknown' : 'no_stream'))
     return { nextRevision: toBigInt(last.stream_revision), position: { commit: toBigInt(last.transaction_id), prepare: toBigInt(last.global_position) } }
+  }
+
+  /**
+   * A group of checked appends to distinct streams (see {@link GroupCommit}): one alone takes the
+   * one-stream statement; several take one statement together. Should that fail as a whole (an
+   * event id stored already, a lost connection), each is tried alone, for an answer of its own.
+   */
+  private async appendTogether(appends: CheckedAppend[]): Promise<(AppendResult | Error)[]> {
+    const alone = (append: CheckedAppend) => this.appendInOneStatement(append.stream, append.events, append.expected).catch((error: unknown) => asError(error))
+    if (appends.length === 1) return [await alone(appends[0]!)]
+    let rows: { stream_id: string; global_position: string | number; transaction_id: string | number; stream_revision: string | number }[]
+    try {
+      const input = appends.map(({ stream, expected, events }) => ({
+        stream,
+        expected: expected === 'no_stream' ? null : String(expected),
+        events: events.map((e) => ({ id: e.id, type: e.type, data: e.data ?? null, metadata: e.metadata ?? {} })),
+      }))
+      rows = await this.execute(appendGroup, [JSON.stringify(input)])
+    } catch {
+      return Promise.all(appends.map(alone))
+    }
+    const appended = new Map(rows.map((row) => [row.stream_id, row]))
+    return Promise.all(
+      appends.map(async ({ stream, expected }) => {
+        const row = appended.get(stream)
+        if (!row) return new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream)) ?? (expected === 'no_stream' ? 'unknown' : 'no_stream'))
+        return { nextRevision: toBigInt(row.stream_revision), position: { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) } }
+      }),
+    )
   }
 
   /** Runs a fixed statement: on Postgres by name (parsed and planned once per connection), on PGlite through kysely. */

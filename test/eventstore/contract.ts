@@ -93,6 +93,36 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     t.equal((await store.readStream(s)).length, 2)
   })
 
+  t.test('concurrent appends to many streams, each on its own expected revision: those that hold go in, each answered alone', async (t) => {
+    const store = await open(t)
+    const existing = Array.from({ length: 30 }, (_, i) => stream(`many-${i}`))
+    await Promise.all(existing.map((s) => store.append(s, [newEvent('Opened')], { expectedRevision: 'no_stream' })))
+    const fresh = Array.from({ length: 10 }, (_, i) => stream(`many-new-${i}`))
+    // Every third existing stream is appended at a revision it is not at, as is one that exists already as `no_stream`.
+    const plans = [
+      ...existing.map((s, i) => ({ s, expected: i % 3 === 0 ? 7n : 0n, events: i % 2 === 0 ? [newEvent('A', { i }), newEvent('B', { i })] : [newEvent('A', { i })] })),
+      ...fresh.map((s, i) => ({ s, expected: 'no_stream' as const, events: [newEvent('Started', { i })] })),
+      { s: existing[1]!, expected: 'no_stream' as const, events: [newEvent('Again')] },
+    ]
+    const outcomes = await Promise.allSettled(plans.map(({ s, expected, events }) => store.append(s, events, { expectedRevision: expected })))
+    const wrongRevision = (plan: (typeof plans)[number], index: number) => plan.expected === 7n || index === plans.length - 1
+    plans.forEach((plan, index) => {
+      const outcome = outcomes[index]!
+      if (wrongRevision(plan, index)) {
+        t.ok(outcome.status === 'rejected' && outcome.reason instanceof WrongExpectedVersionError, `append ${index}, at a revision its stream is not at, is refused`)
+      } else {
+        const last = (plan.expected === 'no_stream' ? -1n : plan.expected) + BigInt(plan.events.length)
+        t.ok(outcome.status === 'fulfilled' && outcome.value.nextRevision === last, `append ${index} goes in and is answered its own revision`)
+      }
+    })
+    for (const [index, plan] of plans.entries()) {
+      if (index === plans.length - 1) continue
+      const types = (await store.readStream(plan.s)).map((e) => e.type)
+      const before = plan.expected === 'no_stream' ? [] : ['Opened']
+      t.same(types, wrongRevision(plan, index) ? before : [...before, ...plan.events.map((e) => e.type)], `stream of append ${index} holds what was accepted, in order`)
+    }
+  })
+
   t.test('50 concurrent appends with one expected revision: exactly one wins', async (t) => {
     const store = await open(t)
     const s = stream('race')
@@ -242,4 +272,26 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     for await (const _ of store.subscribeAll({ from: START, streamPrefixes: [`${run}nothing-`], signal: controller.signal })) batches++
     t.equal(batches, 0)
   })
+}
+
+/**
+ * Group commit on the Postgres-table store: a first append is written at once; twenty more sent
+ * while it runs share the next transaction (one commit position), each with its own revision.
+ */
+export async function assertGroupCommit(t: Test, store: EventStore): Promise<void> {
+  const run = `g${randomBytes(4).toString('hex')}`
+  const first = store.append(`${run}-first`, [newEvent('First')], { expectedRevision: 'no_stream' })
+  const rest = Array.from({ length: 20 }, (_, i) => store.append(`${run}-${i}`, [newEvent('Next', { i }), newEvent('Then', { i })], { expectedRevision: 'no_stream' }))
+  const firstResult = await first
+  const results = await Promise.all(rest)
+  t.ok(results.every((r) => r.nextRevision === 1n), 'each answered its own stream\'s revision')
+  t.same(new Set(results.map((r) => r.position.commit)).size, 1, 'the twenty went in one transaction')
+  t.not(results[0]!.position.commit, firstResult.position.commit, 'the first did not wait for them')
+  const positions = results.map((r) => r.position.prepare)
+  t.equal(new Set(positions).size, 20, 'each answered the position of its own last event')
+  for (const [i, result] of results.entries()) {
+    const events = await store.readStream(`${run}-${i}`)
+    t.same(events.map((e) => e.type), ['Next', 'Then'])
+    t.same(events[1]!.position, result.position, 'the answer is where its last event is')
+  }
 }

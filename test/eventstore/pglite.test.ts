@@ -1,7 +1,7 @@
 import t from 'tap'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { pgliteBackend } from '../helpers/storage.js'
-import { eventStoreContract } from './contract.js'
+import { assertGroupCommit, eventStoreContract } from './contract.js'
 
 t.test('event store contract on PGlite', async (t) => {
   eventStoreContract(t, async (t) => {
@@ -10,4 +10,11 @@ t.test('event store contract on PGlite', async (t) => {
     t.teardown(() => store.close())
     return store
   })
+})
+
+t.test('appends that arrive while one is written go together as the next write, one transaction', async (t) => {
+  const storage = await pgliteBackend.open(t)
+  const store = new PostgresEventStore({ db: storage.db })
+  t.teardown(() => store.close())
+  await assertGroupCommit(t, store)
 })

@@ -7,7 +7,7 @@ import { START } from '../../src/eventstore/port.js'
 import { WakeUp } from '../../src/eventstore/wake-up.js'
 import type { Database } from '../../src/store/database.js'
 import { createTestDatabase, postgresBackend, postgresUrl } from '../helpers/storage.js'
-import { eventStoreContract } from './contract.js'
+import { assertGroupCommit, eventStoreContract } from './contract.js'
 
 // The contract on PGlite runs in pglite.test.ts; these need a real Postgres (DATABASE_URL).
 if (postgresUrl) {
@@ -18,6 +18,13 @@ if (postgresUrl) {
       t.teardown(() => store.close())
       return store
     })
+  })
+
+  t.test('appends that arrive while one is written go together as the next write, one transaction', async (t) => {
+    const storage = await postgresBackend.open(t)
+    const store = new PostgresEventStore({ db: storage.db, pool: storage.pool })
+    t.teardown(() => store.close())
+    await assertGroupCommit(t, store)
   })
 
   t.test('gap rule: an event committed after an older open transaction stays unread until that transaction ends', async (t) => {
