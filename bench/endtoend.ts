@@ -42,6 +42,11 @@ export interface EndToEndSettings {
    * full collections instead of 4×: at 500/s the peak RSS goes from about 330 to 190 MiB.
    */
   serviceMaxOldSpaceMiB: number
+  /**
+   * After the run, step the rate up (each step a fresh service, this many seconds measured) until
+   * 202 → webhook p99 reaches CEILING_P99_MS or a webhook or 202 goes missing; 0: no steps.
+   */
+  ceilingStepSeconds: number
 }
 
 export const defaultEndToEndSettings: EndToEndSettings = {
@@ -55,7 +60,13 @@ export const defaultEndToEndSettings: EndToEndSettings = {
   cpuProfile: false,
   streams: 0,
   serviceMaxOldSpaceMiB: DEPLOYED_MAX_OLD_SPACE_MIB,
+  ceilingStepSeconds: 20,
 }
+
+/** The p99 of 202 → webhook under which a rate counts as sustained. */
+export const CEILING_P99_MS = 100
+/** Rates tried above the run's own, each about 1.3 times the last. */
+const CEILING_RATES = [650, 850, 1100, 1400, 1800, 2300, 3000, 4000, 5000]
 
 const MiB = 2 ** 20
 
@@ -175,7 +186,30 @@ function loggedProblems(output: string): Record<string, number> {
   return Object.fromEntries(logged)
 }
 
+/**
+ * The run at `settings.rate`, then the ceiling: the rate stepped up until the service no longer
+ * sustains it (see {@link EndToEndSettings.ceilingStepSeconds}), the highest that held written as
+ * a figure and every step in the details.
+ */
 export async function endToEnd(settings: EndToEndSettings, notes: string[]): Promise<BenchmarkRun> {
+  const run = await endToEndAt(settings, notes)
+  if (settings.ceilingStepSeconds <= 0) return run
+  const value = (outcome: BenchmarkRun, key: string) => outcome.figures.find((f) => f.key === key)?.value ?? Number.NaN
+  const held = (outcome: BenchmarkRun) => value(outcome, 'e2e_p99_ms') < CEILING_P99_MS && value(outcome, 'missing') === 0 && value(outcome, 'non_202') === 0
+  const step = (rate: number, outcome: BenchmarkRun) => ({ rate, e2eP99Ms: value(outcome, 'e2e_p99_ms'), acceptedP99Ms: value(outcome, 'accepted_p99_ms'), missing: value(outcome, 'missing'), non202: value(outcome, 'non_202'), held: held(outcome) })
+  const steps = [step(settings.rate, run)]
+  for (const rate of CEILING_RATES.filter((r) => r > settings.rate)) {
+    if (!steps[steps.length - 1]!.held) break
+    process.stdout.write(`  ceiling: ${rate} msg/s for ${settings.ceilingStepSeconds} s\n`)
+    const outcome = await endToEndAt({ ...settings, rate, durationSeconds: settings.ceilingStepSeconds, warmupSeconds: 3, drainSeconds: 10 }, [])
+    steps.push(step(rate, outcome))
+  }
+  const highest = steps.filter((s) => s.held).at(-1)?.rate ?? 0
+  run.figures.push(figure('ceiling_rate', `highest rate sustained end to end (202 → webhook p99 < ${CEILING_P99_MS} ms, none missing), stepped up ${settings.ceilingStepSeconds} s a step`, highest, 'msg/s'))
+  return { ...run, details: { ...run.details, ceilingSteps: steps } }
+}
+
+async function endToEndAt(settings: EndToEndSettings, notes: string[]): Promise<BenchmarkRun> {
   const db = await createBenchDatabase('endtoend')
   const certificate = makeLocalCertificate()
   const profileDir = settings.cpuProfile ? mkdtempSync(join(tmpdir(), 'flowd-bench-cpuprofile-')) : undefined

@@ -15,7 +15,7 @@ import { runPgbench, type PgbenchResult } from './lib/pgbench.js'
 import { bootstrap, cpuWindow, runWorker, sampleRss, sleep, startService, type CpuWindow } from './lib/processes.js'
 import { figure } from './lib/results.js'
 import { round } from './lib/stats.js'
-import { summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
+import { stageTimes, summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
 import type { BareHttpInput, BareHttpOutput, BareHttpProgress } from './load/bare-http.js'
 import type { HttpLoadInput, HttpLoadOutput } from './load/http-load.js'
 import type { BenchmarkRun } from './run.js'
@@ -245,11 +245,18 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
       process.stdout.write('  EXPLAIN ANALYZE of the append statements\n')
       const plans = await explainAppend(db)
       let profile: ProfileSummary | undefined
+      let cpuPerMessage: { messages: number; stagesUs: Record<string, number>; readModelsUs: Record<string, number> } | undefined
       if (profileDir) {
         const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'))
         if (file) {
           profile = summarizeProfile(join(profileDir, file))
           process.stdout.write(`  CPU profile of the service: ${join(profileDir, file)}\n`)
+          // Over the service's whole life: every message it took (warm-up included) and its turn.
+          const messages = after.MessageReceived ?? 0
+          const { stages, readModels } = stageTimes(join(profileDir, file))
+          const perMessage = (us: Record<string, number>) => Object.fromEntries(Object.entries(us).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, round(v / messages, 1)]))
+          cpuPerMessage = { messages, stagesUs: perMessage(stages), readModelsUs: perMessage(readModels) }
+          process.stdout.write(`  CPU µs per accepted message, by stage: ${JSON.stringify(cpuPerMessage.stagesUs)}\n`)
         } else notes.push('no CPU profile was written')
       }
 
@@ -307,6 +314,7 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
           bareHttp: bare,
           explain: plans,
           ...(profile ? { cpuProfile: profile } : {}),
+          ...(cpuPerMessage ? { cpuPerMessage } : {}),
         },
       }
     } finally {

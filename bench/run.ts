@@ -38,7 +38,9 @@ Benchmarks (all when no name is given):
 
 Options:
   --duration S     seconds of each measured phase (ingest 20, endtoend 60, eventstore 10 per round)
-  --rate N         endtoend: messages per second, sent on schedule whatever the answers do (500)
+  --rate N         endtoend: messages per second, sent on schedule whatever the answers do (500); then
+                   the rate is stepped up, 20 s a step, until 202 -> webhook p99 reaches 100 ms (--ceiling 0: not)
+  --ceiling S      endtoend: seconds measured per step of the rate search (20; 0 skips it)
   --rounds N       eventstore: rounds of the adapters taking turns (3)
   --connections N  concurrency: ingest connections, pgbench clients, eventstore writers (32);
                    endtoend: connections of the sender's pool (128)
@@ -72,6 +74,7 @@ async function main(): Promise<number> {
       connections: { type: 'string' },
       sessions: { type: 'string' },
       streams: { type: 'string' },
+      ceiling: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
       events: { type: 'string' },
       scale: { type: 'string' },
@@ -137,8 +140,12 @@ async function main(): Promise<number> {
           ...(values.rate ? { rate: int(values.rate, 'rate')! } : {}),
           ...(values.sessions ? { sessions: int(values.sessions, 'sessions')! } : {}),
           ...(values.streams ? { streams: int(values.streams, 'streams')! } : {}),
+          ...(values.ceiling !== undefined ? { ceilingStepSeconds: Number(values.ceiling) } : {}),
           cpuProfile: values['cpu-prof'] === true,
         }
+        if (!Number.isInteger(settings.ceilingStepSeconds) || settings.ceilingStepSeconds < 0) throw new Error('--ceiling needs a whole number of seconds (0: no rate search)')
+        // The rate search answers for the plain run; a profiled or streamed run is about something else.
+        if (settings.streams > 0 || settings.cpuProfile) settings.ceilingStepSeconds = 0
         if (settings.streams > settings.sessions) throw new Error('--streams cannot exceed --sessions: one stream a session')
         if (settings.streams > 0) benchmark = 'endtoend-streams'
         if (settings.cpuProfile) benchmark = 'endtoend-profiled'

@@ -69,6 +69,49 @@ export function summarizeProfile(file: string, top = 25): ProfileSummary {
   }
 }
 
+/**
+ * The pipeline's stages, each known by the innermost frame of a sample that belongs to one: a
+ * sample in kysely called from a read model is that read model's; one in fastify called from a
+ * command is the command's. The database driver's own work (parsing answers as they arrive on the
+ * socket) has no caller on its stack, so it is a stage of its own, shared by every query.
+ */
+const STAGES: [stage: string, test: (url: string) => boolean][] = [
+  ['engine turn', (url) => /\/dist\/src\/engine\//.test(url)],
+  ['read models (each below)', (url) => /\/dist\/src\/projections\//.test(url)],
+  ['outbox', (url) => /\/dist\/src\/webhooks\/outbox\.js/.test(url)],
+  ['webhook delivery (signing, TLS, HTTP)', (url) => /\/dist\/src\/webhooks\/|node_modules\/undici\//.test(url)],
+  ['append (event store)', (url) => /\/dist\/src\/eventstore\//.test(url)],
+  ['decision (commands, domain, event schemas)', (url) => /\/dist\/src\/(commands|domain)\//.test(url)],
+  ['auth', (url) => /\/dist\/src\/(http\/auth|auth\/)/.test(url)],
+  ['HTTP (fastify, routes, validation)', (url) => /\/dist\/src\/http\/|node_modules\/(fastify|@fastify|find-my-way|avvio|ajv|fast-json-stringify|light-my-request)\//.test(url)],
+  ['database driver (pg), every query', (url) => /node_modules\/(pg|pg-protocol|pg-types|pg-pool|postgres-[a-z]+)\//.test(url)],
+  ['logging (pino)', (url) => /node_modules\/(pino|sonic-boom|thread-stream)/.test(url)],
+]
+
+/** CPU µs per stage (and per read model) over the whole profile; the rest by V8's own names (GC, idle). */
+export function stageTimes(file: string): { stages: Record<string, number>; readModels: Record<string, number> } {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const stages: Record<string, number> = {}
+  const readModels: Record<string, number> = {}
+  profile.samples.forEach((leaf, i) => {
+    const us = profile.timeDeltas[i] ?? 0
+    let stage: string | undefined
+    for (let id: number | undefined = leaf; id !== undefined && !stage; id = parent.get(id)) {
+      const { url } = byId.get(id)!.callFrame
+      stage = STAGES.find(([, test]) => test(url))?.[0]
+      const readModel = stage === 'read models (each below)' ? /\/projections\/([a-z-]+)\.js/.exec(url)?.[1] : undefined
+      if (readModel) readModels[readModel] = (readModels[readModel] ?? 0) + us
+    }
+    const { functionName } = byId.get(leaf)!.callFrame
+    stage ??= functionName.startsWith('(') ? functionName : 'other (node internals, libraries called from no stage)'
+    stages[stage] = (stages[stage] ?? 0) + us
+  })
+  return { stages, readModels }
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [file, top] = process.argv.slice(2)
   if (!file) {
