@@ -2,6 +2,7 @@ import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely'
 import type pg from 'pg'
 import { NON_APPENDING_APPLICATION_NAMES } from '../store/connect.js'
 import { prepared } from '../store/prepared.js'
+import { WriteBatches } from '../store/write-batches.js'
 import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import {
   START,
@@ -17,7 +18,6 @@ import {
   type StreamFilter,
   type SubscribeOptions,
 } from './port.js'
-import { GroupCommit } from './group-commit.js'
 import { LiveTail, type Page } from './live-tail.js'
 import { WakeUp } from './wake-up.js'
 
@@ -240,7 +240,8 @@ export class PostgresEventStore implements EventStore {
   private readonly pollIntervalMs: number
   private readonly tail: LiveTail
   private readonly pool: pg.Pool | undefined
-  private readonly group = new GroupCommit<CheckedAppend, AppendResult>((appends) => this.appendTogether(appends))
+  /** Concurrent checked appends, written together (group commit), never two of one stream at once. */
+  private readonly appends = new WriteBatches<CheckedAppend, AppendResult>((appends) => this.appendTogether(appends), { maxBatch: 256, keyOf: (append) => append.stream })
 
   constructor(options: PostgresEventStoreOptions) {
     this.db = options.db
@@ -255,7 +256,7 @@ export class PostgresEventStore implements EventStore {
   async append(stream: string, events: readonly NewEvent[], { expectedRevision }: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event')
     try {
-      const result = expectedRevision === 'any' ? await this.appendAtAnyRevision(stream, events) : await this.group.submit({ stream, events, expected: expectedRevision })
+      const result = expectedRevision === 'any' ? await this.appendAtAnyRevision(stream, events) : await this.appends.add({ stream, events, expected: expectedRevision })
       this.wakeUp.announce()
       return result
     } catch (error) {
@@ -308,7 +309,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * A group of checked appends to distinct streams (see {@link GroupCommit}): one alone takes the
+   * A batch of checked appends to distinct streams (see {@link WriteBatches}): one alone takes the
    * one-stream statement; several take one statement together. Should that fail as a whole (an
    * event id stored already, a lost connection), each is tried alone, for an answer of its own.
    */

@@ -50,7 +50,7 @@ t.test('a failed batch fails its own items only', async (t) => {
 
 t.test('a batch holds at most maxBatch items', async (t) => {
   const held = heldWrites()
-  const batches = new WriteBatches(held.write, 2)
+  const batches = new WriteBatches(held.write, { maxBatch: 2 })
   const all = [1, 2, 3, 4, 5, 6].map((item) => settled(batches.add(item)))
   for (let index = 0; index < 4; index++) {
     held.finish(index)
@@ -58,4 +58,25 @@ t.test('a batch holds at most maxBatch items', async (t) => {
   }
   t.same(held.batches, [[1], [2, 3], [4, 5], [6]])
   t.same(await Promise.all(all), Array(6).fill('written'))
+})
+
+t.test('items of one key never share a batch, and keep their order', async (t) => {
+  const held = heldWrites()
+  const batches = new WriteBatches(held.write, { keyOf: (item) => String(item % 10) })
+  const all = [1, 11, 2, 21, 12, 3].map((item) => settled(batches.add(item)))
+  for (let index = 0; index < 3; index++) {
+    held.finish(index)
+    await turn()
+  }
+  t.same(held.batches, [[1], [11, 2, 3], [21, 12]], 'a second item of a key in the batch waits for the next; items of other keys go on')
+  t.same(await Promise.all(all), Array(6).fill('written'))
+})
+
+t.test('a writer may answer each item on its own: a result, or an error of its alone', async (t) => {
+  const batches = new WriteBatches<number, string>(async (items) => items.map((item) => (item % 2 === 0 ? `even ${item}` : new Error(`odd ${item}`))))
+  const answers = await Promise.allSettled([1, 2, 3, 4].map((item) => batches.add(item)))
+  t.same(
+    answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
+    ['odd 1', 'even 2', 'odd 3', 'even 4'],
+  )
 })
