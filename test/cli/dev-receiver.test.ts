@@ -4,14 +4,14 @@ import { request } from 'node:https'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { signWebhook } from '../../src/webhooks/signature.js'
-import { childEnv, cliNodeArgs, cliPath, freePort, runCli, startService } from '../helpers/cli.js'
+import { childEnv, cliPath, freePort, runCli, startService } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
 import { echoFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
 /** `flowd dev-receiver` as a child process; resolves once it is listening. */
 async function startDevReceiver(t: Test, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [...cliNodeArgs, cliPath, 'dev-receiver', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [cliPath, 'dev-receiver', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))

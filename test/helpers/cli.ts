@@ -10,10 +10,10 @@ import type { Test } from 'tap'
 export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
 
 /**
- * Node flags of the CLI's child processes. `--liftoff-only`: a short-lived process on the embedded
- * database spends seconds of CPU having V8 optimise PGlite's WebAssembly, and its exit waits for
- * that compilation to end; V8's baseline compiler runs the same code. (.taprc gives the test
- * processes the same flag; the service as deployed keeps V8's defaults.)
+ * Node flags of the short CLI commands tests run (`runCli`). `--liftoff-only`: a command on the
+ * embedded database spends seconds of CPU having V8 optimise PGlite's WebAssembly, which it exits
+ * before using, and its exit waits for that compilation to end; V8's baseline compiler runs the
+ * same code. Services started by tests keep V8's defaults, as deployed.
  */
 export const cliNodeArgs = ['--liftoff-only']
 
@@ -77,7 +77,7 @@ export interface ServiceProcess {
 /** Starts `flowd start` and waits until /healthz answers. Killed at teardown if still running. */
 export async function startService(t: Test, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServiceProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, [...cliNodeArgs, cliPath, 'start'], { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [cliPath, 'start'], { env: childEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (chunk) => (stdout += chunk))

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { DatabaseTarget } from '../../src/store/connect.js'
-import { childEnv, cliNodeArgs, cliPath, freePort, tempDir } from './cli.js'
+import { childEnv, cliPath, freePort, tempDir } from './cli.js'
 import { migratedDataDir } from './pglite-template.js'
 import { createTestDatabase, postgresUrl } from './storage.js'
 import { sleep } from './wait.js'
@@ -41,7 +41,7 @@ export function within<T>(promise: Promise<T>, ms: number, message: () => string
 
 /** Spawns the compiled CLI; the child is SIGKILLed at teardown if it is still running then. */
 export function spawnCli(t: Test, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, [...cliNodeArgs, cliPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [cliPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   let stdout = ''
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
