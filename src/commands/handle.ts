@@ -49,7 +49,8 @@ export async function loadState<Command, State, Event extends DomainEvent>(store
 export type OnlyAt = bigint | 'no_stream'
 
 /**
- * Load → fold → decide → append with the expected revision. On a concurrent write to the same
+ * Load → fold → decide → append with the expected revision; when this process kept the stream's
+ * state, first without the load (see decideOnKeptState). On a concurrent write to the same
  * stream it decides again on the fresh state, a bounded number of times. With `onlyAt` (a caller
  * whose own checks read the stream at that revision) it decides once, and throws
  * WrongExpectedVersionError when the stream is elsewhere.
