@@ -228,7 +228,9 @@ for (const backend of reachableBackends) {
 
     await api('POST', `/v1/sessions/${carded}/message`, { type: 'text', text: { body: 'live again' } })
     await waitUntil(async () => (await turnsOf(carded)).length === 3, 'the live engine serves it again')
-    t.equal(kanbanCalls.length, 3, 'and carries out its kanban actions')
+    // The engine carries out a turn's kanban actions after appending it.
+    await waitUntil(async () => kanbanCalls.length === 3, 'and carries out its kanban actions')
+    t.same(kanbanCalls, (await turnsOf(carded)).map((turn) => turn.data.messageId), 'once for each turn')
   })
 }
 
