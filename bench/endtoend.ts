@@ -44,7 +44,8 @@ export interface EndToEndSettings {
   serviceMaxOldSpaceMiB: number
   /**
    * After the run, step the rate up (each step a fresh service, this many seconds measured) until
-   * 202 → webhook p99 reaches CEILING_P99_MS or a webhook or 202 goes missing; 0: no steps.
+   * 202 → webhook p99 reaches CEILING_P99_MS or a webhook or 202 goes missing, or down until one
+   * holds when the run's own rate does not; 0: no steps.
    */
   ceilingStepSeconds: number
 }
@@ -65,8 +66,8 @@ export const defaultEndToEndSettings: EndToEndSettings = {
 
 /** The p99 of 202 → webhook under which a rate counts as sustained. */
 export const CEILING_P99_MS = 100
-/** Rates tried above the run's own, each about 1.3 times the last. */
-const CEILING_RATES = [650, 850, 1100, 1400, 1800, 2300, 3000, 4000, 5000]
+/** Rates the search tries: up from the run's own while they hold, or down from it until one does. */
+const CEILING_RATES = [50, 100, 200, 300, 400, 500, 650, 850, 1100, 1400, 1800, 2300, 3000, 4000, 5000]
 
 const MiB = 2 ** 20
 
@@ -198,11 +199,13 @@ export async function endToEnd(settings: EndToEndSettings, notes: string[]): Pro
   const held = (outcome: BenchmarkRun) => value(outcome, 'e2e_p99_ms') < CEILING_P99_MS && value(outcome, 'missing') === 0 && value(outcome, 'non_202') === 0
   const step = (rate: number, outcome: BenchmarkRun) => ({ rate, e2eP99Ms: value(outcome, 'e2e_p99_ms'), acceptedP99Ms: value(outcome, 'accepted_p99_ms'), missing: value(outcome, 'missing'), non202: value(outcome, 'non_202'), held: held(outcome) })
   const steps = [step(settings.rate, run)]
-  for (const rate of CEILING_RATES.filter((r) => r > settings.rate)) {
-    if (!steps[steps.length - 1]!.held) break
+  const upward = steps[0]!.held
+  const rates = upward ? CEILING_RATES.filter((r) => r > settings.rate) : CEILING_RATES.filter((r) => r < settings.rate).reverse()
+  for (const rate of rates) {
     process.stdout.write(`  ceiling: ${rate} msg/s for ${settings.ceilingStepSeconds} s\n`)
     const outcome = await endToEndAt({ ...settings, rate, durationSeconds: settings.ceilingStepSeconds, warmupSeconds: 3, drainSeconds: 10 }, [])
     steps.push(step(rate, outcome))
+    if (steps[steps.length - 1]!.held !== upward) break
   }
   const highest = steps.filter((s) => s.held).at(-1)?.rate ?? 0
   run.figures.push(figure('ceiling_rate', `highest rate sustained end to end (202 → webhook p99 < ${CEILING_P99_MS} ms, none missing), stepped up ${settings.ceilingStepSeconds} s a step`, highest, 'msg/s'))
