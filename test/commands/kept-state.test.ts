@@ -5,28 +5,12 @@ import { ConflictError } from '../../src/errors.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import type { EventStore } from '../../src/eventstore/port.js'
 import { newId } from '../../src/ids.js'
+import { countingReads } from '../helpers/counting-reads.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 // A send decides on the session state its process kept and appends at that revision without reading
 // the stream; the expected revision refuses it when another process wrote meanwhile. Two stores on
 // one database stand for two processes: each keeps its own states.
-
-function countingReads(store: EventStore) {
-  const counted = { reads: 0 }
-  const proxy = new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'readStream') {
-        return (...args: Parameters<EventStore['readStream']>) => {
-          counted.reads++
-          return target.readStream(...args)
-        }
-      }
-      const value = Reflect.get(target, property, receiver)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
-  return { store: proxy, counted }
-}
 
 const metadata = { actor: 'test' }
 const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 12, 0, seconds)).toISOString()

@@ -4,28 +4,10 @@ import { session, sessionStream, type SessionEvent } from '../../src/domain/sess
 import { FlowVersions } from '../../src/engine/flow-versions.js'
 import { runTurn } from '../../src/engine/interpreter.js'
 import { EngineWorker } from '../../src/engine/worker.js'
-import type { EventStore } from '../../src/eventstore/port.js'
 import { openTestApp, silentLogger } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
+import { countingReads } from '../helpers/counting-reads.js'
 import { reachableBackends } from '../helpers/storage.js'
-
-/** The store with its stream reads counted. */
-function countingReads(store: EventStore) {
-  const counted = { reads: 0 }
-  const proxy = new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'readStream') {
-        return (...args: Parameters<EventStore['readStream']>) => {
-          counted.reads++
-          return target.readStream(...args)
-        }
-      }
-      const value = Reflect.get(target, property, receiver)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
-  return { store: proxy, counted }
-}
 
 for (const backend of reachableBackends) {
   t.test(`the engine and the states it keeps, on ${backend.name}`, async (t) => {
