@@ -355,6 +355,9 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
     fields: [{ name: 'Amount', type: 'currency', currency: 'USD' }, { name: 'Kind', type: 'select', options: ['a', 'b'] }, { name: 'Note', type: 'text', required: false }],
   })).body
   const card = (await api('POST', `/v1/kanban/pipelines/${pipeline.id}/cards`, { stageId: pipeline.stages[0].id, values: { [pipeline.fields[0].id]: 12.5 }, tags: ['hot'] })).body
+  // Fresh cards for routes that remove them come from a pipeline the fuzzer is never given, so a
+  // fuzzed change to its pipeline (a required field) cannot refuse them.
+  const sparePipeline = (await api('POST', '/v1/kanban/pipelines', { name: 'Spares', stages: [{ name: 'New' }] })).body
   const client = (await api('POST', '/v1/clients', { name: 'Editor' })).body
   const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`
   const ott = (await app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic } })).json().ott
@@ -397,7 +400,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
       'api-keys': async () => (await api('POST', '/v1/api-keys', { name: unique('k'), callbackUrl: 'https://hooks.example.com/flow' })).body.id,
       sectors: async () => (await api('POST', '/v1/sectors', { name: unique('s') })).location,
       variables: async () => (await api('POST', '/v1/variables', { name: unique('v'), type: 'number' })).body.id,
-      cards: async () => (await api('POST', `/v1/kanban/pipelines/${pipeline.id}/cards`, { stageId: pipeline.stages[1].id })).body.id,
+      cards: async () => (await api('POST', `/v1/kanban/pipelines/${sparePipeline.id}/cards`, { stageId: sparePipeline.stages[0].id })).body.id,
       clients: async () => (await api('POST', '/v1/clients', { name: unique('c') })).body.clientId,
     },
   }
