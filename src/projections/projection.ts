@@ -1,4 +1,4 @@
-import type { RawBuilder, Transaction } from 'kysely'
+import { sql, type RawBuilder, type Transaction } from 'kysely'
 import type { Position, RecordedEvent } from '../eventstore/port.js'
 import type { Database, DbOrTrx } from '../store/database.js'
 
@@ -111,16 +111,26 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
 /** {@link FoldOptions} for a fold over the events of known types: the window being written is one of its own. */
 export type TypedFoldOptions<Event> = Omit<FoldOptions, 'writing'> & { writing?: TypedFold<Event> }
 
+/** The condition of a fold's statement written on its own, not as a part of its checkpoint's (see {@link Fold.inOneStatement}). */
+export const ALWAYS = sql<boolean>`true`
+
 /** Rows a statement of a fold's write takes at most: a window's rows go in several, to bound the text each one builds. */
 export const ROWS_PER_STATEMENT = 5_000
 
 /** PostgreSQL's limit on a statement's parameters, less a margin for the statement's own. */
 const MAX_PARAMETERS = 65_000
 
+/** Consecutive slices of `rows` of at most `size` rows each. */
+export function slices<Row>(rows: Iterable<Row>, size: number = ROWS_PER_STATEMENT): Row[][] {
+  const all = Array.isArray(rows) ? (rows as Row[]) : [...rows]
+  const sliced: Row[][] = []
+  for (let from = 0; from < all.length; from += size) sliced.push(all.slice(from, from + size))
+  return sliced
+}
+
 /** Runs `write` over consecutive slices of `rows` of at most `size` rows each. */
 export async function inChunks<Row>(rows: Iterable<Row>, size: number, write: (chunk: Row[]) => Promise<unknown>): Promise<void> {
-  const all = Array.isArray(rows) ? (rows as Row[]) : [...rows]
-  for (let from = 0; from < all.length; from += size) await write(all.slice(from, from + size))
+  for (const slice of slices(rows, size)) await write(slice)
 }
 
 /**

@@ -1,9 +1,9 @@
-import { sql, type Insertable, type SelectQueryBuilder, type Selectable, type Transaction } from 'kysely'
+import { sql, type Insertable, type RawBuilder, type SelectQueryBuilder, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx, SessionLogsTable } from '../store/database.js'
 import { startOfNextUtcDay, type DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
-import { ROWS_PER_STATEMENT, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
+import { ALWAYS, ROWS_PER_STATEMENT, defineProjection, slices, type TypedFold } from './projection.js'
 
 /** The log's status words (spec §3) for the session's states. */
 export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
@@ -27,20 +27,28 @@ interface LogChange {
 /** The two tables of the read model: the logs, and apart from them the logs of preview sessions. */
 type LogTable = 'session_logs' | 'preview_session_logs'
 
-/** The merged changes of many sessions, in a statement per ROWS_PER_STATEMENT. */
-async function updateLogs(trx: Transaction<Database>, table: LogTable, changes: Iterable<LogChange>): Promise<void> {
-  await inChunks(changes, ROWS_PER_STATEMENT, (rows) => sql`
-    update ${sql.table(table)} as s set
-      expires_at = coalesce(v.expires_at, s.expires_at),
-      warnings = s.warnings + v.warnings,
-      status = case when v.status is not null then v.status when s.status <> 'running' then s.status
-        when v.failed_at is not null then 'error' when v.expired_at is not null then 'timeout' else s.status end,
-      finished_at = case when v.status is not null then v.finished_at when s.status <> 'running' then s.finished_at
-        else coalesce(v.failed_at, v.expired_at, s.finished_at) end
-    from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
-      as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz, failed_at timestamptz)
-    where s.id = v.id`.execute(trx))
-}
+/** One statement of merged changes of many sessions, changing nothing unless `applies` holds. */
+const updateLogs = (table: LogTable, changes: readonly LogChange[], applies: RawBuilder<boolean>) => sql`
+  update ${sql.table(table)} as s set
+    expires_at = coalesce(v.expires_at, s.expires_at),
+    warnings = s.warnings + v.warnings,
+    status = case when v.status is not null then v.status when s.status <> 'running' then s.status
+      when v.failed_at is not null then 'error' when v.expired_at is not null then 'timeout' else s.status end,
+    finished_at = case when v.status is not null then v.finished_at when s.status <> 'running' then s.finished_at
+      else coalesce(v.failed_at, v.expired_at, s.finished_at) end
+  from jsonb_to_recordset(cast(${JSON.stringify(changes)} as jsonb))
+    as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz, failed_at timestamptz)
+  where s.id = v.id and ${applies}`
+
+/** One statement of new logs (a repeated start changes nothing), inserting nothing unless `applies` holds. */
+const insertLogs = (table: LogTable, starts: readonly NewSessionLog[], applies: RawBuilder<boolean>) => sql`
+  insert into ${sql.table(table)} (id, workspace_id, organization_id, flow_id, flow_version, external_id, status, warnings, started_at, expires_at, finished_at)
+  select v.id, v.workspace_id, v.organization_id, v.flow_id, v.flow_version, v.external_id, v.status, v.warnings, v.started_at, v.expires_at, v.finished_at
+  from jsonb_to_recordset(cast(${JSON.stringify(starts)} as jsonb))
+    as v(id uuid, workspace_id uuid, organization_id uuid, flow_id uuid, flow_version integer, external_id text, status text, warnings integer,
+         started_at timestamptz, expires_at timestamptz, finished_at timestamptz)
+  where ${applies}
+  on conflict (id) do nothing`
 
 type SessionStarted = Extract<SessionEvent, { type: 'SessionStarted' }>['data']
 
@@ -110,12 +118,28 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
    * and only the one holding the session has a row to change. Preview sessions are few, so the
    * second update is cheap.
    */
+  private parts(applies: RawBuilder<boolean>): RawBuilder<unknown>[] {
+    const changes = [...this.changes.values()]
+    return [
+      ...slices(this.starts).map((rows) => insertLogs('session_logs', rows, applies)),
+      ...slices(this.previewStarts).map((rows) => insertLogs('preview_session_logs', rows, applies)),
+      ...slices(changes).map((rows) => updateLogs('session_logs', rows, applies)),
+      ...slices(changes).map((rows) => updateLogs('preview_session_logs', rows, applies)),
+    ]
+  }
+
   async write(trx: Transaction<Database>): Promise<void> {
-    for (const [table, starts] of [['session_logs', this.starts], ['preview_session_logs', this.previewStarts]] as const) {
-      await insertInChunks(starts, (rows) => trx.insertInto(table).values(rows).onConflict((oc) => oc.column('id').doNothing()).execute())
-    }
-    await updateLogs(trx, 'session_logs', this.changes.values())
-    await updateLogs(trx, 'preview_session_logs', this.changes.values())
+    for (const part of this.parts(ALWAYS)) await part.execute(trx)
+  }
+
+  /**
+   * The same write as one statement with the checkpoint's move. Its parts all see the tables as
+   * they were before it, so a batch that starts a session and changes it needs them written in turn.
+   */
+  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    if (this.held > ROWS_PER_STATEMENT) return undefined
+    if ([...this.starts, ...this.previewStarts].some((start) => this.changes.has(start.id))) return undefined
+    return this.parts(applies)
   }
 }
 

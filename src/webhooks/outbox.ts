@@ -3,7 +3,7 @@ import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
-import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
+import { ALWAYS, ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
 import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
 import { cardWebhookBody, failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
 
@@ -77,8 +77,6 @@ const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): 
   d.preview || d.apiKeyId === null
     ? undefined
     : { session_id: d.sessionId, organization_id: d.organizationId, workspace_id: d.workspaceId, api_key_id: d.apiKeyId, callback_url: d.callbackUrl, active: true }
-
-const ALWAYS = sql<boolean>`true`
 
 /** Stores routes; a route stored already (a replay) keeps what it holds, but closes if the stretch closed it. */
 const insertRoutes = (routes: readonly NewRoute[], applies: RawBuilder<boolean>) => sql`

@@ -250,10 +250,9 @@ for (const backend of reachableBackends) {
   })
 }
 
-for (const backend of reachableBackends) {
-  t.test(`live batches written in one statement with their checkpoint leave the same rows (${backend.name})`, async (t) => {
+for (const backend of reachableBackends) for (const projection of [webhookOutboxProjection, sessionLogsProjection]) {
+  t.test(`${projection.name}: live batches written in one statement with their checkpoint leave the same rows (${backend.name})`, async (t) => {
     const { db } = await backend.open(t)
-    const projection = webhookOutboxProjection
     let inOneStatement = 0
     let inTransactions = 0
     await fc.assert(
