@@ -9,7 +9,7 @@ import { countingAppends } from './metrics/event-store.js'
 import type { Metrics } from './metrics/registry.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
-import { WebhookDelivery } from './webhooks/delivery.js'
+import { DispatcherRole } from './webhooks/dispatcher-role.js'
 import { allProjections } from './projections/index.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
@@ -26,7 +26,7 @@ export interface Backend {
   /** Runs conversations; started by the server, not by CLI commands. */
   conversations: ConversationRunner
   /** Sends the webhook outbox; started by the server, not by CLI commands. */
-  webhooks: WebhookDelivery
+  webhooks: DispatcherRole
   /** One process at a time for leased work (Postgres); absent on the embedded database, one process. */
   leases: Leases | undefined
   /** True on the embedded PGlite default. */
@@ -56,7 +56,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
     const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger, { leases, checkpointsMoved, metrics })
     const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases })
-    const webhooks = new WebhookDelivery(
+    const webhooks = new DispatcherRole(
       storage.dispatcherDb,
       readModels,
       { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule, concurrency: config.webhookMaxInFlight, leaseMs: config.webhookLeaseSeconds * 1000, metrics, checkpointsMoved },

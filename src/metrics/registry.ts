@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Logger } from '../logger.js'
 import type { ProjectionLag } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
+import { countUnsettledDeliveries, oldestOpenDeliveryAt } from '../webhooks/deliveries.js'
 
 /** At most this many pending events are read per projection and scrape: the lag in events is counted up to here. */
 export const PROJECTION_LAG_SCAN_LIMIT = 500
@@ -13,8 +14,6 @@ export type OttExchangeResult = 'exchanged' | 'rejected' | 'error'
 export interface ProjectionLagSource {
   lag(maxEvents: number): Promise<ProjectionLag[]>
 }
-
-const OPEN_DELIVERY_STATUSES = ['pending', 'failed'] as const
 
 /** What an attempt came to, from its HTTP status class or the kind of failure `describeFailure` wrote. */
 function attemptResult(attempt: { statusCode: number | null; error: string | null }): string {
@@ -188,14 +187,7 @@ export class Metrics {
     const db = this.outbox
     if (!db) return {}
     try {
-      // Two queries, so each uses its partial index (open deliveries; dead ones).
-      const [open, dead] = await Promise.all([
-        db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<string>().as('count')]).where('status', 'in', OPEN_DELIVERY_STATUSES).groupBy('status').execute(),
-        db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'dead').executeTakeFirstOrThrow(),
-      ])
-      const counts: Record<string, number> = { pending: 0, failed: 0, dead: Number(dead.count) }
-      for (const row of open) counts[row.status] = Number(row.count)
-      return counts
+      return await countUnsettledDeliveries(db)
     } catch (error) {
       this.logger.warn({ err: error }, 'counting webhook deliveries for metrics failed')
       return {}
@@ -219,12 +211,7 @@ export class Metrics {
     const db = this.outbox
     if (!db) return null
     try {
-      const row = await db
-        .selectFrom('webhook_deliveries')
-        .select((eb) => eb.fn.min('created_at').as('oldest'))
-        .where('status', 'in', OPEN_DELIVERY_STATUSES)
-        .executeTakeFirst()
-      return row?.oldest ? new Date(row.oldest) : undefined
+      return await oldestOpenDeliveryAt(db)
     } catch (error) {
       this.logger.warn({ err: error }, 'reading the oldest webhook delivery for metrics failed')
       return null

@@ -317,3 +317,37 @@ export async function retryDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id:
   }
   return (await findDelivery(db, workspaceId, id))!
 }
+
+export interface DeliveryLink {
+  id: string
+  status: DeliveryStatus
+}
+
+/** The webhook deliveries of a session, by the id of each event they report (the outbox records it). */
+export async function deliveriesByEvent(db: DbOrTrx, sessionId: string): Promise<Map<string, DeliveryLink>> {
+  const rows = await db.selectFrom('webhook_deliveries').select(['id', 'status', 'event_ids']).where('session_id', '=', sessionId).execute()
+  const links = new Map<string, DeliveryLink>()
+  for (const row of rows) for (const eventId of row.event_ids) links.set(eventId, { id: row.id, status: row.status })
+  return links
+}
+
+/** Deliveries not yet settled: the dispatcher still has work for them. */
+const OPEN_DELIVERY_STATUSES = ['pending', 'failed'] as const
+
+/** Deliveries by status, open and dead (the delivered ones are not counted). */
+export async function countUnsettledDeliveries(db: DbOrTrx): Promise<{ pending: number; failed: number; dead: number }> {
+  // Two queries, so each uses its partial index (open deliveries; dead ones).
+  const [open, dead] = await Promise.all([
+    db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<string>().as('count')]).where('status', 'in', OPEN_DELIVERY_STATUSES).groupBy('status').execute(),
+    db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'dead').executeTakeFirstOrThrow(),
+  ])
+  const counts = { pending: 0, failed: 0, dead: Number(dead.count) }
+  for (const row of open) counts[row.status as 'pending' | 'failed'] = Number(row.count)
+  return counts
+}
+
+/** When the oldest open delivery was made; undefined when none is open. */
+export async function oldestOpenDeliveryAt(db: DbOrTrx): Promise<Date | undefined> {
+  const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min('created_at').as('oldest')).where('status', 'in', OPEN_DELIVERY_STATUSES).executeTakeFirst()
+  return row?.oldest ? new Date(row.oldest) : undefined
+}

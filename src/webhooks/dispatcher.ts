@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Agent } from 'undici'
 import type { Logger } from '../logger.js'
-import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
 import { WriteBatches } from '../store/write-batches.js'
 import { BlockedAddressError, postWebhook } from './agent.js'
@@ -9,6 +8,10 @@ import { callbackUrlProblem, parseCidrs, type ParsedCidr } from './callback-url.
 import { claimDueDeliveries, recordAttempts, type AttemptOutcome, type AttemptRecord, type ClaimedDelivery, type MadeAttempt } from './deliveries.js'
 import { honoursRetryAfter, nextRetryDelay, parseRetryAfter } from './retry.js'
 import { webhookHeaders } from './signature.js'
+
+export interface AttemptCounter {
+  countWebhookAttempt(outcome: AttemptOutcome['status'], attempt: { statusCode: number | null; error: string | null }): void
+}
 
 export interface DispatcherOptions {
   /** Delay before each attempt of a round, in seconds (WEBHOOK_RETRY_SCHEDULE). */
@@ -22,8 +25,8 @@ export interface DispatcherOptions {
   /** How long a claimed delivery stays ours: longer than an attempt can take (10 s). */
   leaseMs?: number
   now?: () => Date
-  /** Counts attempts by outcome. */
-  metrics?: Metrics | undefined
+  /** Counts attempts by outcome (the service's metrics). */
+  metrics?: AttemptCounter | undefined
 }
 
 /** Why an attempt failed, in words an integrator can act on; never a stack. */

@@ -9,7 +9,7 @@ import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
 import type { Resolver } from '../../src/webhooks/callback-url.js'
-import { WebhookDelivery, type WebhookDeliverySettings } from '../../src/webhooks/delivery.js'
+import { DispatcherRole, type DispatcherRoleSettings } from '../../src/webhooks/dispatcher-role.js'
 import { createLogger } from '../../src/logger.js'
 import { allProjections } from '../../src/projections/index.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
@@ -34,11 +34,11 @@ export interface TestApp {
   /** Present when the test asked for the engine. */
   conversations: ConversationRunner | undefined
   /** Present when the test asked for webhook delivery. */
-  webhooks: WebhookDelivery | undefined
+  webhooks: DispatcherRole | undefined
 }
 
 /** Delivery settings for a test; the schedule defaults to three quick attempts. */
-export type TestWebhookSettings = Partial<WebhookDeliverySettings> & Pick<WebhookDeliverySettings, 'allowedPrivateCidrs'>
+export type TestWebhookSettings = Partial<DispatcherRoleSettings> & Pick<DispatcherRoleSettings, 'allowedPrivateCidrs'>
 
 /** A migrated database of the backend, read models running, one bootstrapped organization and the app. */
 export async function openTestApp(
@@ -77,7 +77,7 @@ export async function openTestApp(
   const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
   await conversations?.start()
   const webhooks = options.webhooks
-    ? new WebhookDelivery(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
+    ? new DispatcherRole(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
     : undefined
   webhooks?.start()
   t.teardown(async () => {

@@ -12,7 +12,7 @@ import { Metrics } from '../../src/metrics/registry.js'
 import { allProjections } from '../../src/projections/index.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import type { Storage } from '../../src/store/connect.js'
-import { WebhookDelivery } from '../../src/webhooks/delivery.js'
+import { DispatcherRole } from '../../src/webhooks/dispatcher-role.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
 import { silentLogger, testEditorTokenKey } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
@@ -66,7 +66,7 @@ export async function openMetricsHarness(
   const now = () => new Date()
   const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200, metrics })
   await conversations.start()
-  const webhooks = new WebhookDelivery(
+  const webhooks = new DispatcherRole(
     storage.dispatcherDb,
     readModels,
     { allowedPrivateCidrs: [LOOPBACK], caFile: receiver.caFile, retrySchedule: options.retrySchedule ?? QUICK_RETRIES, pollIntervalMs: 100, now, metrics },

@@ -7,7 +7,7 @@ import { createDeliveryAgent, type Resolver } from './agent.js'
 import { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js'
 import { webhookOutboxProjection } from './outbox.js'
 
-export interface WebhookDeliverySettings extends DispatcherOptions {
+export interface DispatcherRoleSettings extends DispatcherOptions {
   /** Extra CA trusted by the delivery agent only (WEBHOOK_CA_FILE). */
   caFile?: string | undefined
   /** Replaces DNS for the agent (tests); answers are checked like real ones. */
@@ -20,7 +20,7 @@ export interface WebhookDeliverySettings extends DispatcherOptions {
 }
 
 /** The dispatcher role: its agent, its dispatcher, woken whenever the outbox projection writes. */
-export class WebhookDelivery {
+export class DispatcherRole {
   readonly dispatcher: WebhookDispatcher
   private readonly agent
   private readonly checkpointsMoved: WakeUp | undefined
@@ -32,7 +32,7 @@ export class WebhookDelivery {
   constructor(
     db: Kysely<Database>,
     readModels: ProjectionRuntime,
-    settings: WebhookDeliverySettings,
+    settings: DispatcherRoleSettings,
     logger: Logger,
   ) {
     this.readModels = readModels
