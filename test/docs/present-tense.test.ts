@@ -28,6 +28,8 @@ const NARRATION: { name: string; pattern: RegExp }[] = [
   { name: 'a fix as a point in time', pattern: /\b(?:before|after|since|until|prior to)\s+(?:the|this|that|these|those|our|a)\s+fix(?:es)?\b/i },
   { name: 'a figure that was and now is', pattern: new RegExp(String.raw`\bwas\s+(?:about\s+)?${FIGURE}[^.;\n]{0,80}\bnow\s+${FIGURE}`, 'i') },
   { name: 'a figure as it is now', pattern: new RegExp(String.raw`\bnow\s+[~≈]?\d[\d.,]*(?:\s?${UNIT})?(?:,\s*\d[\d.,]*)*(?:\s+and\s+\d[\d.,]*)?\s?${UNIT}(?![\w/])`, 'i') },
+  { name: 'a former value in brackets', pattern: new RegExp(String.raw`\((?:was|were|from)\s+${FIGURE}`, 'i') },
+  { name: 'a figure from before', pattern: new RegExp(String.raw`\d[\d.,]*\s?${UNIT}\s+before(?=\s*[).,;]|\s*$)`, 'i') },
   { name: 'a figure that went from one value to another', pattern: new RegExp(String.raw`\b(?:went|dropped|fell|rose|grew|improved|down|up)\s+from\s+${FIGURE}`, 'i') },
   { name: 'a figure changed by an arrow', pattern: new RegExp(String.raw`\d[\d.,]*\s?${UNIT}?\s?(?:→|->)\s?\d[\d.,]*\s?${UNIT}(?![\w/])`) },
   { name: 'a behaviour kept "as before" a change', pattern: /\bas before\b(?=\s*[.,;:)]|\s*$)/i },
@@ -65,6 +67,8 @@ t.test('the patterns tell narration from real data', async (t) => {
     'about 0.9 s faster than before',
     '## Tried and not kept',
     'unmarked queries run as before.',
+    '**128 deliveries in flight per process** (was 32): an attempt holds its slot',
+    'At the default 4 MB it took 315 ms (348 ms before).',
   ]) {
     t.not(narrations(line).length, 0, `narration: ${line}`)
   }
@@ -82,6 +86,7 @@ t.test('the patterns tell narration from real data', async (t) => {
     'The node no longer waits (its reply was accepted, or its retries are used up).',
     'Streams parked now (see "Parked streams"), read from the database at each scrape',
     'The page was 5 rows long when the session now holding it started.',
+    'A lease ends 30 s before its holder would renew it, at most 10 s before the next one.',
   ]) {
     t.same(narrations(line), [], `not narration: ${line}`)
   }
