@@ -79,7 +79,7 @@ const BEARER = /^bearer +(\S+) *$/i
 export type DashboardSessionLookup = (request: FastifyRequest) => Promise<DashboardSession | undefined>
 
 /**
- * The one authentication hook of `/v1`. An `X-Api-Key` header is checked as before, whatever else
+ * The one authentication hook of `/v1`. An `X-Api-Key` header is checked first, whatever else
  * the request carries. Otherwise a bearer token is the editor's: a bad one is 401, and a good one
  * reaches only routes whose config says `editor: true` (403 elsewhere). Otherwise the dashboard's
  * session cookie acts as the API key it signed in with.

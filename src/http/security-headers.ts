@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify'
 
 /**
  * The security headers of the service's HTML pages (the embedded editor, the dashboard, the API
- * reference and the embed demo), set by `@fastify/helmet` in the scope of each page's plugin only: the JSON API
- * answers as before. Helmet adds its usual headers (nosniff, no-referrer, no X-Powered-By, …) to
+ * reference and the embed demo), set by `@fastify/helmet` in the scope of each page's plugin only: the JSON API's
+ * answers carry none of them. Helmet adds its usual headers (nosniff, no-referrer, no X-Powered-By, …) to
  * each page; the content security policy is written out here for each.
  */
 

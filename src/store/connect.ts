@@ -75,7 +75,7 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     // A claim walks the open deliveries in order. An index scan marks the entries of deliveries sent
     // since as dead as it passes them, so the next claim skips them; a bitmap scan (the planner's
     // pick on a busy outbox's stale estimates) visits them all again until VACUUM comes, so every
-    // claim grew with each delivery sent (measured after 8,500: 4.7 ms, against 0.05 ms).
+    // claim grows with each delivery sent (after 8,500: 4.7 ms, against 0.05 ms with the index scan).
     dispatcherPool.on('connect', (client) => void client.query('set enable_bitmapscan = off').catch(() => {}))
     const dispatcherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dispatcherPool }) })
     return {

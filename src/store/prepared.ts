@@ -18,7 +18,7 @@ export function prepared<Q extends CompiledQuery>(query: Q): Q {
   return query
 }
 
-/** A `pg` client that runs the texts marked by {@link prepared} by name; every other query as before. */
+/** A `pg` client that runs the texts marked by {@link prepared} by name; every other query unnamed, as `pg.Client` does. */
 export class PreparingClient extends pg.Client {
   // `any`: one signature standing for all of pg's overloads, whose arguments pass through unchanged.
   override query(config: any, values?: any, callback?: any): any {

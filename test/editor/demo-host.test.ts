@@ -10,7 +10,7 @@ import { pgliteBackend } from '../helpers/storage.js'
 import { eventually, sleep } from '../helpers/wait.js'
 
 /**
- * Issue 6's acceptance test: the demo host page (`/embed-demo`) signs the editor in through the
+ * The embedded editor end to end: the demo host page (`/embed-demo`) signs the editor in through the
  * iframe, a flow is built in the editor with the mouse and the keyboard, saved and published, and a
  * session on it turns exactly what was built. Screenshots of the built flow in both themes and both
  * languages are kept in test-artifacts/editor/.

@@ -8,7 +8,7 @@ import { startHttpsReceiver } from '../helpers/https-receiver.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
-// Invariants under concurrency and outages (issue 7's fault suite): parallel card moves leave a
+// Invariants under concurrency and outages: parallel card moves leave a
 // card in one of the requested stages with a history that agrees; a receiver that is down for a
 // while gets everything once it is back, in order per session.
 
