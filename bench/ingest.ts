@@ -12,7 +12,7 @@ import { Api, echoFlow, inParallel } from './lib/api.js'
 import { createBenchDatabase, postgresSettings, sampleBackendStates, type BenchDatabase } from './lib/db.js'
 import { benchDist } from './lib/env.js'
 import { runPgbench, type PgbenchResult } from './lib/pgbench.js'
-import { bootstrap, cpuWindow, runWorker, sampleRss, sleep, startService, type CpuWindow } from './lib/processes.js'
+import { DEPLOYED_MAX_OLD_SPACE_MIB, bootstrap, cpuWindow, runWorker, sampleRss, sleep, startService, type CpuWindow } from './lib/processes.js'
 import { figure } from './lib/results.js'
 import { round } from './lib/stats.js'
 import { stageTimes, summarizeProfile, type ProfileSummary } from './tools/cpuprofile.js'
@@ -184,7 +184,8 @@ export async function ingest(settings: IngestSettings, notes: string[]): Promise
     const admin = await bootstrap(db.url, setupDir).finally(() => rmSync(setupDir, { recursive: true, force: true }))
     const service = await startService({
       databaseUrl: db.url,
-      nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      // The heap cap every deployed flowd process runs with (the image's NODE_OPTIONS).
+      nodeArgs: [`--max-old-space-size=${DEPLOYED_MAX_OLD_SPACE_MIB}`, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     })
     const rss = sampleRss(service.pid, 250)
     rss.phase('setup')
