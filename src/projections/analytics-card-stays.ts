@@ -82,7 +82,7 @@ class StaysFold implements TypedFold<CardEvent> {
         where s.card_id = v.card_id and s.left_at is null`.execute(trx),
     )
     // Stays of cards first seen before the fold take the workspace of the card's first stored stay;
-    // a card with none (its creation never recorded) gets no stay, as `apply` gives it none.
+    // a card with none (its creation never recorded) gets no stay.
     await inChunks(this.opened, ROWS_PER_STATEMENT, (rows) => sql`
       insert into analytics_card_stays (card_id, entered_revision, pipeline_id, workspace_id, stage_id, entered_at, left_at, left_by)
       select v.card_id, v.entered_revision, v.pipeline_id, coalesce(v.workspace_id, first.workspace_id), v.stage_id, v.entered_at, v.left_at, v.left_by
@@ -106,51 +106,4 @@ export const analyticsCardStaysProjection = defineProjection<CardEvent>({
   tables: ['analytics_card_stays'],
   eventTypes: ['CardCreated', 'CardStageChanged', 'CardDeleted'],
   fold: () => new StaysFold(),
-  async apply(trx, event, recorded) {
-    switch (event.type) {
-      case 'CardCreated': {
-        const d = event.data
-        await trx
-          .insertInto('analytics_card_stays')
-          .values({
-            card_id: d.cardId,
-            entered_revision: String(recorded.revision),
-            pipeline_id: d.pipelineId,
-            workspace_id: d.workspaceId,
-            stage_id: d.stageId,
-            entered_at: d.createdAt,
-            left_at: null,
-            left_by: null,
-          })
-          .onConflict((oc) => oc.columns(['card_id', 'entered_revision']).doNothing())
-          .execute()
-        break
-      }
-      case 'CardStageChanged': {
-        const d = event.data
-        await trx
-          .updateTable('analytics_card_stays')
-          .set({ left_at: d.movedAt, left_by: 'moved' })
-          .where('card_id', '=', d.cardId)
-          .where('left_at', 'is', null)
-          .execute()
-        // The workspace is the card's, as its first stay recorded it.
-        await sql`
-          insert into analytics_card_stays (card_id, entered_revision, pipeline_id, workspace_id, stage_id, entered_at)
-          select ${d.cardId}::uuid, ${String(recorded.revision)}::bigint, ${d.pipelineId}::uuid, workspace_id, ${d.stageId}::uuid, ${d.movedAt}::timestamptz
-          from analytics_card_stays where card_id = ${d.cardId}
-          order by entered_revision limit 1
-          on conflict (card_id, entered_revision) do nothing`.execute(trx)
-        break
-      }
-      case 'CardDeleted':
-        await trx
-          .updateTable('analytics_card_stays')
-          .set({ left_at: event.data.deletedAt, left_by: 'deleted' })
-          .where('card_id', '=', event.data.cardId)
-          .where('left_at', 'is', null)
-          .execute()
-        break
-    }
-  },
 })

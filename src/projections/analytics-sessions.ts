@@ -92,6 +92,7 @@ class SessionsFold implements TypedFold<SessionEvent> {
         const session = this.sessions.get(sessionId)
         if (!session) return
         const visited = output.visited ?? []
+        // The session's first turn answers its start; only a later one can answer a question.
         const answeredAt = session.turns > 0 ? acceptedReplyAt(output) : null
         for (const [nodeId, visits] of visitCounts(visited)) {
           const key = `${sessionId} ${nodeId}`
@@ -135,7 +136,9 @@ class SessionsFold implements TypedFold<SessionEvent> {
           as v(session_id uuid, organization_id uuid, workspace_id uuid, flow_id uuid, flow_version integer, status text,
                started_at timestamptz, finished_at timestamptz, last_node_id text, turns integer)
         on conflict (session_id) do update set
-          status = excluded.status, finished_at = excluded.finished_at, last_node_id = excluded.last_node_id, turns = excluded.turns`.execute(trx),
+          status = excluded.status, finished_at = excluded.finished_at, last_node_id = excluded.last_node_id, turns = excluded.turns
+        -- A row as its session began says nothing new: a repeated start leaves the stored row as it is.
+        where excluded.turns > 0 or excluded.status <> 'running'`.execute(trx),
     )
     await inChunks(this.visits.values(), ROWS_PER_STATEMENT, (rows) =>
       sql`
@@ -163,56 +166,6 @@ export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   tables: ['analytics_sessions', 'analytics_session_nodes'],
   eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired'],
   fold: ({ writing }) => new SessionsFold(writing instanceof SessionsFold ? writing : undefined),
-  async apply(trx, event) {
-    switch (event.type) {
-      case 'SessionStarted':
-        if (event.data.preview) break
-        await trx.insertInto('analytics_sessions').values(startedSession(event.data)).onConflict((oc) => oc.column('session_id').doNothing()).execute()
-        break
-      case 'TurnCompleted': {
-        const { sessionId, output, completedAt } = event.data
-        const visited = output.visited ?? []
-        const counts = visitCounts(visited)
-        if (counts.size > 0) {
-          // The session's first turn answers its start; only a later one can answer a question.
-          await sql`
-            insert into analytics_session_nodes as n
-              (session_id, node_id, flow_id, flow_version, workspace_id, session_started_at, first_reached_at, visits, answered_at)
-            select s.session_id, v.node_id, s.flow_id, s.flow_version, s.workspace_id, s.started_at, ${completedAt}::timestamptz, v.visits,
-                   case when s.turns > 0 and v.node_id = ${acceptedReplyAt(output)} then ${completedAt}::timestamptz end
-            from analytics_sessions s
-            cross join unnest(${[...counts.keys()]}::text[], ${[...counts.values()]}::integer[]) as v(node_id, visits)
-            where s.session_id = ${sessionId}
-            on conflict (session_id, node_id) do update set
-              visits = n.visits + excluded.visits,
-              answered_at = coalesce(n.answered_at, excluded.answered_at)`.execute(trx)
-        }
-        const finished = output.status !== 'active'
-        await trx
-          .updateTable('analytics_sessions')
-          .set({
-            turns: sql`turns + 1`,
-            last_node_id: sql`coalesce(${visited.at(-1) ?? null}::text, last_node_id)`,
-            ...(finished ? { status: output.status, finished_at: completedAt } : {}),
-          })
-          .where('session_id', '=', sessionId)
-          .where('status', '=', 'running')
-          .execute()
-        break
-      }
-      case 'SessionExpired':
-      case 'TurnFailed': {
-        const [status, finishedAt] = event.type === 'SessionExpired' ? ['timeout', event.data.expiredAt] : ['error', event.data.failedAt]
-        await trx
-          .updateTable('analytics_sessions')
-          .set({ status, finished_at: finishedAt })
-          .where('session_id', '=', event.data.sessionId)
-          .where('status', '=', 'running')
-          .execute()
-        break
-      }
-    }
-  },
 })
 
 export interface NodeAnalytics {

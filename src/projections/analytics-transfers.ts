@@ -50,10 +50,5 @@ export const analyticsTransfersProjection = defineProjection<SessionEvent>({
   streamPrefixes: ['session-'],
   tables: ['analytics_transfers'],
   eventTypes: ['TurnCompleted'],
-  async apply(trx, event) {
-    const fold = new TransfersFold()
-    await fold.add(trx, [{ event }])
-    await fold.write(trx)
-  },
   fold: () => new TransfersFold(),
 })

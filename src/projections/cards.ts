@@ -1,7 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type Insertable, type SqlBool, type Transaction } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
-import type { RecordedEvent } from '../eventstore/port.js'
 import type { Database, DbOrTrx, KanbanCardsTable } from '../store/database.js'
 import { onePage } from './list-filters.js'
 import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
@@ -80,24 +79,34 @@ class CardWrites {
   }
 }
 
+type PipelineUpdated = Extract<PipelineEvent, { type: 'PipelineUpdated' }>['data']
+
+/** Takes the pipeline's removed fields' values off every card of it that holds one. */
+async function removeFieldValues(trx: Transaction<Database>, { pipelineId, removedFieldIds }: PipelineUpdated): Promise<void> {
+  await trx
+    .updateTable('kanban_cards')
+    .set({ field_values: sql`field_values - ${removedFieldIds}::text[]` })
+    .where('pipeline_id', '=', pipelineId)
+    .where(sql<boolean>`field_values ?| ${removedFieldIds}::text[]`)
+    .execute()
+}
+
 /**
- * Card events merged per card, in stretches: a pipeline event ends one, as it may change any card
- * of its pipeline, and is applied in its place between the stretches before and after it.
+ * Card events merged per card, in stretches: a pipeline change that removes fields ends one, as it
+ * may change any card of its pipeline, and is written in its place between the stretches before
+ * and after it.
  */
 class CardsFold implements TypedFold<CardEvent | PipelineEvent> {
-  private readonly stretches = new Stretches(
-    () => new CardWrites(),
-    (trx, event) => cardsProjection.apply(trx, event),
-  )
+  private readonly stretches = new Stretches(() => new CardWrites(), removeFieldValues)
 
   get held(): number {
     return this.stretches.held
   }
 
-  async add(_db: DbOrTrx, events: readonly { event: CardEvent | PipelineEvent; recorded: RecordedEvent }[]): Promise<void> {
-    for (const { event, recorded } of events) {
+  async add(_db: DbOrTrx, events: readonly { event: CardEvent | PipelineEvent }[]): Promise<void> {
+    for (const { event } of events) {
       if (isCardEvent(event)) this.stretches.stretch().add(event)
-      else this.stretches.applyInPlace(recorded)
+      else if (event.type === 'PipelineUpdated' && event.data.removedFieldIds.length > 0) this.stretches.applyInPlace(event.data)
     }
   }
 
@@ -113,53 +122,6 @@ export const cardsProjection = defineProjection<CardEvent | PipelineEvent>({
   // The totals are written by triggers on kanban_cards (migration 0013), in the same transaction.
   tables: ['kanban_cards', 'kanban_card_counts', 'kanban_card_sums'],
   fold: () => new CardsFold(),
-  async apply(trx, event) {
-    switch (event.type) {
-      case 'CardCreated': {
-        const d = event.data
-        await trx
-          .insertInto('kanban_cards')
-          .values({
-            id: d.cardId,
-            pipeline_id: d.pipelineId,
-            workspace_id: d.workspaceId,
-            stage_id: d.stageId,
-            session_id: d.sessionId,
-            tags: d.tags,
-            field_values: JSON.stringify(d.values),
-            created_at: d.createdAt,
-            moved_at: d.createdAt,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute()
-        break
-      }
-      case 'CardUpdated':
-        await trx
-          .updateTable('kanban_cards')
-          .set({ field_values: JSON.stringify(event.data.values), tags: event.data.tags })
-          .where('id', '=', event.data.cardId)
-          .execute()
-        break
-      case 'CardStageChanged':
-        await trx.updateTable('kanban_cards').set({ stage_id: event.data.stageId, moved_at: event.data.movedAt }).where('id', '=', event.data.cardId).execute()
-        break
-      case 'CardDeleted':
-        await trx.deleteFrom('kanban_cards').where('id', '=', event.data.cardId).execute()
-        break
-      case 'PipelineUpdated': {
-        const removed = event.data.removedFieldIds
-        if (removed.length === 0) break
-        await trx
-          .updateTable('kanban_cards')
-          .set({ field_values: sql`field_values - ${removed}::text[]` })
-          .where('pipeline_id', '=', event.data.pipelineId)
-          .where(sql<boolean>`field_values ?| ${removed}::text[]`)
-          .execute()
-        break
-      }
-    }
-  },
 })
 
 /** A card as the API shows it (spec §2, Kanban card). */

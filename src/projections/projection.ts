@@ -5,8 +5,8 @@ import type { Database, DbOrTrx } from '../store/database.js'
 /**
  * Events folded in memory, then written in a few statements. A live batch is one fold; a rebuild
  * folds a window of many batches, so a row that the window touches again and again (a session's
- * log, its analytics) is written once. Folding then writing must leave the rows that `apply`
- * leaves event by event, however the events are cut (test/projections/batch-equivalence.test.ts).
+ * log, its analytics) is written once; one event alone is a fold of one. However the events are
+ * cut into folds, they must leave the same rows (test/projections/batch-equivalence.test.ts).
  */
 export interface Fold {
   /** Folds the events in, reading through `db` the stored rows it builds on; writes nothing. */
@@ -40,7 +40,8 @@ export interface FoldOptions {
 /**
  * One read model. `apply` must be idempotent SQL (upserts, or guards on what it already holds):
  * the runtime commits the checkpoint in the same transaction, so an event is applied once, but a
- * rebuild replays everything over truncated tables.
+ * rebuild replays everything over truncated tables. A projection with a fold applies an event as
+ * the fold of that one event.
  */
 export interface Projection {
   readonly name: string
@@ -74,38 +75,43 @@ export interface TypedFold<Event> {
 }
 
 /**
- * A projection over the events of known types. The cast lives here, once: the streams a projection
- * reads only ever hold its events, each checked against its schema when appended.
+ * A projection over the events of known types, written event by event (`apply`) or in folds
+ * (`fold`), each event then being the fold of one: its effect is written in one place. The cast
+ * lives here, once: the streams a projection reads only ever hold its events, each checked against
+ * its schema when appended.
  */
-export function defineProjection<Event extends { type: string; data: unknown }>(spec: {
-  name: string
-  streamPrefixes: readonly string[]
-  tables: readonly (keyof Database & string)[]
-  eventTypes?: readonly Event['type'][]
-  apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>
-  fold?(options: TypedFoldOptions<Event>): TypedFold<Event>
-}): Projection {
-  const { fold } = spec
+export function defineProjection<Event extends { type: string; data: unknown }>(
+  spec: {
+    name: string
+    streamPrefixes: readonly string[]
+    tables: readonly (keyof Database & string)[]
+    eventTypes?: readonly Event['type'][]
+  } & (
+    | { apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>; fold?: never }
+    | { fold(options: TypedFoldOptions<Event>): TypedFold<Event>; apply?: never }
+  ),
+): Projection {
+  const { apply, fold, ...shared } = spec
+  if (!fold) return { ...shared, apply: (trx, recorded) => apply(trx, recorded as unknown as Event, recorded) }
   const typedFolds = new WeakMap<Fold, TypedFold<Event>>()
-  return {
-    ...spec,
-    apply: (trx, recorded) => spec.apply(trx, recorded as unknown as Event, recorded),
-    fold:
-      fold &&
-      (({ writing, ...options } = {}) => {
-        const typed = fold({ ...options, writing: writing && typedFolds.get(writing) })
-        const untyped: Fold = {
-          add: (db, events) => typed.add(db, events.map((recorded) => ({ event: recorded as unknown as Event, recorded }))),
-          get held() {
-            return typed.held
-          },
-          write: (trx) => typed.write(trx),
-          ...(typed.inOneStatement && { inOneStatement: (applies) => typed.inOneStatement!(applies) }),
-        }
-        typedFolds.set(untyped, typed)
-        return untyped
-      }),
+  const projection: Projection = {
+    ...shared,
+    apply: (trx, recorded) => applyAll(trx, projection, [recorded]),
+    fold: ({ writing, ...options } = {}) => {
+      const typed = fold({ ...options, writing: writing && typedFolds.get(writing) })
+      const untyped: Fold = {
+        add: (db, events) => typed.add(db, events.map((recorded) => ({ event: recorded as unknown as Event, recorded }))),
+        get held() {
+          return typed.held
+        },
+        write: (trx) => typed.write(trx),
+        ...(typed.inOneStatement && { inOneStatement: (applies) => typed.inOneStatement!(applies) }),
+      }
+      typedFolds.set(untyped, typed)
+      return untyped
+    },
   }
+  return projection
 }
 
 /** {@link FoldOptions} for a fold over the events of known types: the window being written is one of its own. */
@@ -151,28 +157,25 @@ export interface Stretch {
 }
 
 /**
- * A fold's writes in stretches: events merged into the current stretch, and events that must see
- * what comes before them written (a pipeline change, a card event that reads its session's route)
- * applied on their own, in their place between the stretches.
+ * A fold's writes in stretches: events merged into the current stretch, and the writes of events
+ * that must see what comes before them written (a pipeline change, a card event that reads its
+ * session's route) made on their own, in their place between the stretches.
  */
-export class Stretches<S extends Stretch> {
-  private readonly steps: ({ stretch: S } | { event: RecordedEvent })[] = []
+export class Stretches<S extends Stretch, InPlace> {
+  private readonly steps: ({ stretch: S } | { inPlace: InPlace })[] = []
   private current: S | undefined
-  private singles = 0
+  private inPlaceCount = 0
 
   private readonly newStretch: () => S
-  private readonly applyOne: (trx: Transaction<Database>, event: RecordedEvent) => Promise<void>
+  private readonly writeInPlace: (trx: Transaction<Database>, inPlace: InPlace) => Promise<void>
 
-  constructor(
-    newStretch: () => S,
-    applyOne: (trx: Transaction<Database>, event: RecordedEvent) => Promise<void>,
-  ) {
+  constructor(newStretch: () => S, writeInPlace: (trx: Transaction<Database>, inPlace: InPlace) => Promise<void>) {
     this.newStretch = newStretch
-    this.applyOne = applyOne
+    this.writeInPlace = writeInPlace
   }
 
   get held(): number {
-    return this.steps.reduce((sum, step) => sum + ('stretch' in step ? step.stretch.held : 0), this.singles)
+    return this.steps.reduce((sum, step) => sum + ('stretch' in step ? step.stretch.held : 0), this.inPlaceCount)
   }
 
   /** The stretch that events merge into now. */
@@ -181,14 +184,14 @@ export class Stretches<S extends Stretch> {
     return this.current
   }
 
-  /** Applies `event` on its own at write time, after the stretch before it; the next events merge into a new one. */
-  applyInPlace(event: RecordedEvent): void {
-    this.steps.push({ event })
+  /** Writes `inPlace` on its own at write time, after the stretch before it; the next events merge into a new one. */
+  applyInPlace(inPlace: InPlace): void {
+    this.steps.push({ inPlace })
     this.current = undefined
-    this.singles++
+    this.inPlaceCount++
   }
 
-  /** The write in one statement (see {@link Fold.inOneStatement}): only of one stretch, with nothing applied in place. */
+  /** The write in one statement (see {@link Fold.inOneStatement}): only of one stretch, with nothing written in place. */
   inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
     const [only, ...more] = this.steps
     if (!only) return []
@@ -199,7 +202,7 @@ export class Stretches<S extends Stretch> {
   async write(trx: Transaction<Database>): Promise<void> {
     for (const step of this.steps) {
       if ('stretch' in step) await step.stretch.write(trx)
-      else await this.applyOne(trx, step.event)
+      else await this.writeInPlace(trx, step.inPlace)
     }
   }
 }

@@ -149,12 +149,6 @@ export const sessionLogsProjection = defineProjection<SessionEvent>({
   // The counts are written by triggers on session_logs (migration 0013), in the same transaction.
   tables: ['session_logs', 'session_log_counts', 'session_log_day_counts', 'preview_session_logs'],
   fold: () => new SessionLogsFold(),
-  // One event is a fold of one: its effect is written in one place.
-  async apply(trx, event) {
-    const fold = new SessionLogsFold()
-    await fold.add(trx, [{ event }])
-    await fold.write(trx)
-  },
 })
 
 export const SESSION_LOG_ORDER_COLUMNS = {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type RawBuilder, type Selectable, type Transaction } from 'kysely'
+import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
@@ -15,40 +15,8 @@ export const deliveryIdOf = (eventId: string): string => uuidV5(eventId, DELIVER
 /** Card events the engine wrote while carrying out a turn: the turn's own webhook reports them. */
 const ENGINE_ACTOR = 'engine'
 
-type Route = Selectable<WebhookSessionsTable>
-
-const findRoute = (trx: Transaction<Database>, sessionId: string): Promise<Route | undefined> =>
-  trx.selectFrom('webhook_sessions').selectAll().where('session_id', '=', sessionId).executeTakeFirst()
-
-async function enqueue(trx: Transaction<Database>, recorded: RecordedEvent, route: Route, body: WebhookBody, at: string): Promise<void> {
-  await trx
-    .insertInto('webhook_deliveries')
-    .values({
-      id: deliveryIdOf(recorded.id),
-      organization_id: route.organization_id,
-      workspace_id: route.workspace_id,
-      session_id: route.session_id,
-      message_id: body.messageId,
-      api_key_id: route.api_key_id,
-      callback_url: route.callback_url,
-      body: JSON.stringify(body),
-      event_ids: JSON.stringify([recorded.id]),
-      source_commit: String(recorded.position.commit),
-      source_prepare: String(recorded.position.prepare),
-      status: route.callback_url === null ? 'skipped' : 'pending',
-      next_attempt_at: null,
-      lease_token: null,
-      lease_until: null,
-      last_error: null,
-      delivered_at: null,
-      created_at: at,
-    })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute()
-}
-
-/** A turn's webhook waiting to be written with the others of its batch. */
-interface TurnDelivery {
+/** A webhook waiting to be written with the others of its batch. */
+interface Delivery {
   id: string
   session_id: string
   message_id: string
@@ -59,7 +27,7 @@ interface TurnDelivery {
   created_at: string
 }
 
-const turnDelivery = (recorded: RecordedEvent, body: WebhookBody, at: string): TurnDelivery => ({
+const delivery = (recorded: RecordedEvent, body: WebhookBody, at: string): Delivery => ({
   id: deliveryIdOf(recorded.id),
   session_id: body.sessionId,
   message_id: body.messageId,
@@ -87,18 +55,28 @@ const insertRoutes = (routes: readonly NewRoute[], applies: RawBuilder<boolean>)
   where ${applies}
   on conflict (session_id) do update set active = webhook_sessions.active and excluded.active`
 
-/** Makes the turns' deliveries on their sessions' stored routes; one made already (a replay) stays as it is. */
-const insertTurns = (turns: readonly TurnDelivery[], applies: RawBuilder<boolean>) => sql`
+/**
+ * Makes deliveries on their sessions' stored routes `r`, where `applies` holds; one made already (a
+ * replay) stays as it is.
+ */
+const insertDeliveries = (deliveries: readonly Delivery[], applies: RawBuilder<boolean>) => sql`
   insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
     body, event_ids, source_commit, source_prepare, status, created_at)
   select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
     v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
-  from jsonb_to_recordset(cast(${JSON.stringify(turns)} as jsonb))
+  from jsonb_to_recordset(cast(${JSON.stringify(deliveries)} as jsonb))
     as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
   join webhook_sessions r on r.session_id = v.session_id
   where ${applies}
   order by v.source_commit, v.source_prepare
   on conflict (id) do nothing`
+
+/** A card event's webhook goes out only while its session's route is active. */
+const ROUTE_IS_ACTIVE = sql<boolean>`r.active`
+
+const insertCardDelivery = async (trx: Transaction<Database>, card: Delivery): Promise<void> => {
+  await insertDeliveries([card], ROUTE_IS_ACTIVE).execute(trx)
+}
 
 const closeRoutes = (sessionIds: readonly string[], applies: RawBuilder<boolean>) => sql`
   update webhook_sessions set active = false where session_id = any(${sessionIds}::uuid[]) and ${applies}`
@@ -109,7 +87,7 @@ const closeRoutes = (sessionIds: readonly string[], applies: RawBuilder<boolean>
  */
 class OutboxWrites {
   readonly routes = new Map<string, NewRoute>()
-  readonly turns: TurnDelivery[] = []
+  readonly turns: Delivery[] = []
   readonly finished = new Set<string>()
 
   get held(): number {
@@ -125,7 +103,7 @@ class OutboxWrites {
   /** Routes first (the turns' deliveries are made on them), the finished sessions' routes closed last. */
   async write(trx: Transaction<Database>): Promise<void> {
     await inChunks([...this.routes.values()], ROWS_PER_STATEMENT, (routes) => insertRoutes(routes, ALWAYS).execute(trx))
-    await inChunks(this.turns, ROWS_PER_STATEMENT, (turns) => insertTurns(turns, ALWAYS).execute(trx))
+    await inChunks(this.turns, ROWS_PER_STATEMENT, (turns) => insertDeliveries(turns, ALWAYS).execute(trx))
     await inChunks(this.finished, ROWS_PER_STATEMENT, (ids) => closeRoutes(ids, ALWAYS).execute(trx))
   }
 
@@ -138,29 +116,23 @@ class OutboxWrites {
     if (this.turns.some((turn) => this.routes.has(turn.session_id))) return undefined
     return [
       ...(this.routes.size > 0 ? [insertRoutes([...this.routes.values()], applies)] : []),
-      ...(this.turns.length > 0 ? [insertTurns(this.turns, applies)] : []),
+      ...(this.turns.length > 0 ? [insertDeliveries(this.turns, applies)] : []),
       ...(this.finished.size > 0 ? [closeRoutes([...this.finished], applies)] : []),
     ]
   }
 }
 
-/** Whether a card event reports to its session's webhook: one the API made on a session's card. */
-const reportsCardEvent = (event: CardEvent, recorded: RecordedEvent) => event.data.sessionId !== null && recorded.metadata.actor !== ENGINE_ACTOR
-
 /**
  * The outbox's events in stretches. Starts, turns and expiries, the bulk of a busy outbox, are
  * written together; a card event that reports to a session ends a stretch, as it reads whether the
- * session is still active, and is applied in its place.
+ * session is still active, and is written in its place.
  *
  * A rebuild's replay makes no delivery again for the events the outbox applied before it: their
  * rows survive the rebuild (each was written with the checkpoint that passed its event), and one
  * deleted since must not be sent again.
  */
 class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
-  private readonly stretches = new Stretches(
-    () => new OutboxWrites(),
-    (trx, event) => webhookOutboxProjection.apply(trx, event),
-  )
+  private readonly stretches = new Stretches(() => new OutboxWrites(), insertCardDelivery)
 
   private readonly appliedBefore: Position | undefined
 
@@ -194,21 +166,26 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
         case 'TurnCompleted': {
           const { sessionId, messageId, output, completedAt } = event.data
           const body = this.deliveredBefore(recorded) ? undefined : turnWebhookBody(sessionId, messageId, output)
-          if (body) this.writes().turns.push(turnDelivery(recorded, body, completedAt))
+          if (body) this.writes().turns.push(delivery(recorded, body, completedAt))
           if (output.status !== 'active') this.writes().finish(sessionId)
           break
         }
         case 'TurnFailed': {
           const { sessionId, failedAt } = event.data
-          if (!this.deliveredBefore(recorded)) this.writes().turns.push(turnDelivery(recorded, failedTurnWebhookBody(event.data), failedAt))
+          if (!this.deliveredBefore(recorded)) this.writes().turns.push(delivery(recorded, failedTurnWebhookBody(event.data), failedAt))
           this.writes().finish(sessionId)
           break
         }
         case 'SessionExpired':
           this.writes().finish(event.data.sessionId)
           break
-        default:
-          if (reportsCardEvent(event, recorded) && !this.deliveredBefore(recorded)) this.stretches.applyInPlace(recorded)
+        default: {
+          // A card event reports to its session's webhook when the API made it on a session's card.
+          const { sessionId } = event.data
+          if (sessionId !== null && recorded.metadata.actor !== ENGINE_ACTOR && !this.deliveredBefore(recorded)) {
+            this.stretches.applyInPlace(delivery(recorded, cardWebhookBody(sessionId, recorded.id, event), recorded.createdAt))
+          }
+        }
       }
     }
   }
@@ -235,40 +212,4 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   fold: ({ appliedBefore }) => new OutboxFold(appliedBefore),
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
   eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
-  async apply(trx, event, recorded) {
-    switch (event.type) {
-      case 'SessionStarted': {
-        const route = routeOf(event.data)
-        if (route) await trx.insertInto('webhook_sessions').values(route).onConflict((oc) => oc.column('session_id').doNothing()).execute()
-        break
-      }
-      case 'TurnCompleted': {
-        const { sessionId, messageId, output, completedAt } = event.data
-        const body = turnWebhookBody(sessionId, messageId, output)
-        const route = body && (await findRoute(trx, sessionId))
-        if (body && route) await enqueue(trx, recorded, route, body, completedAt)
-        if (output.status !== 'active') await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', '=', sessionId).execute()
-        break
-      }
-      case 'TurnFailed': {
-        const route = await findRoute(trx, event.data.sessionId)
-        if (route) await enqueue(trx, recorded, route, failedTurnWebhookBody(event.data), event.data.failedAt)
-        await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', '=', event.data.sessionId).execute()
-        break
-      }
-      case 'SessionExpired':
-        await trx.updateTable('webhook_sessions').set({ active: false }).where('session_id', '=', event.data.sessionId).execute()
-        break
-      case 'CardCreated':
-      case 'CardUpdated':
-      case 'CardStageChanged':
-      case 'CardDeleted': {
-        const { sessionId } = event.data
-        if (sessionId === null || !reportsCardEvent(event, recorded)) break
-        const route = await findRoute(trx, sessionId)
-        if (route?.active) await enqueue(trx, recorded, route, cardWebhookBody(sessionId, recorded.id, event), recorded.createdAt)
-        break
-      }
-    }
-  },
 })

@@ -17,12 +17,14 @@ import type { Database } from '../../src/store/database.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
 import { reachableBackends } from '../helpers/storage.js'
 
-// A projection's fold takes batches in memory and writes them in a few statements: one batch when
-// live, a window of many in a rebuild, reading the stored rows it builds on outside the writing
-// transaction as a rebuild does, while the window before is still being written. Whatever the events and however they are cut into batches and the
-// batches into windows, it must leave exactly the rows that `apply`, event by event, leaves. The events are generated as a valid history: sessions start before their
-// messages and turns and stop changing once they end, cards are created before they change and
-// change no more once deleted.
+// A projection's fold takes batches in memory and writes them in a few statements: one event alone
+// (`apply`), one batch when live, a window of many in a rebuild, reading the stored rows it builds on
+// outside the writing transaction as a rebuild does, while the window before is still being written.
+// Whatever the events and however they are cut into batches and the batches into windows, it must
+// leave exactly the rows that the same events leave folded one at a time, each written before the
+// next is folded: what the fold merges across events must come out as the events in turn. The
+// events are generated as a valid history: sessions start before their messages and turns and stop
+// changing once they end, cards are created before they change and change no more once deleted.
 
 const RUNS = 40
 const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, cardsProjection, analyticsCardStaysProjection, webhookOutboxProjection]
@@ -136,7 +138,7 @@ async function truncate(db: Kysely<Database>, projection: Projection): Promise<v
   for (const table of writtenBy(projection)) await sql`truncate table ${sql.table(table)} cascade`.execute(db)
 }
 
-/** The rows `projection` leaves when it applies `events` one by one; its tables are emptied again after. */
+/** The rows `projection` leaves when it applies `events` one by one, each the fold of one; its tables are emptied again after. */
 async function appliedOneByOne(db: Kysely<Database>, projection: Projection, events: readonly RecordedEvent[]): Promise<Record<string, string[]>> {
   await truncate(db, projection)
   await db.transaction().execute(async (trx) => {
@@ -184,7 +186,7 @@ const windowSizes = fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, max
 const readsStream = (projection: Projection, event: RecordedEvent) => projection.streamPrefixes.some((prefix) => event.stream.startsWith(prefix))
 
 for (const backend of reachableBackends) {
-  t.test(`batches leave the rows that event-by-event application leaves (${backend.name})`, async (t) => {
+  t.test(`batches and windows leave the rows that the events folded one at a time leave (${backend.name})`, async (t) => {
     const { db } = await backend.open(t)
     for (const projection of BATCHED) {
       let compared = 0
@@ -203,7 +205,7 @@ for (const backend of reachableBackends) {
         }),
         { numRuns: RUNS, seed: 20261124 },
       )
-      t.pass(`${projection.name}: ${RUNS} histories, the same rows folded and event by event`)
+      t.pass(`${projection.name}: ${RUNS} histories, the same rows folded in batches and windows and one event at a time`)
       t.ok(compared > RUNS / 2, `${projection.name}: most histories left rows to compare (${compared} of ${RUNS})`)
       t.ok(severalWindows > RUNS / 3, `${projection.name}: many histories were folded in several windows (${severalWindows} of ${RUNS})`)
     }
@@ -282,7 +284,7 @@ for (const backend of reachableBackends) for (const projection of [webhookOutbox
       }),
       { numRuns: RUNS, seed: 20261124 },
     )
-    t.pass(`${RUNS} histories in live batches: the rows event-by-event application leaves, a stale reader writing nothing`)
+    t.pass(`${RUNS} histories in live batches: the rows the events folded one at a time leave, a stale reader writing nothing`)
     t.ok(inOneStatement > RUNS && inTransactions > 0, `batches in one statement (${inOneStatement}) and in a transaction (${inTransactions})`)
   })
 }

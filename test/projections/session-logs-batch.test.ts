@@ -1,42 +1,20 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import t from 'tap'
-import type { RecordedEvent } from '../../src/eventstore/port.js'
 import { applyAll } from '../../src/projections/projection.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
+import { recordedSessionEvent, recordedSessionStart } from '../helpers/recorded-session-events.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
-// The session log's batch method merges messages and turns per session; whatever the mix, it must
-// leave exactly the rows that applying each event in order leaves.
+// The session log's fold merges messages and turns per session; whatever the mix, a batch must
+// leave exactly the rows that the events folded one at a time leave.
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 22, 12, 0, second)).toISOString()
-let position = 0n
-const recorded = (type: string, data: Record<string, unknown>): RecordedEvent => ({
-  id: randomUUID(),
-  type,
-  data,
-  metadata: {},
-  stream: `session-${String(data.sessionId)}`,
-  revision: 0n,
-  position: { commit: position, prepare: position++ },
-  createdAt: at(0),
-})
-
-const started = (sessionId: string, second: number) =>
-  recorded('SessionStarted', {
-    sessionId,
-    workspaceId: '01a20247-0000-7000-8000-000000000001',
-    organizationId: '01a20247-0000-7000-8000-000000000002',
-    flowId: '01a20247-0000-7000-8000-000000000003',
-    flowVersion: 1,
-    externalId: null,
-    startedAt: at(second),
-    expiresAt: at(second + 30),
-  })
-const message = (sessionId: string, second: number) => recorded('MessageReceived', { sessionId, expiresAt: at(second + 30) })
+const started = (sessionId: string, second: number) => recordedSessionStart(sessionId, at(second), at(second + 30))
+const message = (sessionId: string, second: number) => recordedSessionEvent('MessageReceived', { sessionId, expiresAt: at(second + 30) })
 const turn = (sessionId: string, second: number, warnings: number, status: 'active' | 'completed' | 'error') =>
-  recorded('TurnCompleted', { sessionId, completedAt: at(second), output: { status, warnings: Array.from({ length: warnings }, () => 'w') } })
-const expired = (sessionId: string, second: number) => recorded('SessionExpired', { sessionId, expiredAt: at(second) })
+  recordedSessionEvent('TurnCompleted', { sessionId, completedAt: at(second), output: { status, warnings: Array.from({ length: warnings }, () => 'w') } })
+const expired = (sessionId: string, second: number) => recordedSessionEvent('SessionExpired', { sessionId, expiredAt: at(second) })
 
 t.test('a batch leaves the rows that event-by-event application leaves', async (t) => {
   const storage = await pgliteBackend.open(t)
