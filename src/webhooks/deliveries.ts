@@ -1,9 +1,45 @@
-import { sql } from 'kysely'
-import { v4 as uuidV4 } from 'uuid'
+import { sql, type RawBuilder } from 'kysely'
+import { v4 as uuidV4, v5 as uuidV5 } from 'uuid'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
 import type { DbOrTrx, DeliveryStatus } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
+
+// Every statement on `webhook_deliveries` is here: the outbox makes deliveries (in its batches'
+// statements), the dispatcher claims and records them, the API and the metrics read them.
+
+// A delivery's id (its `webhook-id`) is derived from the event it reports, so a replay of the
+// same event finds the row already there.
+const DELIVERY_ID_NAMESPACE = 'b8e0f3d6-3f57-4f55-9d0e-5f4a53c1a7e2'
+export const deliveryIdOf = (eventId: string): string => uuidV5(eventId, DELIVERY_ID_NAMESPACE)
+
+/** A webhook waiting to be written with the others of its batch. */
+export interface NewDelivery {
+  id: string
+  session_id: string
+  message_id: string
+  body: string
+  event_ids: string[]
+  source_commit: string
+  source_prepare: string
+  created_at: string
+}
+
+/**
+ * Makes deliveries on their sessions' stored routes `r`, where `applies` holds; one made already (a
+ * replay) stays as it is.
+ */
+export const insertDeliveries = (deliveries: readonly NewDelivery[], applies: RawBuilder<boolean>) => sql`
+  insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
+    body, event_ids, source_commit, source_prepare, status, created_at)
+  select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
+    v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
+  from jsonb_to_recordset(cast(${JSON.stringify(deliveries)} as jsonb))
+    as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
+  join webhook_sessions r on r.session_id = v.session_id
+  where ${applies}
+  order by v.source_commit, v.source_prepare
+  on conflict (id) do nothing`
 
 /** A delivery the dispatcher holds the lease of, with what it needs to send it. */
 export interface ClaimedDelivery {

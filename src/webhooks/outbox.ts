@@ -1,33 +1,16 @@
 import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely'
-import { v5 as uuidV5 } from 'uuid'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { ALWAYS, ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
 import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
+import { deliveryIdOf, insertDeliveries, type NewDelivery } from './deliveries.js'
 import { cardWebhookBody, failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
-
-// A delivery's id (its `webhook-id`) is derived from the event it reports, so a replay of the
-// same event finds the row already there.
-const DELIVERY_ID_NAMESPACE = 'b8e0f3d6-3f57-4f55-9d0e-5f4a53c1a7e2'
-export const deliveryIdOf = (eventId: string): string => uuidV5(eventId, DELIVERY_ID_NAMESPACE)
 
 /** Card events the engine wrote while carrying out a turn: the turn's own webhook reports them. */
 const ENGINE_ACTOR = 'engine'
 
-/** A webhook waiting to be written with the others of its batch. */
-interface Delivery {
-  id: string
-  session_id: string
-  message_id: string
-  body: string
-  event_ids: string[]
-  source_commit: string
-  source_prepare: string
-  created_at: string
-}
-
-const delivery = (recorded: RecordedEvent, body: WebhookBody, at: string): Delivery => ({
+const delivery = (recorded: RecordedEvent, body: WebhookBody, at: string): NewDelivery => ({
   id: deliveryIdOf(recorded.id),
   session_id: body.sessionId,
   message_id: body.messageId,
@@ -55,26 +38,10 @@ const insertRoutes = (routes: readonly NewRoute[], applies: RawBuilder<boolean>)
   where ${applies}
   on conflict (session_id) do update set active = webhook_sessions.active and excluded.active`
 
-/**
- * Makes deliveries on their sessions' stored routes `r`, where `applies` holds; one made already (a
- * replay) stays as it is.
- */
-const insertDeliveries = (deliveries: readonly Delivery[], applies: RawBuilder<boolean>) => sql`
-  insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
-    body, event_ids, source_commit, source_prepare, status, created_at)
-  select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
-    v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
-  from jsonb_to_recordset(cast(${JSON.stringify(deliveries)} as jsonb))
-    as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
-  join webhook_sessions r on r.session_id = v.session_id
-  where ${applies}
-  order by v.source_commit, v.source_prepare
-  on conflict (id) do nothing`
-
 /** A card event's webhook goes out only while its session's route is active. */
 const ROUTE_IS_ACTIVE = sql<boolean>`r.active`
 
-const insertCardDelivery = async (trx: Transaction<Database>, card: Delivery): Promise<void> => {
+const insertCardDelivery = async (trx: Transaction<Database>, card: NewDelivery): Promise<void> => {
   await insertDeliveries([card], ROUTE_IS_ACTIVE).execute(trx)
 }
 
@@ -87,7 +54,7 @@ const closeRoutes = (sessionIds: readonly string[], applies: RawBuilder<boolean>
  */
 class OutboxWrites {
   readonly routes = new Map<string, NewRoute>()
-  readonly turns: Delivery[] = []
+  readonly turns: NewDelivery[] = []
   readonly finished = new Set<string>()
 
   get held(): number {
