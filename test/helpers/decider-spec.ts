@@ -1,4 +1,6 @@
 import { inspect, isDeepStrictEqual } from 'node:util'
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Test } from 'tap'
 import type { Decider, DomainEvent } from '../../src/domain/decider.js'
 import { assertMatchesSchema } from '../../src/commands/handle.js'
@@ -61,13 +63,11 @@ class Outcome<Command, State, Event extends DomainEvent> {
   /** `decide` throws, or an event it decides breaks its schema (which the append refuses), as `matcher` says. */
   thenRejects(matcher: ErrorMatcher, situation?: string): void {
     const result = this.#result
-    if ('events' in result) {
-      this.#fail(situation, `expected a rejection (${describeMatcher(matcher)}) but decided ${types(result.events)}`, { decided: result.events })
-      return
-    }
-    const error = 'broken' in result ? result.broken : result.error
-    if (matches(matcher, error)) this.#pass(situation)
-    else this.#fail(situation, `expected a rejection (${describeMatcher(matcher)}) but got ${describeError(error)}`, { error })
+    const wanted = `expected a rejection (${describeMatcher(matcher)})`
+    if ('events' in result) this.#fail(situation, `${wanted} but decided ${types(result.events)}`, { decided: result.events })
+    else if ('broken' in result) this.#failOther(situation, wanted, result)
+    else if (matches(matcher, result.error)) this.#pass(situation)
+    else this.#fail(situation, `${wanted} but got ${describeError(result.error)}`, { error: result.error })
   }
 
   #pass(situation: string | undefined) {
@@ -81,8 +81,8 @@ class Outcome<Command, State, Event extends DomainEvent> {
     this.#t.fail(escape(`${situation ? `${situation}: ` : ''}${this.#context}: ${problem}`), extra)
   }
 
-  #failOther(situation: string | undefined, wanted: string, result: { error: unknown } | { broken: unknown }) {
-    if ('broken' in result) this.#fail(situation, `${wanted} but ${describeError(result.broken)}`, {})
+  #failOther(situation: string | undefined, wanted: string, result: { error: unknown } | { broken: string }) {
+    if ('broken' in result) this.#fail(situation, `${wanted} but ${result.broken}`, {})
     else this.#fail(situation, `${wanted} but decide threw ${describeError(result.error)}`, { error: result.error })
   }
 }
@@ -140,6 +140,14 @@ class Rejects {
 }
 /** The expected outcome of an example that throws. */
 export const rejects = (matcher: ErrorMatcher) => new Rejects(matcher)
+
+/** What `schema` accepts, as a function for `examples`. */
+export function accepts(schema: TSchema): (value: unknown) => boolean {
+  const check = TypeCompiler.Compile(schema)
+  return function accepts(value) {
+    return check.Check(value)
+  }
+}
 
 /** The state after `events`, folded by the decider: for commands that carry another aggregate's state. */
 export const fold = <State, Event extends DomainEvent>(decider: Decider<never, State, Event>, events: readonly Event[]): State => events.reduce(decider.evolve, decider.initialState)
