@@ -147,7 +147,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
         if (state.status === 'none' || state.workspaceId !== data.workspaceId || (data.previewsOnly && state.previewDefinition === null)) {
           throw new NotFoundError(`session ${data.sessionId} not found`)
         }
-        if (data.idempotencyKey !== null && state.idempotencyKeys[data.idempotencyKey]) return []
+        if (data.idempotencyKey !== null && Object.hasOwn(state.idempotencyKeys, data.idempotencyKey)) return []
         if (state.status !== 'active' || data.now >= state.expiresAt) throw new ConflictError('Session is not active')
         return [
           {

@@ -33,18 +33,9 @@ import {
   text,
   transfer,
 } from '../helpers/engine.js'
+import { pipelineField } from '../helpers/pipeline-fields.js'
 
-const field = (id: string, name: string, type: Field['type'], extra: Partial<Field> = {}): Field => ({
-  id: `0190a0b0-0000-7000-8000-0000000000${id}`,
-  name,
-  type,
-  required: false,
-  isFeatured: false,
-  order: 0,
-  options: null,
-  currency: null,
-  ...extra,
-})
+const field = (id: string, name: string, type: Field['type'], extra: Partial<Field> = {}): Field => pipelineField(`0190a0b0-0000-7000-8000-0000000000${id}`, name, type, extra)
 const NOTE = field('d1', 'Note', 'text')
 const AMOUNT = field('d2', 'Amount', 'currency', { currency: 'BRL' })
 const PLAN = field('d3', 'Plan', 'select', { options: ['basic', 'pro'] })

@@ -1,0 +1,24 @@
+import t from 'tap'
+import { valueMisfit } from '../../src/domain/card.js'
+import { FIELD_TYPES, FIELD_VALUE_TYPES } from '../../src/domain/field-types.js'
+import type { Field } from '../../src/domain/pipeline.js'
+
+const sample = { string: 'x', number: 1, boolean: true } as const
+
+t.test('FIELD_VALUE_TYPES', async (t) => {
+  t.same(Object.keys(FIELD_VALUE_TYPES).sort(), [...FIELD_TYPES].sort(), 'every field type has the JSON type of its values, and only they do')
+  t.same(
+    FIELD_TYPES.filter((type) => FIELD_VALUE_TYPES[type] === 'number'),
+    ['number', 'currency'],
+    'numbers and currencies hold numbers',
+  )
+  for (const type of FIELD_TYPES) {
+    const field: Field = { id: 'f', name: 'F', type, required: false, isFeatured: false, order: 0, options: type === 'select' ? ['x'] : null, currency: type === 'currency' ? 'BRL' : null }
+    const others = Object.entries(sample).filter(([json]) => json !== FIELD_VALUE_TYPES[type])
+    t.same(
+      others.map(([, value]) => valueMisfit(field, value) !== undefined),
+      others.map(() => true),
+      `a card refuses a ${type} field a value of another JSON type`,
+    )
+  }
+})
