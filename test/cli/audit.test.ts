@@ -9,6 +9,7 @@ import { createOrganization, createWorkspace } from '../../src/commands/tenancy.
 import { loadConfig } from '../../src/config.js'
 import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
 import { runCli, tempDir } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
@@ -139,7 +140,7 @@ for (const { name, prepare } of targets) {
 
     await t.test('verify passes on an untampered log of several sessions', async (t) => {
       const all = await runCli(['audit', 'verify', '--json'], env)
-      t.equal(all.code, 0, all.stderr)
+      t.equal(all.code, 0, assertionMessage(all.stderr))
       // Turns: pro 2, basic-after-retry 3, echo 4, preview 2, expiring 1, foreign 2.
       t.same(JSON.parse(all.stdout), { sessions: 6, turns: 14, divergentSessions: 0, divergentTurns: 0, firstDivergence: null })
       const one = await runCli(['audit', 'verify', '--session', proSession, '--json'], env)
@@ -160,7 +161,7 @@ for (const { name, prepare } of targets) {
     await t.test('export writes the workspace’s events in order with a checksum line that sha256sum confirms', async (t) => {
       const out = join(tempDir(t), 'main.ndjson')
       const result = await runCli(['audit', 'export', '--workspace', main.workspaceId, '--out', out, '--json'], env)
-      t.equal(result.code, 0, result.stderr)
+      t.equal(result.code, 0, assertionMessage(result.stderr))
       const content = readFileSync(out, 'utf8')
       t.notOk(existsSync(`${out}.partial`))
       const lines = content.split('\n')

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { runCli, startService, tempDir } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
 
@@ -24,7 +25,7 @@ t.test('npm start on an empty embedded store prints a first key that works, and 
 t.test('flowd bootstrap --json prints exactly one JSON object with the new key', async (t) => {
   const dataDir = await migratedDataDir(t)
   const result = await runCli(['bootstrap', '--organization', 'Acme', '--workspace', 'Support', '--callback-url', 'https://hooks.example.com/flow', '--json'], { DATA_DIR: dataDir })
-  t.equal(result.code, 0, result.stderr)
+  t.equal(result.code, 0, assertionMessage(result.stderr))
   const lines = result.stdout.trim().split('\n')
   t.equal(lines.length, 1)
   const created = JSON.parse(lines[0]!)

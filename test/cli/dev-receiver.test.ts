@@ -4,6 +4,7 @@ import { request } from 'node:https'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { signWebhook } from '../../src/webhooks/signature.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { childEnv, cliPath, freePort, runCli, startService } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
 import { echoFlow } from '../helpers/flows.js'
@@ -77,7 +78,7 @@ t.test('a real webhook at the dev receiver, verified; a forged one not; deliveri
   const flow = await call('POST', '/flows', { name: 'Echo', definition: echoFlow })
   await call('POST', `/flows/${flow.id}/publish`)
   const session = await call('POST', `/sessions/flows/${flow.id}/create`)
-  t.ok(session.sessionId, JSON.stringify(session))
+  t.ok(session.sessionId, assertionMessage(session))
   await eventually('the first webhook at the receiver', () => (receiver.output().includes('Say something') ? true : undefined), 30_000)
   t.match(receiver.output(), /^id {9}[0-9a-f-]{36}$/m)
   t.match(receiver.output(), /^signature {2}verified$/m, 'signed with the key’s secret')

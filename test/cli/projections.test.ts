@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { allProjections } from '../../src/projections/index.js'
 import { openStorage } from '../../src/store/connect.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { runCli } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
 
@@ -24,7 +25,7 @@ t.test('flowd projections rebuild rebuilds each read model to the same rows', as
   const before = await snapshot()
   t.equal(before.workspaces.length, 2)
   const rebuilt = await runCli(['projections', 'rebuild'], { DATA_DIR: dataDir })
-  t.equal(rebuilt.code, 0, rebuilt.stderr)
+  t.equal(rebuilt.code, 0, assertionMessage(rebuilt.stderr))
   t.match(rebuilt.stdout, /organizations: rebuilt from 2 events/)
   t.match(rebuilt.stdout, /workspaces: rebuilt from 2 events/)
   t.match(rebuilt.stdout, /api-keys: rebuilt from 2 events/)
@@ -40,7 +41,7 @@ t.test('flowd projections rebuild rebuilds each read model to the same rows', as
   t.match(unknown.stderr, `no read model 'nope'; known: ${allProjections.map((p) => p.name).join(', ')}`)
 
   const status = await runCli(['projections', 'status', '--json'], { DATA_DIR: dataDir })
-  t.equal(status.code, 0, status.stderr)
+  t.equal(status.code, 0, assertionMessage(status.stderr))
   t.same(
     JSON.parse(status.stdout).map((s: { name: string; caughtUp: boolean }) => [s.name, s.caughtUp]),
     allProjections.map((p) => [p.name, true]),

@@ -5,7 +5,7 @@ import type { Frame, FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
-import { seriousAccessibilityViolations } from '../helpers/dashboard.js'
+import { checkAccessibility } from '../helpers/dashboard.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
 // The editor's test panel against the real service and engine: a preview of the draft, talked to
@@ -95,8 +95,7 @@ t.test('the editor test panel', { skip }, async (t) => {
   const capture = async (t: Test, page: Page, frame: Frame, name: string) => {
     await page.waitForTimeout(150)
     await page.screenshot({ path: `${ARTIFACTS}${name}.png` })
-    const violations = await seriousAccessibilityViolations(frame)
-    t.same(violations, [], `${name}: no serious or critical accessibility violation${violations.length ? `: ${JSON.stringify(violations)}` : ''}`)
+    await checkAccessibility(t, frame, name)
   }
 
   t.test('a conversation through a button question, followed on the canvas and in the debug view, restarted after a change', async (t) => {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { judge, type Rule } from '../../src/engine/conditions.js'
 import { initialConversation } from '../../src/engine/interpreter.js'
 import type { VariableValue } from '../../src/engine/turn.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { condition, context, edge, end, flow, message, NOW, start, START, text, turn } from '../helpers/engine.js'
 
 const rule = (operator: Rule['operator'], value?: Rule['value']): Rule => ({ id: 'r', variable: 'v', operator, ...(value !== undefined && { value }) })
@@ -31,8 +32,8 @@ const table: [Rule['operator'], Rule['value'], unknown[], unknown[]][] = [
 t.test('judge', async (t) => {
   for (const [operator, value, matching, failing] of table) {
     t.test(`${operator} ${JSON.stringify(value)}`, async (t) => {
-      for (const actual of matching) t.same(judge(rule(operator, value), actual), { matched: true }, `matches ${JSON.stringify(actual)}`)
-      for (const actual of failing) t.same(judge(rule(operator, value), actual), { matched: false }, `does not match ${JSON.stringify(actual)}`)
+      for (const actual of matching) t.same(judge(rule(operator, value), actual), { matched: true }, `matches ${assertionMessage(actual)}`)
+      for (const actual of failing) t.same(judge(rule(operator, value), actual), { matched: false }, `does not match ${assertionMessage(actual)}`)
     })
   }
 

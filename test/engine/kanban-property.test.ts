@@ -13,6 +13,7 @@ import { validateFlow, type WorkspaceCatalog } from '../../src/engine/validate-f
 import { playTurn } from '../../src/engine/worker.js'
 import { AppError } from '../../src/errors.js'
 import type { RecordedEvent } from '../../src/eventstore/port.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 
 // Whatever a flow the validator accepts holds (kanbanMove tags and values of every kind, hostile
 // ones included) and whatever the contact answers, the engine's turns and the kanban actions they
@@ -330,8 +331,7 @@ t.test('accepted flows, any replies, people editing the card, replays: no throw,
   )
   t.comment(`FUZZ_SEED=${SEED}: ${JSON.stringify(stats)}`)
   if (details.failed) {
-    // The counterexample holds generated text (line separators among it): escaped, it cannot break the report.
-    t.comment((fc.defaultReportMessage(details) ?? '').replace(/[^\x20-\x7e\n]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
+    t.comment(assertionMessage(fc.defaultReportMessage(details) ?? '', { keepLineBreaks: true, maxLength: Infinity }))
   }
   t.notOk(details.failed, 'every scenario holds')
   t.ok(stats.accepted >= RUNS / 5, 'at least a fifth of the flows are accepted')

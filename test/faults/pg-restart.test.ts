@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { childEnv, cliPath as CLI, tempDir } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
@@ -254,7 +255,7 @@ t.test('Postgres restarts under a burst of sends: the same process recovers and 
   t.ok(burst.acksAfterStart > 0, `sends were acknowledged after Postgres started again (${burst.acksAfterStart})`)
   t.same(burst.unexpected, [], 'every send ended with its 202, nothing else but a 5xx on the way')
   if (exitedEarly) {
-    t.comment(`service output:\n${service.output()}`)
+    t.comment(`service output:\n${assertionMessage(service.output(), { keepLineBreaks: true, maxLength: Infinity })}`)
     return
   }
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { allProjections } from '../../src/projections/index.js'
 import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { runCli } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
@@ -108,7 +109,7 @@ t.test('a rebuild of every read model beside a running service on Postgres: ever
   rebuilding = false
   stopAt = Date.now() + AFTER_REBUILD_MS
   await traffic
-  t.equal(rebuild.code, 0, `the rebuild succeeded ${JSON.stringify(rebuild.stderr.slice(-400))}`)
+  t.equal(rebuild.code, 0, `the rebuild succeeded ${assertionMessage(rebuild.stderr.slice(-400))}`)
   t.equal(rebuild.stdout.match(/rebuilt from \d+ events/g)?.length, allProjections.length, 'every read model was rebuilt')
   t.ok(rounds >= LOOPS, `clients kept working during the rebuild (${rounds} rounds)`)
   t.same(failures, [], 'no request answered other than 2xx')
@@ -119,7 +120,7 @@ t.test('a rebuild of every read model beside a running service on Postgres: ever
   await stopGracefully(service)
   const live = await snapshot(setup.target)
   const replay = await runCli(['projections', 'rebuild'], setup.env, 240_000)
-  t.equal(replay.code, 0, `a replay with the service stopped ${JSON.stringify(replay.stderr.slice(-400))}`)
+  t.equal(replay.code, 0, `a replay with the service stopped ${assertionMessage(replay.stderr.slice(-400))}`)
   const replayed = await snapshot(setup.target)
   for (const table of Object.keys(live.rows)) t.same(live.rows[table], replayed.rows[table], `${table}: as a replay of the log makes it`)
   t.same(replayed.deliveries, live.deliveries, 'the replay made no delivery either')

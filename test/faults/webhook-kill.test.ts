@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { cliPath as CLI } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
@@ -174,7 +175,7 @@ async function killDuringDeliveries(t: Test, storage: StorageKind) {
     return deliveries.every((d) => d.status === 'delivered' || d.status === 'dead') ? deliveries : undefined
   }).catch((error: unknown) => {
     const arrived = new Set(receiver.requests.map((r) => parse(r).messageId))
-    t.fail(`${[...expected].filter((id) => !arrived.has(id)).length} accepted turns never arrived: ${error instanceof Error ? error.message : String(error)}`)
+    t.fail(`${[...expected].filter((id) => !arrived.has(id)).length} accepted turns never arrived: ${assertionMessage(error, { maxLength: Infinity })}`)
     return undefined
   })
   // Anything still on its way (a repeat after "delivered" would be a bug) arrives before the count.

@@ -6,6 +6,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { dashboardSignInUrl, issueSignInLink } from '../../src/auth/dashboard-sessions.js'
 import { hashApiKey } from '../../src/commands/api-keys.js'
+import { assertionMessage } from './assertion-message.js'
 import { launchBrowser } from './browser.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from './app.js'
 import { pgliteBackend, type Backend } from './storage.js'
@@ -86,13 +87,19 @@ interface AxeViolation {
  * editor) as it is now, one line each (rule, help, first elements). Evaluated through the DevTools
  * protocol, so the page's CSP stays as served.
  */
-export async function seriousAccessibilityViolations(page: Pick<Page, 'evaluate'>): Promise<string[]> {
+async function seriousAccessibilityViolations(page: Pick<Page, 'evaluate'>): Promise<string[]> {
   await page.evaluate(AXE_SOURCE)
   // A string, evaluated in the page (the tests' TypeScript has no DOM types).
   const violations = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations)")) as AxeViolation[]
   return violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.slice(0, 3).map((node) => JSON.stringify(node.target)).join(', ')})`)
+    .map((violation) => assertionMessage(`${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.slice(0, 3).map((node) => JSON.stringify(node.target)).join(', ')})`))
+}
+
+/** Checks the page or frame with axe-core: no serious or critical violation, each named in the message. */
+export async function checkAccessibility(t: Test, page: Pick<Page, 'evaluate'>, label: string): Promise<void> {
+  const violations = await seriousAccessibilityViolations(page)
+  t.same(violations, [], `${label}: no serious or critical accessibility violation${violations.length ? `: ${violations.join('; ')}` : ''}`)
 }
 
 /**
@@ -104,9 +111,7 @@ export async function captureScreen(t: Test, page: Page, name: string, look: Loo
   // Let transitions and late layout settle before the picture.
   await page.waitForTimeout(150)
   await page.screenshot({ path: `${DASHBOARD_ARTIFACTS}${name}-${look.lang}-${look.theme}.png`, fullPage: true })
-  const violations = await seriousAccessibilityViolations(page)
-  // Joined and escaped: a raw page text in an assertion message can end the subtest early (U+2028).
-  t.same(violations, [], `${name} (${look.lang}, ${look.theme}): no serious or critical accessibility violation${violations.length ? `: ${JSON.stringify(violations)}` : ''}`)
+  await checkAccessibility(t, page, `${name} (${look.lang}, ${look.theme})`)
 }
 
 /**

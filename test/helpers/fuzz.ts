@@ -7,6 +7,7 @@ import fc from 'fast-check'
 import type { Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { defaultWebDir } from '../../src/http/routes/web.js'
+import { assertionMessage } from './assertion-message.js'
 import { openTestApp } from './app.js'
 import { echoFlow } from './flows.js'
 import { pgliteBackend } from './storage.js'
@@ -512,7 +513,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
       t.comment(`${[...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(' ')}; CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms`)
       const known = KNOWN_ISSUES.get(name)
       if (known) t.ok(details.failed, `known issue still fails (${known}); take it off KNOWN_ISSUES once fixed`)
-      else t.notOk(details.failed, details.failed ? `${String(details.errorInstance)}\n${fc.defaultReportMessage(details)}` : 'passed')
+      else t.notOk(details.failed, details.failed ? assertionMessage(`${String(details.errorInstance)}\n${fc.defaultReportMessage(details)}`, { maxLength: 4000 }) : 'passed')
     })
   }
 

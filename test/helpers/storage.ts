@@ -5,7 +5,18 @@ import { openStorage, type Storage } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
 import { migratedPgliteDump } from './pglite-template.js'
 
-export const postgresUrl = process.env.DATABASE_URL
+/**
+ * DATABASE_URL. With REQUIRE_POSTGRES=1 (.ci/run sets it where PostgreSQL is installed) its absence
+ * is an error: every Postgres variant of the tests would otherwise be left out while the run passes.
+ */
+export const postgresUrl = process.env.DATABASE_URL || refuseToDropPostgres()
+
+function refuseToDropPostgres(): undefined {
+  if (process.env.REQUIRE_POSTGRES === '1') {
+    throw new Error('REQUIRE_POSTGRES=1 but DATABASE_URL is not set: the tests would leave out every Postgres variant and run on PGlite alone')
+  }
+  return undefined
+}
 
 export interface Backend {
   name: 'pglite' | 'postgres'
@@ -61,5 +72,5 @@ export const postgresBackend: Backend = {
   },
 }
 
-/** PGlite always; Postgres when DATABASE_URL is set. */
+/** PGlite always; Postgres when DATABASE_URL is set (required with REQUIRE_POSTGRES=1). */
 export const reachableBackends: Backend[] = postgresUrl ? [pgliteBackend, postgresBackend] : [pgliteBackend]

@@ -5,6 +5,7 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { sectorStream } from '../../src/domain/sector.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp, testEditorTokenKey } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
@@ -258,7 +259,7 @@ for (const backend of reachableBackends) {
       ]
       for (const [name, method, url, payload] of allowed) {
         const response = await asEditor(token, method, url, payload)
-        t.equal(response.statusCode, 200, `${name}: ${response.body.slice(0, 200)}`)
+        t.equal(response.statusCode, 200, `${name}: ${assertionMessage(response.body, { maxLength: 200 })}`)
       }
 
       const forbidden: [string, 'GET' | 'POST' | 'PATCH' | 'DELETE', string, object?][] = [

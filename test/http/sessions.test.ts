@@ -3,6 +3,7 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 
@@ -127,8 +128,8 @@ for (const backend of reachableBackends) {
       ]
       for (const [payload, message] of cases) {
         const response = await send(sessionId, payload)
-        t.equal(response.statusCode, 400, JSON.stringify(payload))
-        t.match(response.json().message, message, JSON.stringify(payload))
+        t.equal(response.statusCode, 400, assertionMessage(payload))
+        t.match(response.json().message, message, assertionMessage(payload))
       }
     })
 

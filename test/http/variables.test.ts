@@ -3,6 +3,7 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { checkSessionVariables, variablesProjection } from '../../src/projections/variables.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 
@@ -106,8 +107,8 @@ for (const backend of reachableBackends) {
       ]
       for (const [payload, message] of cases) {
         const response = await define(payload)
-        t.equal(response.statusCode, 400, JSON.stringify(payload))
-        t.match(response.json(), { statusCode: 400, error: 'Bad Request', message }, JSON.stringify(payload))
+        t.equal(response.statusCode, 400, assertionMessage(payload))
+        t.match(response.json(), { statusCode: 400, error: 'Bad Request', message }, assertionMessage(payload))
       }
     })
 
@@ -201,10 +202,10 @@ for (const backend of reachableBackends) {
       // matches: the event's schema check once dropped such a key and answered 500.
       const defaultValue = { 'two\nlines': 1, 'carriage\rreturn': { 'line\u2028separator': true }, plain: 'x' }
       const response = await define({ name: 'oddKeys', type: 'object', defaultValue }, salesKey.apiKey)
-      t.equal(response.statusCode, 201, response.body)
+      t.equal(response.statusCode, 201, assertionMessage(response.body))
       t.same(response.json().defaultValue, defaultValue)
       const changed = await change(response.json().id, { defaultValue: { ...defaultValue, 'para\u2029graph': 2 } }, salesKey.apiKey)
-      t.equal(changed.statusCode, 200, changed.body)
+      t.equal(changed.statusCode, 200, assertionMessage(changed.body))
       t.same((await list('', salesKey.apiKey)).content.find((v: { name: string }) => v.name === 'oddKeys').defaultValue, { ...defaultValue, 'para\u2029graph': 2 })
     })
 

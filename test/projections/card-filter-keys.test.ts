@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { listCards, type CardQuery } from '../../src/projections/cards.js'
 import type { Db } from '../../src/store/database.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 // Card lists filtered by tags or `q` look the cards up by keys of their own pipeline (migration
@@ -132,7 +133,7 @@ for (const backend of reachableBackends) {
             Math.abs((got.aggregations.amount ?? 0) - expected.sum) > 1e-6
           ) {
             mismatches++
-            t.fail(`${JSON.stringify(filter)} page ${page} of ${size}`, { found: { ids, total: got.totalElements, sum: got.aggregations.amount }, wanted: { ids: expected.ids.slice(page * size, (page + 1) * size), total: expected.ids.length, sum: expected.sum } })
+            t.fail(`${assertionMessage(filter)} page ${page} of ${size}`, { found: { ids, total: got.totalElements, sum: got.aggregations.amount }, wanted: { ids: expected.ids.slice(page * size, (page + 1) * size), total: expected.ids.length, sum: expected.sum } })
           }
         }
       }
@@ -149,7 +150,7 @@ for (const backend of reachableBackends) {
           const q = recase(text.slice(from, from + length).join(''), flips)
           const expected = await plain(db, { pipelineId: PIPELINES[0], q })
           const got = await listCards(db, { pipelineId: PIPELINES[0], q, sumFieldIds: ['amount'], page: 0, size: 500 })
-          t.ok(expected.ids.length > 0 || q.toLowerCase() !== q.toUpperCase(), `${JSON.stringify(q)} is in a card (unless its case does not round trip)`)
+          t.ok(expected.ids.length > 0 || q.toLowerCase() !== q.toUpperCase(), `${assertionMessage(q)} is in a card (unless its case does not round trip)`)
           return got.totalElements === expected.ids.length && JSON.stringify(got.content.map((card) => card.id)) === JSON.stringify(expected.ids)
         }),
         { numRuns: 150 },

@@ -9,6 +9,7 @@ import { applyAll, type Projection } from '../../src/projections/projection.js'
 import { rebuildProjection, type RebuildStorage } from '../../src/projections/rebuild.js'
 import { listSessionLogs, sessionLogsProjection, type LogStatus } from '../../src/projections/session-logs.js'
 import type { Db } from '../../src/store/database.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { reachableBackends } from '../helpers/storage.js'
 import * as listCountsMigration from '../../migrations/0013_list_counts.js'
 import * as cardListKeysMigration from '../../migrations/0017_card_list_keys.js'
@@ -167,7 +168,7 @@ async function checkCards(t: Test, db: Db, step: string) {
             checked++
             if (got.totalElements !== expected.totalElements || JSON.stringify(got.aggregations) !== JSON.stringify(expected.aggregations)) {
               mismatches++
-              t.fail(`${step}: stage ${stageId ?? '-'} tags ${tags?.join(',') ?? '-'} ${JSON.stringify(other)} page ${page}`, { found: got, wanted: expected })
+              t.fail(`${step}: stage ${stageId ?? '-'} tags ${tags?.join(',') ?? '-'} ${assertionMessage(other)} page ${page}`, { found: got, wanted: expected })
             }
           }
         }
