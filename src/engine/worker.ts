@@ -15,7 +15,7 @@ import { StreamParking, listParked, unpark } from '../processors/parked-streams.
 import { foldStream } from '../commands/stream-state.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
-import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from './turn.js'
+import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
 
 export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput
 
