@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Logger } from '../logger.js'
-import type { ProjectionLag } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
 
 /** At most this many pending events are read per projection and scrape: the lag in events is counted up to here. */
@@ -9,6 +8,15 @@ export const PROJECTION_LAG_SCAN_LIMIT = 500
 
 export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'dead'
 export type OttExchangeResult = 'exchanged' | 'rejected' | 'error'
+
+/** How far a read model is behind the event store. */
+export interface ProjectionLag {
+  name: string
+  /** Events of its streams it has still to apply, counted up to the bound asked for. */
+  eventsBehind: number
+  /** When the oldest of them was written; undefined when it is caught up. */
+  oldestPendingAt: Date | undefined
+}
 
 export interface ProjectionLagSource {
   lag(maxEvents: number): Promise<ProjectionLag[]>
