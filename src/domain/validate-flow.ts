@@ -337,7 +337,7 @@ function checkNode(node: NodeInfo, data: Record<string, unknown>, catalog: Works
 // ---------------------------------------------------------------------------------------------
 // Variables
 
-// The engine's placeholder syntax (src/engine/interpolate.ts): `{{name}}` or `{{name.path}}`;
+// The engine's placeholder syntax (src/domain/interpolate.ts): `{{name}}` or `{{name.path}}`;
 // the name before the first dot is the variable.
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)*\s*\}\}/g
 

@@ -30,7 +30,7 @@ export interface Problem {
   message: string
 }
 
-// The node types, their data and their limits: the service's own modules (src/engine/nodes), of
+// The node types, their data and their limits: the service's own modules (src/domain/nodes), of
 // which the bundle keeps only what the editor reads (their exits, lists and limits), never their
 // checks or how the engine runs them.
 export type { NodeTypeName as NodeType } from '../../../../src/domain/nodes/index.js'
