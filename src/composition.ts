@@ -10,7 +10,8 @@ import type { Metrics } from './metrics/registry.js'
 import type { CommandContext } from './commands/context.js'
 import { ConversationRunner } from './engine/runner.js'
 import { DispatcherRole } from './webhooks/dispatcher-role.js'
-import { allProjections } from './projections/index.js'
+import { countUnsettledDeliveries, oldestOpenDeliveryAt } from './webhooks/deliveries.js'
+import { allProjections } from './all-projections.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
 import { AdvisoryLeases, type Leases } from './store/lease.js'
@@ -63,7 +64,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       logger,
     )
     metrics?.watchProjections(readModels)
-    metrics?.watchOutbox(storage.db)
+    metrics?.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt })
     return {
       config,
       storage,

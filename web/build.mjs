@@ -38,8 +38,8 @@ function installDependencies() {
 function upToDate() {
   const built = Math.min(...PAGES.map((page) => mtime(join(outDir, page))))
   if (built === 0) return false
-  // ../src/domain, ../src/engine and ../client/src: the apps import the service's node types, limits, field types and API types from there.
-  const sources = [join(webDir, 'src'), join(webDir, '..', 'src', 'domain'), join(webDir, '..', 'src', 'engine'), join(webDir, '..', 'client', 'src'), ...PAGES.map((page) => join(webDir, page)), join(webDir, 'vite.config.ts'), join(webDir, 'package-lock.json')]
+  // ../src/domain and ../client/src: the apps import the service's node types, limits, field types and API types from there.
+  const sources = [join(webDir, 'src'), join(webDir, '..', 'src', 'domain'), join(webDir, '..', 'client', 'src'), ...PAGES.map((page) => join(webDir, page)), join(webDir, 'vite.config.ts'), join(webDir, 'package-lock.json')]
   return sources.every((path) => !existsSync(path) || newest(path) <= built)
 }
 

@@ -21,7 +21,7 @@ export default defineConfig({
     sourcemap: 'hidden',
     rollupOptions: {
       input: { editor: fileURLToPath(new URL('editor.html', import.meta.url)), dashboard: fileURLToPath(new URL('dashboard.html', import.meta.url)) },
-      // The editor imports the service's node type modules (src/engine/nodes) for their exits and
+      // The editor imports the service's node type modules (src/domain/nodes) for their exits and
       // limits; building or compiling TypeBox schemas has no side effects, so the schemas it does
       // not read, and TypeBox with them, are left out.
       treeshake: { manualPureFunctions: ['Type', 'TypeCompiler'] },

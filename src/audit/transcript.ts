@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { OutgoingMessage } from '../domain/flow-definition.js'
 import { Timestamp, Uuid } from '../domain/schemas.js'
 import { TurnFailureReason, session, type SessionEvent } from '../domain/session.js'
-import { InboundMessage, KanbanAction, TurnFunction, VariableValue, type TurnOutput } from '../engine/turn.js'
+import { InboundMessage, KanbanAction, TurnFunction, VariableValue, type TurnOutput } from '../domain/turn.js'
 
 /**
  * A session's conversation as the user and the bot saw it, built from its event stream alone:

@@ -1,6 +1,6 @@
 import { startToEnd, type FlowDefinition } from '../domain/flow-definition.js'
 import { flow, flowStream } from '../domain/flow.js'
-import { validateFlow, type Problem, type WorkspaceCatalog } from '../engine/validate-flow.js'
+import { validateFlow, type Problem, type WorkspaceCatalog } from '../domain/validate-flow.js'
 import { newId } from '../ids.js'
 import { allVariables } from '../projections/variables.js'
 import type { DbOrTrx } from '../store/database.js'

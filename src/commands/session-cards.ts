@@ -1,6 +1,6 @@
 import { addTags, card, cardStream, type ActiveCard, type Card, type CardCommand, type CardEvent } from '../domain/card.js'
 import { pipeline, pipelineStream, type Pipeline } from '../domain/pipeline.js'
-import type { KanbanAction } from '../engine/turn.js'
+import type { KanbanAction } from '../domain/turn.js'
 import { AppError, ConflictError } from '../errors.js'
 import { comparePositions, WrongExpectedVersionError, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { awaitReadModels, type CommandContext } from './context.js'

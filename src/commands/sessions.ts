@@ -1,7 +1,7 @@
 import { apiKey, apiKeyStream } from '../domain/api-key.js'
 import type { FlowDefinition } from '../domain/flow-definition.js'
 import { session, sessionStream, type SessionCommand } from '../domain/session.js'
-import type { InboundMessage, VariableValue } from '../engine/turn.js'
+import type { InboundMessage, VariableValue } from '../domain/turn.js'
 import { NotFoundError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { ApiKeyPrincipal } from '../projections/api-keys.js'

@@ -1,5 +1,5 @@
 import { variables, variablesStream, type VariableType, type WorkspaceVariable } from '../domain/variables.js'
-import type { VariableValue } from '../engine/turn.js'
+import type { VariableValue } from '../domain/turn.js'
 import { newId } from '../ids.js'
 import { awaitReadModels, type CommandContext } from './context.js'
 import { handleCommand } from './handle.js'

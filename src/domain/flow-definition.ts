@@ -4,7 +4,7 @@ import { AnyKey } from './schemas.js'
 /**
  * The flow document shared unchanged by the editor and the engine: React-Flow-compatible nodes and
  * edges. This is its structure; what each node type's `data` holds is its node type's schema
- * (src/engine/nodes), and the flow validator checks both and the graph rules.
+ * (src/domain/nodes), and the flow validator checks both and the graph rules.
  */
 export const FlowNode = Type.Object({
   id: Type.String({ minLength: 1 }),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { assertValidFlow, type WorkspaceCatalog } from '../engine/validate-flow.js'
+import { assertValidFlow, type WorkspaceCatalog } from './validate-flow.js'
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { FlowDefinition } from './flow-definition.js'

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ConversationState, InboundMessage, TurnOutput, VariableValue, type Trigger } from '../engine/turn.js'
+import { ConversationState, InboundMessage, TurnOutput, VariableValue, type Trigger } from './turn.js'
 import { FlowDefinition } from './flow-definition.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'

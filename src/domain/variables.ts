@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { VariableValue } from '../engine/turn.js'
+import { VariableValue } from './turn.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { VariableName as FlowVariableName } from './flow-definition.js'

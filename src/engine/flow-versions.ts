@@ -3,7 +3,7 @@ import { flowStream, type FlowEvent } from '../domain/flow.js'
 import type { FlowDefinition } from '../domain/flow-definition.js'
 import type { EventStore } from '../eventstore/port.js'
 import type { RunnableFlow } from './interpreter.js'
-import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from './nodes/index.js'
+import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
 
 /** The definition with every node's data checked against its type, or why it cannot run. */
 export function toRunnable(definition: FlowDefinition, types: NodeTypes = nodeTypes): RunnableFlow | string {

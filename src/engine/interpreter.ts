@@ -1,10 +1,10 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { OutgoingMessage, type FlowDefinition } from '../domain/flow-definition.js'
-import { interpolator, type Scope } from './interpolate.js'
+import { interpolator, type Scope } from '../domain/interpolate.js'
 import { interpolateMessage } from './messages.js'
-import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from './nodes/index.js'
-import type { Step, Visit } from './nodes/node-type.js'
-import type { ConversationState, InboundMessage, Trigger, TurnContext, TurnOutput, VariableValue } from './turn.js'
+import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
+import type { Step, Visit } from '../domain/nodes/node-type.js'
+import type { ConversationState, InboundMessage, Trigger, TurnContext, TurnOutput, VariableValue } from '../domain/turn.js'
 
 export const MAX_NODES_PER_TURN = 100
 

@@ -9,13 +9,13 @@ import type { Database } from '../store/database.js'
 import { advanceCheckpoint, readCheckpoint } from '../projections/checkpoints.js'
 import { runLogProcessor } from '../processors/loop.js'
 import { EventSchemaError, decideOnState } from '../commands/handle.js'
-import { withStreamLock } from '../commands/stream-lock.js'
+import { withStreamLock } from '../eventstore/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
 import { StreamParking, listParked, unpark } from '../processors/parked-streams.js'
-import { foldStream } from '../commands/stream-state.js'
+import { foldStream } from '../eventstore/stream-state.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
-import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from './turn.js'
+import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
 
 export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput
 

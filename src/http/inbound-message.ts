@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { InboundMessage } from '../engine/turn.js'
+import type { InboundMessage } from '../domain/turn.js'
 import { BadRequestError } from '../errors.js'
 import { OneOf } from './schemas.js'
 

@@ -1,15 +1,28 @@
 import type { Kysely } from 'kysely'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Logger } from '../logger.js'
-import type { ProjectionLag } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
-import { countUnsettledDeliveries, oldestOpenDeliveryAt } from '../webhooks/deliveries.js'
 
 /** At most this many pending events are read per projection and scrape: the lag in events is counted up to here. */
 export const PROJECTION_LAG_SCAN_LIMIT = 500
 
 export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'dead'
 export type OttExchangeResult = 'exchanged' | 'rejected' | 'error'
+
+/** How far a read model is behind the event store. */
+export interface ProjectionLag {
+  name: string
+  /** Events of its streams it has still to apply, counted up to the bound asked for. */
+  eventsBehind: number
+  /** When the oldest of them was written; undefined when it is caught up. */
+  oldestPendingAt: Date | undefined
+}
+
+/** What a scrape reads of the webhook deliveries (`src/webhooks/deliveries.ts` holds every statement on them). */
+export interface DeliveryReadings {
+  countUnsettledDeliveries(db: Kysely<Database>): Promise<Record<string, number>>
+  oldestOpenDeliveryAt(db: Kysely<Database>): Promise<Date | undefined>
+}
 
 export interface ProjectionLagSource {
   lag(maxEvents: number): Promise<ProjectionLag[]>
@@ -83,6 +96,7 @@ export class Metrics {
 
   private projections: ProjectionLagSource | undefined
   private outbox: Kysely<Database> | undefined
+  private deliveries: DeliveryReadings | undefined
   private lagScrape: Promise<ProjectionLag[]> | undefined
 
   private readonly logger: Logger
@@ -154,8 +168,9 @@ export class Metrics {
   }
 
   /** The database holding the webhook outbox and the parked streams, counted on each scrape. */
-  watchOutbox(db: Kysely<Database>): void {
+  watchOutbox(db: Kysely<Database>, deliveries: DeliveryReadings): void {
     this.outbox = db
+    this.deliveries = deliveries
   }
 
   countWebhookAttempt(outcome: WebhookAttemptOutcome, attempt: { statusCode: number | null; error: string | null }): void {
@@ -187,7 +202,7 @@ export class Metrics {
     const db = this.outbox
     if (!db) return {}
     try {
-      return await countUnsettledDeliveries(db)
+      return await this.deliveries!.countUnsettledDeliveries(db)
     } catch (error) {
       this.logger.warn({ err: error }, 'counting webhook deliveries for metrics failed')
       return {}
@@ -211,7 +226,7 @@ export class Metrics {
     const db = this.outbox
     if (!db) return null
     try {
-      return await oldestOpenDeliveryAt(db)
+      return await this.deliveries!.oldestOpenDeliveryAt(db)
     } catch (error) {
       this.logger.warn({ err: error }, 'reading the oldest webhook delivery for metrics failed')
       return null

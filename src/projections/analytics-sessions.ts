@@ -1,6 +1,6 @@
 import { sql, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
-import { invalidReplyWarning, type TurnOutput } from '../engine/turn.js'
+import { invalidReplyWarning, type TurnOutput } from '../domain/turn.js'
 import type { AnalyticsSessionsTable, Database, DbOrTrx } from '../store/database.js'
 import { ROWS_PER_STATEMENT, defineProjection, inChunks, type TypedFold } from './projection.js'
 

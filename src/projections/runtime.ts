@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { WakeUp } from '../eventstore/wake-up.js'
-import type { Metrics } from '../metrics/registry.js'
+import type { Metrics, ProjectionLag } from '../metrics/registry.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
 import { runLogProcessor } from '../processors/loop.js'
 import { StreamParking } from '../processors/parked-streams.js'
@@ -22,15 +22,6 @@ export interface ProjectionStatus {
   /** It has applied the newest event of its streams, or did within the bound asked for. */
   caughtUp: boolean
   lastError: string | undefined
-}
-
-/** How far a read model is behind the event store. */
-export interface ProjectionLag {
-  name: string
-  /** Events of its streams it has still to apply, counted up to the bound asked for. */
-  eventsBehind: number
-  /** When the oldest of them was written; undefined when it is caught up. */
-  oldestPendingAt: Date | undefined
 }
 
 interface Running {

@@ -1,5 +1,5 @@
 import { resolveSessionVariables, VARIABLE_TYPES, type SessionVariables, type VariableEvent, type VariableType, type WorkspaceVariable } from '../domain/variables.js'
-import type { VariableValue } from '../engine/turn.js'
+import type { VariableValue } from '../domain/turn.js'
 import type { DbOrTrx } from '../store/database.js'
 import { countRows, onePage } from './list-filters.js'
 import { defineProjection } from './projection.js'

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { CardEvent } from '../domain/card.js'
 import { OutgoingMessage } from '../domain/flow-definition.js'
 import { TurnFailureReason } from '../domain/session.js'
-import { TurnFunction, type KanbanAction, type TurnOutput } from '../engine/turn.js'
+import { TurnFunction, type KanbanAction, type TurnOutput } from '../domain/turn.js'
 
 // The body of every webhook, as a schema: the OpenAPI document describes it (`webhooks`), and the
 // typed client (client/) gives integrators its type and a verifier.

@@ -6,7 +6,7 @@ import type { RunnableFlow } from '../../src/engine/interpreter.js'
 import type { Position } from '../../src/eventstore/port.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import type { Backend } from '../helpers/storage.js'
-import type { TurnOutput } from '../../src/engine/turn.js'
+import type { TurnOutput } from '../../src/domain/turn.js'
 import { START, buttonReply, buttons, chain, context, edge, end, message, question, text, transfer, turn } from '../helpers/engine.js'
 
 /**

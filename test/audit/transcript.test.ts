@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTranscript, transcriptMarkdown, type StoredSessionEvent } from '../../src/audit/transcript.js'
-import type { InboundMessage, TurnOutput } from '../../src/engine/turn.js'
+import type { InboundMessage, TurnOutput } from '../../src/domain/turn.js'
 import { PIPELINE, SECTOR, STAGE_NEW, buttons, chain, context, converse, edge, flow, kanbanMove, message, question, start, text, transfer } from '../helpers/engine.js'
 
 const SESSION = '0190a0b0-0000-7000-8000-000000000001'

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import t from 'tap'
-import { allProjections } from '../../src/projections/index.js'
+import { allProjections } from '../../src/all-projections.js'
 import { openStorage } from '../../src/store/connect.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { runCli } from '../helpers/cli.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { FlowDefinition, OutgoingMessage, startToEnd, VariableName } from '../../src/domain/flow-definition.js'
-import { validateFlow } from '../../src/engine/validate-flow.js'
+import { validateFlow } from '../../src/domain/validate-flow.js'
 import { accepts, examples } from '../helpers/decider-spec.js'
 
 const withTtl = (sessionTtlSeconds: number) => ({ ...startToEnd(), settings: { sessionTtlSeconds } })

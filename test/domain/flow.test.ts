@@ -1,7 +1,7 @@
 import t from 'tap'
 import { draftVersionOf, flow, flowStream, StaleDraftError, type FlowCommand, type FlowEvent } from '../../src/domain/flow.js'
 import { startToEnd, type FlowDefinition } from '../../src/domain/flow-definition.js'
-import { InvalidFlowError, type WorkspaceCatalog } from '../../src/engine/validate-flow.js'
+import { InvalidFlowError, type WorkspaceCatalog } from '../../src/domain/validate-flow.js'
 import { NotFoundError, ConflictError } from '../../src/errors.js'
 import { examples, spec } from '../helpers/decider-spec.js'
 

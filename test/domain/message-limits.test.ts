@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startToEnd } from '../../src/domain/flow-definition.js'
 import { LIMITS } from '../../src/domain/message-limits.js'
-import { formatProblem, validateFlow, type WorkspaceCatalog } from '../../src/engine/validate-flow.js'
+import { formatProblem, validateFlow, type WorkspaceCatalog } from '../../src/domain/validate-flow.js'
 import { examples } from '../helpers/decider-spec.js'
 
 const catalog: WorkspaceCatalog = { sectorIds: new Set(), pipelines: new Map(), variables: new Map() }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { EventSchemaError } from '../../src/commands/handle.js'
 import { startToEnd } from '../../src/domain/flow-definition.js'
 import { session, sessionStream, type SessionCommand, type SessionEvent } from '../../src/domain/session.js'
-import type { TurnOutput } from '../../src/engine/turn.js'
+import type { TurnOutput } from '../../src/domain/turn.js'
 import { ConflictError, NotFoundError } from '../../src/errors.js'
 import { examples, spec } from '../helpers/decider-spec.js'
 

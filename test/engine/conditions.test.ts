@@ -1,7 +1,7 @@
 import t from 'tap'
-import { judge, type Rule } from '../../src/engine/conditions.js'
+import { judge, type Rule } from '../../src/domain/conditions.js'
 import { initialConversation } from '../../src/engine/interpreter.js'
-import type { VariableValue } from '../../src/engine/turn.js'
+import type { VariableValue } from '../../src/domain/turn.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { condition, context, edge, end, flow, message, NOW, start, START, text, turn } from '../helpers/engine.js'
 

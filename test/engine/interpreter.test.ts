@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import type { TypedNode } from '../../src/engine/nodes/index.js'
+import type { TypedNode } from '../../src/domain/nodes/index.js'
 import { initialConversation, MAX_NODES_PER_TURN, runTurn } from '../../src/engine/interpreter.js'
 import {
   AGENT,

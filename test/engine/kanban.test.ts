@@ -1,6 +1,6 @@
 import t from 'tap'
 import { initialConversation } from '../../src/engine/interpreter.js'
-import type { ConversationState } from '../../src/engine/turn.js'
+import type { ConversationState } from '../../src/domain/turn.js'
 import {
   chain,
   context,

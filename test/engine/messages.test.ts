@@ -1,8 +1,8 @@
 import t from 'tap'
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
 import { initialConversation } from '../../src/engine/interpreter.js'
-import { interpolator, lookup, render } from '../../src/engine/interpolate.js'
-import type { VariableValue } from '../../src/engine/turn.js'
+import { interpolator, lookup, render } from '../../src/domain/interpolate.js'
+import type { VariableValue } from '../../src/domain/turn.js'
 import { chain, context, flow, message, start, START, text, turn } from '../helpers/engine.js'
 
 const variables: Record<string, VariableValue> = {

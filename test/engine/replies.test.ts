@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import type { NodeData } from '../../src/engine/nodes/index.js'
-import type { InputKind } from '../../src/engine/nodes/question.js'
-import type { Trigger, TurnOutput } from '../../src/engine/turn.js'
+import type { NodeData } from '../../src/domain/nodes/index.js'
+import type { InputKind } from '../../src/domain/nodes/question.js'
+import type { Trigger, TurnOutput } from '../../src/domain/turn.js'
 import {
   buttonReply,
   buttons,

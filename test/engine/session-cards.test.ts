@@ -6,7 +6,7 @@ import { createCard, createPipeline, updateCard } from '../../src/commands/kanba
 import { applySessionKanban, type SessionTurn } from '../../src/commands/session-cards.js'
 import { MAX_TAGS, Tags, card, cardStream } from '../../src/domain/card.js'
 import { sessionStream, type SessionEvent } from '../../src/domain/session.js'
-import type { KanbanAction } from '../../src/engine/turn.js'
+import type { KanbanAction } from '../../src/domain/turn.js'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'

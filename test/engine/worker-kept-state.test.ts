@@ -1,5 +1,5 @@
 import t from 'tap'
-import { foldStream, rememberFolded } from '../../src/commands/stream-state.js'
+import { foldStream, rememberFolded } from '../../src/eventstore/stream-state.js'
 import { session, sessionStream, type SessionEvent } from '../../src/domain/session.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
 import { runTurn } from '../../src/engine/interpreter.js'

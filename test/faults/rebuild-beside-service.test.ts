@@ -1,5 +1,5 @@
 import t from 'tap'
-import { allProjections } from '../../src/projections/index.js'
+import { allProjections } from '../../src/all-projections.js'
 import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { runCli } from '../helpers/cli.js'

@@ -1,8 +1,8 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import type { NodeData, NodeTypeName, TypedNode } from '../../src/engine/nodes/index.js'
+import type { NodeData, NodeTypeName, TypedNode } from '../../src/domain/nodes/index.js'
 import { initialConversation, runTurn, type RunnableFlow } from '../../src/engine/interpreter.js'
-import { TurnOutput, type ConversationState, type InboundMessage, type Trigger, type TurnContext, type VariableValue } from '../../src/engine/turn.js'
+import { TurnOutput, type ConversationState, type InboundMessage, type Trigger, type TurnContext, type VariableValue } from '../../src/domain/turn.js'
 
 /** Builders for flows, triggers and contexts, so each test shows only the nodes it is about. */
 

@@ -9,10 +9,11 @@ import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp, type AppDeps } from '../../src/http/app.js'
 import { countingAppends } from '../../src/metrics/event-store.js'
 import { Metrics } from '../../src/metrics/registry.js'
-import { allProjections } from '../../src/projections/index.js'
+import { allProjections } from '../../src/all-projections.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import type { Storage } from '../../src/store/connect.js'
 import { DispatcherRole } from '../../src/webhooks/dispatcher-role.js'
+import { countUnsettledDeliveries, oldestOpenDeliveryAt } from '../../src/webhooks/deliveries.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
 import { silentLogger, testEditorTokenKey } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
@@ -74,7 +75,7 @@ export async function openMetricsHarness(
   )
   webhooks.start()
   metrics.watchProjections(readModels)
-  metrics.watchOutbox(storage.db)
+  metrics.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt })
   const deps: AppDeps = { config, db: storage.db, store, readModels, logger: silentLogger, now, editorTokenKey: testEditorTokenKey, resolveHost: fakeDns({}), metrics }
   const app = await buildApp(deps)
   t.teardown(async () => {

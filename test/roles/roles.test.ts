@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { allProjections } from '../../src/projections/index.js'
+import { allProjections } from '../../src/all-projections.js'
 import { cliPath, freePort, runCli, tempDir } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'

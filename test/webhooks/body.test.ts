@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { TurnOutput } from '../../src/engine/turn.js'
+import type { TurnOutput } from '../../src/domain/turn.js'
 import { turnWebhookBody } from '../../src/webhooks/body.js'
 
 const quiet: TurnOutput = {

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http'
 import { readSessionHistory } from '../../audit/session-history.js'
 import { AppError, BadRequestError, NotFoundError } from '../../errors.js'
 import { comparePositions, positionToString, type Position, type RecordedEvent } from '../../eventstore/port.js'
-import { TurnFeed, feedItemOf, type FeedItem } from '../../projections/turn-feed.js'
+import { TurnFeed, feedItemOf, type FeedItem } from '../../webhooks/turn-feed.js'
 import type { AppDeps } from '../app.js'
 import { Uuid, errorResponses } from '../schemas.js'
 

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
 import { loadState } from '../../commands/handle.js'
 import { flow as flowDecider, flowStream } from '../../domain/flow.js'
-import { VariableValue } from '../../engine/turn.js'
+import { VariableValue } from '../../domain/turn.js'
 import { TurnFailureReason } from '../../domain/session.js'
 import { deliveriesByEvent } from '../../webhooks/deliveries.js'
 import { DELIVERY_STATUSES } from '../../store/database.js'

@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { changeVariable, defineVariable, removeVariable } from '../../commands/variables.js'
 import { VARIABLE_TYPES, VariableName } from '../../domain/variables.js'
-import { VariableValue } from '../../engine/turn.js'
+import { VariableValue } from '../../domain/turn.js'
 import { listVariables } from '../../projections/variables.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'

@@ -51,7 +51,7 @@ const FIELDS: Record<string, MessageKey> = {
   name: 'field.name',
 }
 
-/** The validator's messages (src/engine/validate-flow.ts) the editor says in the person's language; any other is shown as it came. */
+/** The validator's messages (src/domain/validate-flow.ts) the editor says in the person's language; any other is shown as it came. */
 const MESSAGES: { pattern: RegExp; key: MessageKey; params?: string[] }[] = [
   { pattern: /^is required$/, key: 'what.required' },
   { pattern: /^must not be empty$/, key: 'what.empty' },

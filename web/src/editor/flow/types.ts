@@ -30,20 +30,20 @@ export interface Problem {
   message: string
 }
 
-// The node types, their data and their limits: the service's own modules (src/engine/nodes), of
+// The node types, their data and their limits: the service's own modules (src/domain/nodes), of
 // which the bundle keeps only what the editor reads (their exits, lists and limits), never their
 // checks or how the engine runs them.
-export type { NodeTypeName as NodeType } from '../../../../src/engine/nodes/index.js'
-export { DEFAULT_HANDLE, INVALID_HANDLE, type Exit } from '../../../../src/engine/nodes/node-type.js'
-export { INPUT_KINDS, RETRIES, type InputKind } from '../../../../src/engine/nodes/question.js'
-export { NUMERIC_OPERATORS, OPERATORS, type Operator, type Rule } from '../../../../src/engine/nodes/condition.js'
-export { TARGET_TYPES } from '../../../../src/engine/nodes/transfer.js'
-export type { Data as MessageData } from '../../../../src/engine/nodes/message.js'
-export type { Data as QuestionData } from '../../../../src/engine/nodes/question.js'
-export type { Data as ConditionData } from '../../../../src/engine/nodes/condition.js'
-export type { Data as SetVariableData } from '../../../../src/engine/nodes/set-variable.js'
-export type { Data as TransferData } from '../../../../src/engine/nodes/transfer.js'
-export type { Data as KanbanMoveData } from '../../../../src/engine/nodes/kanban-move.js'
+export type { NodeTypeName as NodeType } from '../../../../src/domain/nodes/index.js'
+export { DEFAULT_HANDLE, INVALID_HANDLE, type Exit } from '../../../../src/domain/nodes/node-type.js'
+export { INPUT_KINDS, RETRIES, type InputKind } from '../../../../src/domain/nodes/question.js'
+export { NUMERIC_OPERATORS, OPERATORS, type Operator, type Rule } from '../../../../src/domain/nodes/condition.js'
+export { TARGET_TYPES } from '../../../../src/domain/nodes/transfer.js'
+export type { Data as MessageData } from '../../../../src/domain/nodes/message.js'
+export type { Data as QuestionData } from '../../../../src/domain/nodes/question.js'
+export type { Data as ConditionData } from '../../../../src/domain/nodes/condition.js'
+export type { Data as SetVariableData } from '../../../../src/domain/nodes/set-variable.js'
+export type { Data as TransferData } from '../../../../src/domain/nodes/transfer.js'
+export type { Data as KanbanMoveData } from '../../../../src/domain/nodes/kanban-move.js'
 
 // Outgoing messages: exactly the webhook's `value.messages[]` shapes (spec §6.3).
 export { MEDIA_KINDS, type MediaKind, type OutgoingMessage } from '../../../../src/domain/flow-definition.js'

@@ -1,4 +1,4 @@
-import * as condition from '../../../../src/engine/nodes/condition.js'
+import * as condition from '../../../../src/domain/nodes/condition.js'
 import { ListControls, NumberInput, Select, TextInput, moveItem, replaceAt, useReadableVariables } from '../forms/fields'
 import { useT } from '../i18n'
 import type { FormProps, NodeUi } from './node-ui'

@@ -1,4 +1,4 @@
-import * as end from '../../../../src/engine/nodes/end.js'
+import * as end from '../../../../src/domain/nodes/end.js'
 import { useT } from '../i18n'
 import type { NodeUi } from './node-ui'
 

@@ -1,4 +1,4 @@
-import type { NodeData, NodeTypeName } from '../../../../src/engine/nodes/index.js'
+import type { NodeData, NodeTypeName } from '../../../../src/domain/nodes/index.js'
 import { conditionUi } from './condition'
 import { endUi } from './end'
 import { kanbanMoveUi } from './kanban-move'

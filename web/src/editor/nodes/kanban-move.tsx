@@ -1,4 +1,4 @@
-import * as kanbanMove from '../../../../src/engine/nodes/kanban-move.js'
+import * as kanbanMove from '../../../../src/domain/nodes/kanban-move.js'
 import type { CardValue } from '../flow/types'
 import { CardValueInput } from '../forms/CardValueInput'
 import { Select, TagsInput } from '../forms/fields'

@@ -1,5 +1,5 @@
 import { Fragment } from 'react'
-import * as message from '../../../../src/engine/nodes/message.js'
+import * as message from '../../../../src/domain/nodes/message.js'
 import type { OutgoingMessage } from '../flow/types'
 import { ListControls, moveItem, replaceAt } from '../forms/fields'
 import { MessageComposer, messageOfKind } from '../forms/MessageComposer'

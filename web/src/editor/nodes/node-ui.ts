@@ -4,7 +4,7 @@ import type { Exit, OutgoingMessage } from '../flow/types'
 
 /**
  * How the editor shows and edits one node type. Its data, exits and limits are the type's own
- * module of the service (src/engine/nodes); this is only its look: icon, canvas body and form.
+ * module of the service (src/domain/nodes); this is only its look: icon, canvas body and form.
  * Its name and palette description are the `type.<name>` and `desc.<name>` strings of i18n.tsx.
  */
 export interface NodeUi<Data> {

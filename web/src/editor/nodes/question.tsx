@@ -1,4 +1,4 @@
-import * as question from '../../../../src/engine/nodes/question.js'
+import * as question from '../../../../src/domain/nodes/question.js'
 import { MessageComposer, kindOf, messageOfKind } from '../forms/MessageComposer'
 import { NumberInput, Select } from '../forms/fields'
 import { useT } from '../i18n'

@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import * as setVariable from '../../../../src/engine/nodes/set-variable.js'
+import * as setVariable from '../../../../src/domain/nodes/set-variable.js'
 import { Field, NumberInput, Select, VarText } from '../forms/fields'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'

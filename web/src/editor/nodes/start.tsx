@@ -1,4 +1,4 @@
-import * as start from '../../../../src/engine/nodes/start.js'
+import * as start from '../../../../src/domain/nodes/start.js'
 import { useT } from '../i18n'
 import type { NodeUi } from './node-ui'
 

@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import * as transfer from '../../../../src/engine/nodes/transfer.js'
+import * as transfer from '../../../../src/domain/nodes/transfer.js'
 import { Select, TextInput } from '../forms/fields'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import type { OutgoingMessage } from '../../domain/flow-definition.js'
-import type { Field } from '../../domain/pipeline.js'
-import type { VariableType } from '../../domain/variables.js'
+import type { OutgoingMessage } from '../flow-definition.js'
+import type { Field } from '../pipeline.js'
+import type { VariableType } from '../variables.js'
 import type { Scope } from '../interpolate.js'
 import type { ConversationState, InboundMessage, KanbanAction, TurnFunction, VariableValue } from '../turn.js'
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { OutgoingMessage, VariableName } from '../../domain/flow-definition.js'
-import type { VariableType } from '../../domain/variables.js'
+import { OutgoingMessage, VariableName } from '../flow-definition.js'
+import type { VariableType } from '../variables.js'
 import { interpolator } from '../interpolate.js'
 import { choicesOf, parseReply } from '../replies.js'
 import { invalidReplyWarning, type InboundMessage } from '../turn.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { MAX_TAGS } from '../../src/domain/card.js'
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import type { TypedNode } from '../../src/engine/nodes/index.js'
+import type { TypedNode } from '../../src/domain/nodes/index.js'
 import type { Field } from '../../src/domain/pipeline.js'
 import type { VariableType } from '../../src/domain/variables.js'
 import {
@@ -11,7 +11,7 @@ import {
   formatProblem,
   validateFlow,
   type WorkspaceCatalog,
-} from '../../src/engine/validate-flow.js'
+} from '../../src/domain/validate-flow.js'
 import {
   AGENT,
   PIPELINE,

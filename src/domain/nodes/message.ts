@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { OutgoingMessage } from '../../domain/flow-definition.js'
+import { OutgoingMessage } from '../flow-definition.js'
 import { UNNAMED_EXIT, type NodeOf, type Step, type Visit } from './node-type.js'
 
 /** Sends one or more messages, then follows its exit. */

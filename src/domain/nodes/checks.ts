@@ -1,4 +1,4 @@
-import { SYSTEM_VARIABLES, type VariableType } from '../../domain/variables.js'
+import { SYSTEM_VARIABLES, type VariableType } from '../variables.js'
 import type { CheckContext, Segment } from './node-type.js'
 
 export const article = (type: VariableType) => (type === 'object' ? 'an object' : `a ${type}`)

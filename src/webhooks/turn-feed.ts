@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { SessionEvent, SessionStatus } from '../domain/session.js'
-import type { ConversationState, KanbanAction, TurnFunction } from '../engine/turn.js'
+import type { ConversationState, KanbanAction, TurnFunction } from '../domain/turn.js'
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
-import { failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from '../webhooks/body.js'
+import { failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
 
 const SESSION_STREAMS = ['session-']
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Tags as CardTags, valueMisfit, type CardValue } from '../../domain/card.js'
-import { FIELD_VALUE_TYPES, type Field } from '../../domain/pipeline.js'
-import { AnyKey } from '../../domain/schemas.js'
+import { Tags as CardTags, valueMisfit, type CardValue } from '../card.js'
+import { FIELD_VALUE_TYPES, type Field } from '../pipeline.js'
+import { AnyKey } from '../schemas.js'
 import { hasPlaceholder } from '../interpolate.js'
 import { UNNAMED_EXIT, type CheckContext, type NodeOf, type Step, type Visit } from './node-type.js'
 

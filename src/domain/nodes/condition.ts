@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { RE2JS } from 're2js'
-import { VariableName } from '../../domain/flow-definition.js'
+import { VariableName } from '../flow-definition.js'
 import { judge } from '../conditions.js'
 import { lookup } from '../interpolate.js'
 import { parseNumber } from '../replies.js'

@@ -1,5 +1,5 @@
 import type { Decider, DomainEvent } from '../domain/decider.js'
-import type { EventStore } from '../eventstore/port.js'
+import type { EventStore } from './port.js'
 
 /** A stream's events folded by its decider, and the revision of the last one (undefined: no stream yet). */
 export interface FoldedStream<State> {

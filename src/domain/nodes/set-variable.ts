@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { VariableName } from '../../domain/flow-definition.js'
-import { AnyKey } from '../../domain/schemas.js'
-import { typeOfValue } from '../../domain/variables.js'
+import { VariableName } from '../flow-definition.js'
+import { AnyKey } from '../schemas.js'
+import { typeOfValue } from '../variables.js'
 import { article, checkTarget } from './checks.js'
 import { UNNAMED_EXIT, type CheckContext, type NodeOf, type Step, type Visit } from './node-type.js'
 

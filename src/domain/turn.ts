@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { OutgoingMessage } from '../domain/flow-definition.js'
-import { AnyKey } from '../domain/schemas.js'
+import { OutgoingMessage } from './flow-definition.js'
+import { AnyKey } from './schemas.js'
 
 /**
  * The contract between the session's event stream and the interpreter: what a turn starts from,

@@ -1,4 +1,4 @@
-import type { OutgoingMessage } from '../domain/flow-definition.js'
+import type { OutgoingMessage } from './flow-definition.js'
 import type { InputKind } from './nodes/question.js'
 import type { InboundMessage, VariableValue } from './turn.js'
 

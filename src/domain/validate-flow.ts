@@ -2,12 +2,12 @@ import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
-import { Tag } from '../domain/card.js'
-import { FlowDefinition, VariableName } from '../domain/flow-definition.js'
-import { LIMITS } from '../domain/message-limits.js'
+import { Tag } from './card.js'
+import { FlowDefinition, VariableName } from './flow-definition.js'
+import { LIMITS } from './message-limits.js'
 // Registers the `uuid` format that the node schemas use.
-import '../domain/schemas.js'
-import { SYSTEM_VARIABLES } from '../domain/variables.js'
+import './schemas.js'
+import { SYSTEM_VARIABLES } from './variables.js'
 import { BadRequestError } from '../errors.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes } from './nodes/index.js'
 import type { CheckContext, Exit, NodeType, Segment, WorkspaceCatalog } from './nodes/node-type.js'
@@ -337,7 +337,7 @@ function checkNode(node: NodeInfo, data: Record<string, unknown>, catalog: Works
 // ---------------------------------------------------------------------------------------------
 // Variables
 
-// The engine's placeholder syntax (src/engine/interpolate.ts): `{{name}}` or `{{name.path}}`;
+// The engine's placeholder syntax (src/domain/interpolate.ts): `{{name}}` or `{{name.path}}`;
 // the name before the first dot is the variable.
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z0-9_]+)*\s*\}\}/g
 
