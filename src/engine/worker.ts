@@ -214,8 +214,8 @@ export class EngineWorker {
     for (;;) {
       let outcome: 'ran' | 'idle' | 'conflict'
       try {
-        const knownThrough = conflicts === 0 && failures === 0 ? seenThrough : undefined
-        outcome = await withStreamLock(stream, () => this.runNextTurn(sessionId, knownThrough))
+        const alreadyReadThrough = conflicts === 0 && failures === 0 ? seenThrough : undefined
+        outcome = await withStreamLock(stream, () => this.runNextTurn(sessionId, alreadyReadThrough))
       } catch (error) {
         if (isTransient(error)) throw error
         failures++
@@ -237,8 +237,8 @@ export class EngineWorker {
   }
 
   /** Runs the oldest pending turn: 'idle' when there is none, 'conflict' when another writer came first. */
-  private async runNextTurn(sessionId: string, knownThrough?: bigint): Promise<'ran' | 'idle' | 'conflict'> {
-    const { state, revision } = await foldStream(this.store, session, sessionStream(sessionId), { knownThrough })
+  private async runNextTurn(sessionId: string, alreadyReadThrough?: bigint): Promise<'ran' | 'idle' | 'conflict'> {
+    const { state, revision } = await foldStream(this.store, session, sessionStream(sessionId), { alreadyReadThrough })
     if (state.status === 'none' || revision === undefined) return 'idle'
     const next = state.pending[0]
     if (!next) return 'idle'

@@ -121,7 +121,7 @@ export class LiveTail {
     // still open); look again soon, backing off to the poll interval.
     let retryMs = 0
     while (this.members.size > 0 && !signal.aborted) {
-      const seen = this.wakeUp.generation
+      const seen = this.wakeUp.wakeUpCount
       const from = this.position!
       let page: Page
       try {

@@ -30,13 +30,13 @@ export async function foldStream<Command, State, Event extends DomainEvent>(
    * state that far on is taken without asking the store. It may then miss newer events; a write
    * based on it fails its expected revision, and the caller reads again.
    */
-  { knownThrough }: { knownThrough?: bigint } = {},
+  { alreadyReadThrough }: { alreadyReadThrough?: bigint } = {},
 ): Promise<FoldedStream<State>> {
   let cache = caches.get(store)
   if (!cache) caches.set(store, (cache = new Map()))
   const entry = cache.get(stream)
   const known = entry?.decider === decider ? (entry.folded as FoldedStream<State>) : { state: decider.initialState, revision: undefined }
-  if (knownThrough !== undefined && known.revision !== undefined && known.revision >= knownThrough) return known
+  if (alreadyReadThrough !== undefined && known.revision !== undefined && known.revision >= alreadyReadThrough) return known
   const newer = await store.readStream(stream, { from: known.revision === undefined ? 0n : known.revision + 1n })
   const folded = newer.length === 0 ? known : {
     state: newer.reduce((state, e) => decider.evolve(state, { type: e.type, data: e.data } as Event), known.state),

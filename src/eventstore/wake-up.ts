@@ -53,7 +53,7 @@ export class WakeUp {
   }
 
   /** Counts wake-ups: a subscriber notes it before reading, and a later wake-up means look again. */
-  get generation(): number {
+  get wakeUpCount(): number {
     return this.wakes
   }
 
@@ -139,13 +139,13 @@ export class WakeUp {
   }
 
   /**
-   * Resolves true when woken (at once when a wake-up came after `seenGeneration`), false when the
+   * Resolves true when woken (at once when `wakeUpCount` has moved past `wakeUpsSeen`), false when the
    * time ran out or the signal aborted.
    */
-  wait(ms: number, signal?: AbortSignal, seenGeneration?: number): Promise<boolean> {
+  wait(ms: number, signal?: AbortSignal, wakeUpsSeen?: number): Promise<boolean> {
     if (signal?.aborted) return Promise.resolve(false)
     void this.listen()
-    if (seenGeneration !== undefined && seenGeneration !== this.wakes) return Promise.resolve(true)
+    if (wakeUpsSeen !== undefined && wakeUpsSeen !== this.wakes) return Promise.resolve(true)
     return new Promise((resolve) => {
       const done = (woken: boolean) => {
         clearTimeout(timer)

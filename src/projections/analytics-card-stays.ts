@@ -29,7 +29,7 @@ class StaysFold implements TypedFold<CardEvent> {
   private readonly openHere = new Map<string, Stay>()
   private readonly closeStored = new Map<string, Leaving>()
 
-  get held(): number {
+  get rowsHeld(): number {
     return this.opened.length + this.closeStored.size
   }
 

@@ -65,7 +65,7 @@ class SessionsFold implements TypedFold<SessionEvent> {
     this.beingWritten = writing?.sessions
   }
 
-  get held(): number {
+  get rowsHeld(): number {
     return this.sessions.size + this.visits.size
   }
 

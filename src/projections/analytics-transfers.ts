@@ -15,7 +15,7 @@ interface Transfer {
 class TransfersFold implements TypedFold<SessionEvent> {
   private readonly rows: Transfer[] = []
 
-  get held(): number {
+  get rowsHeld(): number {
     return this.rows.length
   }
 

@@ -3,7 +3,7 @@ import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
 import type { Database, DbOrTrx, KanbanCardsTable } from '../store/database.js'
 import { onePage } from './list-filters.js'
-import { ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
+import { ROWS_PER_STATEMENT, WritesInOrder, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
 
 /** A new card's row, as a batch's later events for the card left it. */
 type NewCard = Omit<Insertable<KanbanCardsTable>, 'field_values'> & { field_values: CardValues }
@@ -48,7 +48,7 @@ class CardWrites {
     }
   }
 
-  get held(): number {
+  get rowsHeld(): number {
     return this.inserts.size + this.changes.size + this.deletes.size
   }
 
@@ -92,26 +92,26 @@ async function removeFieldValues(trx: Transaction<Database>, { pipelineId, remov
 }
 
 /**
- * Card events merged per card, in stretches: a pipeline change that removes fields ends one, as it
- * may change any card of its pipeline, and is written in its place between the stretches before
+ * Card events merged per card, in order: a pipeline change that removes fields ends a run of merged
+ * writes, as it may change any card of its pipeline, and is written in its place between the runs before
  * and after it.
  */
 class CardsFold implements TypedFold<CardEvent | PipelineEvent> {
-  private readonly stretches = new Stretches(() => new CardWrites(), removeFieldValues)
+  private readonly inOrder = new WritesInOrder(() => new CardWrites(), removeFieldValues)
 
-  get held(): number {
-    return this.stretches.held
+  get rowsHeld(): number {
+    return this.inOrder.rowsHeld
   }
 
   async add(_db: DbOrTrx, events: readonly { event: CardEvent | PipelineEvent }[]): Promise<void> {
     for (const { event } of events) {
-      if (isCardEvent(event)) this.stretches.stretch().add(event)
-      else if (event.type === 'PipelineUpdated' && event.data.removedFieldIds.length > 0) this.stretches.applyInPlace(event.data)
+      if (isCardEvent(event)) this.inOrder.merging().add(event)
+      else if (event.type === 'PipelineUpdated' && event.data.removedFieldIds.length > 0) this.inOrder.addInPlace(event.data)
     }
   }
 
   write(trx: Transaction<Database>): Promise<void> {
-    return this.stretches.write(trx)
+    return this.inOrder.write(trx)
   }
 }
 

@@ -12,15 +12,15 @@ export interface Fold {
   /** Folds the events in, reading through `db` the stored rows it builds on; writes nothing. */
   add(db: DbOrTrx, events: readonly RecordedEvent[]): Promise<void>
   /** Rows held for writing: a rebuild writes its window before this grows past its bound. */
-  readonly held: number
+  readonly rowsHeld: number
   write(trx: Transaction<Database>): Promise<void>
   /**
    * The same write as the parts of one statement (data-modifying, each changing nothing unless
-   * `applies` holds), or undefined when this fold's rows cannot be put so. A live batch is then
+   * `checkpointMoved` holds), or undefined when this fold's rows cannot be put so. A live batch is then
    * written in one statement with its checkpoint's move. A fold offering this is folded before
    * the move, so its `add` reads nothing stored.
    */
-  inOneStatement?(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
+  inOneStatement?(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
 }
 
 export interface FoldOptions {
@@ -69,9 +69,9 @@ export async function applyAll(trx: Transaction<Database>, projection: Projectio
 /** A fold over the events of known types (see {@link defineProjection}). */
 export interface TypedFold<Event> {
   add(db: DbOrTrx, events: readonly { event: Event; recorded: RecordedEvent }[]): Promise<void>
-  readonly held: number
+  readonly rowsHeld: number
   write(trx: Transaction<Database>): Promise<void>
-  inOneStatement?(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
+  inOneStatement?(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
 }
 
 /**
@@ -101,11 +101,11 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
       const typed = fold({ ...options, writing: writing && typedFolds.get(writing) })
       const untyped: Fold = {
         add: (db, events) => typed.add(db, events.map((recorded) => ({ event: recorded as unknown as Event, recorded }))),
-        get held() {
-          return typed.held
+        get rowsHeld() {
+          return typed.rowsHeld
         },
         write: (trx) => typed.write(trx),
-        ...(typed.inOneStatement && { inOneStatement: (applies) => typed.inOneStatement!(applies) }),
+        ...(typed.inOneStatement && { inOneStatement: (checkpointMoved) => typed.inOneStatement!(checkpointMoved) }),
       }
       typedFolds.set(untyped, typed)
       return untyped
@@ -148,60 +148,60 @@ export async function insertInChunks<Row extends object>(rows: readonly Row[], i
   await inChunks(rows, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length)), insert)
 }
 
-/** Writes merged over a stretch of events. */
-export interface Stretch {
-  readonly held: number
+/** The writes of consecutive events, merged (one row written once however many of them change it). */
+export interface MergedWrites {
+  readonly rowsHeld: number
   write(trx: Transaction<Database>): Promise<void>
   /** See {@link Fold.inOneStatement}. */
-  inOneStatement?(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
+  inOneStatement?(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined
 }
 
 /**
- * A fold's writes in stretches: events merged into the current stretch, and the writes of events
- * that must see what comes before them written (a pipeline change, a card event that reads its
- * session's route) made on their own, in their place between the stretches.
+ * A fold's writes in the order of its events: runs of events whose writes merge, and between them
+ * the writes of events that must see what comes before them written (a pipeline change, a card
+ * event that reads its session's route), made on their own, in their place.
  */
-export class Stretches<S extends Stretch, InPlace> {
-  private readonly steps: ({ stretch: S } | { inPlace: InPlace })[] = []
+export class WritesInOrder<S extends MergedWrites, InPlace> {
+  private readonly steps: ({ merged: S } | { inPlace: InPlace })[] = []
   private current: S | undefined
   private inPlaceCount = 0
 
-  private readonly newStretch: () => S
+  private readonly newMerged: () => S
   private readonly writeInPlace: (trx: Transaction<Database>, inPlace: InPlace) => Promise<void>
 
-  constructor(newStretch: () => S, writeInPlace: (trx: Transaction<Database>, inPlace: InPlace) => Promise<void>) {
-    this.newStretch = newStretch
+  constructor(newMerged: () => S, writeInPlace: (trx: Transaction<Database>, inPlace: InPlace) => Promise<void>) {
+    this.newMerged = newMerged
     this.writeInPlace = writeInPlace
   }
 
-  get held(): number {
-    return this.steps.reduce((sum, step) => sum + ('stretch' in step ? step.stretch.held : 0), this.inPlaceCount)
+  get rowsHeld(): number {
+    return this.steps.reduce((sum, step) => sum + ('merged' in step ? step.merged.rowsHeld : 0), this.inPlaceCount)
   }
 
-  /** The stretch that events merge into now. */
-  stretch(): S {
-    if (!this.current) this.steps.push({ stretch: (this.current = this.newStretch()) })
+  /** The merged writes that events go into now. */
+  merging(): S {
+    if (!this.current) this.steps.push({ merged: (this.current = this.newMerged()) })
     return this.current
   }
 
-  /** Writes `inPlace` on its own at write time, after the stretch before it; the next events merge into a new one. */
-  applyInPlace(inPlace: InPlace): void {
+  /** Writes `inPlace` on its own at write time, after the merged writes before it; the next events merge anew. */
+  addInPlace(inPlace: InPlace): void {
     this.steps.push({ inPlace })
     this.current = undefined
     this.inPlaceCount++
   }
 
-  /** The write in one statement (see {@link Fold.inOneStatement}): only of one stretch, with nothing written in place. */
-  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+  /** The write in one statement (see {@link Fold.inOneStatement}): only of one run of merged writes, with nothing written in place. */
+  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
     const [only, ...more] = this.steps
     if (!only) return []
-    if (more.length > 0 || !('stretch' in only)) return undefined
-    return only.stretch.inOneStatement?.(applies)
+    if (more.length > 0 || !('merged' in only)) return undefined
+    return only.merged.inOneStatement?.(checkpointMoved)
   }
 
   async write(trx: Transaction<Database>): Promise<void> {
     for (const step of this.steps) {
-      if ('stretch' in step) await step.stretch.write(trx)
+      if ('merged' in step) await step.merged.write(trx)
       else await this.writeInPlace(trx, step.inPlace)
     }
   }

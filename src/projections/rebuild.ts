@@ -143,7 +143,7 @@ class RebuildFeed {
       else unfolded.push(...batch)
       this.folded = batch[batch.length - 1]!.position
       events += batch.length
-      if (!fold || events >= this.windowEvents || fold.held >= WINDOW_ROWS || heapIsFilling()) break
+      if (!fold || events >= this.windowEvents || fold.rowsHeld >= WINDOW_ROWS || heapIsFilling()) break
     }
     if (events === 0) return undefined
     const projection = this.projection

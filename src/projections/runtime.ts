@@ -272,11 +272,11 @@ export class ProjectionRuntime {
     void (async () => {
       // The test and the flag's reset happen in one synchronous step, so no new wait is missed.
       while (this.waitsOnOtherProcesses()) {
-        const generation = this.options.checkpointsMoved?.generation
+        const wakeUpsSeen = this.options.checkpointsMoved?.wakeUpCount
         await this.readStoredCheckpoints().catch((error: unknown) => this.logger.debug({ err: error }, 'reading stored checkpoints failed'))
         this.settleWaiters()
         if (!this.waitsOnOtherProcesses()) break
-        if (this.options.checkpointsMoved) await this.options.checkpointsMoved.wait(STORED_CHECKPOINT_POLL_MS, undefined, generation)
+        if (this.options.checkpointsMoved) await this.options.checkpointsMoved.wait(STORED_CHECKPOINT_POLL_MS, undefined, wakeUpsSeen)
         else await delay(STORED_CHECKPOINT_POLL_MS)
       }
       this.followingStoredCheckpoints = false

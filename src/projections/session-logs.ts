@@ -27,8 +27,8 @@ interface LogChange {
 /** The two tables of the read model: the logs, and apart from them the logs of preview sessions. */
 type LogTable = 'session_logs' | 'preview_session_logs'
 
-/** One statement of merged changes of many sessions, changing nothing unless `applies` holds. */
-const updateLogs = (table: LogTable, changes: readonly LogChange[], applies: RawBuilder<boolean>) => sql`
+/** One statement of merged changes of many sessions, changing nothing where `onlyIf` is false. */
+const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyIf: RawBuilder<boolean>) => sql`
   update ${sql.table(table)} as s set
     expires_at = coalesce(v.expires_at, s.expires_at),
     warnings = s.warnings + v.warnings,
@@ -38,16 +38,16 @@ const updateLogs = (table: LogTable, changes: readonly LogChange[], applies: Raw
       else coalesce(v.failed_at, v.expired_at, s.finished_at) end
   from jsonb_to_recordset(cast(${JSON.stringify(changes)} as jsonb))
     as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz, failed_at timestamptz)
-  where s.id = v.id and ${applies}`
+  where s.id = v.id and ${onlyIf}`
 
-/** One statement of new logs (a repeated start changes nothing), inserting nothing unless `applies` holds. */
-const insertLogs = (table: LogTable, starts: readonly NewSessionLog[], applies: RawBuilder<boolean>) => sql`
+/** One statement of new logs (a repeated start changes nothing), inserting nothing where `onlyIf` is false. */
+const insertLogs = (table: LogTable, starts: readonly NewSessionLog[], onlyIf: RawBuilder<boolean>) => sql`
   insert into ${sql.table(table)} (id, workspace_id, organization_id, flow_id, flow_version, external_id, status, warnings, started_at, expires_at, finished_at)
   select v.id, v.workspace_id, v.organization_id, v.flow_id, v.flow_version, v.external_id, v.status, v.warnings, v.started_at, v.expires_at, v.finished_at
   from jsonb_to_recordset(cast(${JSON.stringify(starts)} as jsonb))
     as v(id uuid, workspace_id uuid, organization_id uuid, flow_id uuid, flow_version integer, external_id text, status text, warnings integer,
          started_at timestamptz, expires_at timestamptz, finished_at timestamptz)
-  where ${applies}
+  where ${onlyIf}
   on conflict (id) do nothing`
 
 type SessionStarted = Extract<SessionEvent, { type: 'SessionStarted' }>['data']
@@ -76,7 +76,7 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
   private readonly previewStarts: NewSessionLog[] = []
   private readonly changes = new Map<string, LogChange>()
 
-  get held(): number {
+  get rowsHeld(): number {
     return this.starts.length + this.previewStarts.length + this.changes.size
   }
 
@@ -118,13 +118,13 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
    * and only the one holding the session has a row to change. Preview sessions are few, so the
    * second update is cheap.
    */
-  private parts(applies: RawBuilder<boolean>): RawBuilder<unknown>[] {
+  private parts(onlyIf: RawBuilder<boolean>): RawBuilder<unknown>[] {
     const changes = [...this.changes.values()]
     return [
-      ...slices(this.starts).map((rows) => insertLogs('session_logs', rows, applies)),
-      ...slices(this.previewStarts).map((rows) => insertLogs('preview_session_logs', rows, applies)),
-      ...slices(changes).map((rows) => updateLogs('session_logs', rows, applies)),
-      ...slices(changes).map((rows) => updateLogs('preview_session_logs', rows, applies)),
+      ...slices(this.starts).map((rows) => insertLogs('session_logs', rows, onlyIf)),
+      ...slices(this.previewStarts).map((rows) => insertLogs('preview_session_logs', rows, onlyIf)),
+      ...slices(changes).map((rows) => updateLogs('session_logs', rows, onlyIf)),
+      ...slices(changes).map((rows) => updateLogs('preview_session_logs', rows, onlyIf)),
     ]
   }
 
@@ -136,10 +136,10 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
    * The same write as one statement with the checkpoint's move. Its parts all see the tables as
    * they were before it, so a batch that starts a session and changes it needs them written in turn.
    */
-  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
-    if (this.held > ROWS_PER_STATEMENT) return undefined
+  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    if (this.rowsHeld > ROWS_PER_STATEMENT) return undefined
     if ([...this.starts, ...this.previewStarts].some((start) => this.changes.has(start.id))) return undefined
-    return this.parts(applies)
+    return this.parts(checkpointMoved)
   }
 }
 

@@ -26,10 +26,10 @@ export interface NewDelivery {
 }
 
 /**
- * Makes deliveries on their sessions' stored routes `r`, where `applies` holds; one made already (a
+ * Makes deliveries on their sessions' stored routes `r`, where `onlyIf` holds; one made already (a
  * replay) stays as it is.
  */
-export const insertDeliveries = (deliveries: readonly NewDelivery[], applies: RawBuilder<boolean>) => sql`
+export const insertDeliveries = (deliveries: readonly NewDelivery[], onlyIf: RawBuilder<boolean>) => sql`
   insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
     body, event_ids, source_commit, source_prepare, status, created_at)
   select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
@@ -37,7 +37,7 @@ export const insertDeliveries = (deliveries: readonly NewDelivery[], applies: Ra
   from jsonb_to_recordset(cast(${JSON.stringify(deliveries)} as jsonb))
     as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
   join webhook_sessions r on r.session_id = v.session_id
-  where ${applies}
+  where ${onlyIf}
   order by v.source_commit, v.source_prepare
   on conflict (id) do nothing`
 

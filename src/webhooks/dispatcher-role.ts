@@ -54,7 +54,7 @@ export class DispatcherRole {
 
   private async followOtherProcesses(checkpointsMoved: WakeUp, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const woken = await checkpointsMoved.wait(60_000, signal, checkpointsMoved.generation)
+      const woken = await checkpointsMoved.wait(60_000, signal, checkpointsMoved.wakeUpCount)
       // Batches applied here already woke it through onApplied.
       if (woken && !this.readModels.appliesHere(webhookOutboxProjection.name)) this.dispatcher.wake()
     }

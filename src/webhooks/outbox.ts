@@ -2,7 +2,7 @@ import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely'
 import type { CardEvent } from '../domain/card.js'
 import type { SessionEvent } from '../domain/session.js'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
-import { ALWAYS, ROWS_PER_STATEMENT, Stretches, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
+import { ALWAYS, ROWS_PER_STATEMENT, WritesInOrder, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
 import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
 import { deliveryIdOf, insertDeliveries, type NewDelivery } from './deliveries.js'
 import { cardWebhookBody, failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
@@ -29,13 +29,13 @@ const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): 
     ? undefined
     : { session_id: d.sessionId, organization_id: d.organizationId, workspace_id: d.workspaceId, api_key_id: d.apiKeyId, callback_url: d.callbackUrl, active: true }
 
-/** Stores routes; a route stored already (a replay) keeps what it holds, but closes if the stretch closed it. */
-const insertRoutes = (routes: readonly NewRoute[], applies: RawBuilder<boolean>) => sql`
+/** Stores routes; a route stored already (a replay) keeps what it holds, but closes if these writes closed it. */
+const insertRoutes = (routes: readonly NewRoute[], onlyIf: RawBuilder<boolean>) => sql`
   insert into webhook_sessions (session_id, organization_id, workspace_id, api_key_id, callback_url, active)
   select v.session_id, v.organization_id, v.workspace_id, v.api_key_id, v.callback_url, v.active
   from jsonb_to_recordset(cast(${JSON.stringify(routes)} as jsonb))
     as v(session_id uuid, organization_id uuid, workspace_id uuid, api_key_id uuid, callback_url text, active boolean)
-  where ${applies}
+  where ${onlyIf}
   on conflict (session_id) do update set active = webhook_sessions.active and excluded.active`
 
 /** A card event's webhook goes out only while its session's route is active. */
@@ -45,19 +45,19 @@ const insertCardDelivery = async (trx: Transaction<Database>, card: NewDelivery)
   await insertDeliveries([card], ROUTE_IS_ACTIVE).execute(trx)
 }
 
-const closeRoutes = (sessionIds: readonly string[], applies: RawBuilder<boolean>) => sql`
-  update webhook_sessions set active = false where session_id = any(${sessionIds}::uuid[]) and ${applies}`
+const closeRoutes = (sessionIds: readonly string[], onlyIf: RawBuilder<boolean>) => sql`
+  update webhook_sessions set active = false where session_id = any(${sessionIds}::uuid[]) and ${onlyIf}`
 
 /**
- * A stretch's routes, turn deliveries and finished sessions, written in three statements. A session
- * that starts and finishes within the stretch gets its route closed from the start.
+ * The routes, turn deliveries and finished sessions of a run of merged events, written in three
+ * statements. A session that starts and finishes within the run gets its route closed from the start.
  */
 class OutboxWrites {
   readonly routes = new Map<string, NewRoute>()
   readonly turns: NewDelivery[] = []
   readonly finished = new Set<string>()
 
-  get held(): number {
+  get rowsHeld(): number {
     return this.routes.size + this.turns.length + this.finished.size
   }
 
@@ -76,22 +76,22 @@ class OutboxWrites {
 
   /**
    * The same three writes as parts of one statement. The parts all see the tables as they were
-   * before it, so a turn on a route new in this stretch needs them written in turn.
+   * before it, so a turn on a route new in this run needs them written in turn.
    */
-  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
     if (Math.max(this.routes.size, this.turns.length, this.finished.size) > ROWS_PER_STATEMENT) return undefined
     if (this.turns.some((turn) => this.routes.has(turn.session_id))) return undefined
     return [
-      ...(this.routes.size > 0 ? [insertRoutes([...this.routes.values()], applies)] : []),
-      ...(this.turns.length > 0 ? [insertDeliveries(this.turns, applies)] : []),
-      ...(this.finished.size > 0 ? [closeRoutes([...this.finished], applies)] : []),
+      ...(this.routes.size > 0 ? [insertRoutes([...this.routes.values()], checkpointMoved)] : []),
+      ...(this.turns.length > 0 ? [insertDeliveries(this.turns, checkpointMoved)] : []),
+      ...(this.finished.size > 0 ? [closeRoutes([...this.finished], checkpointMoved)] : []),
     ]
   }
 }
 
 /**
- * The outbox's events in stretches. Starts, turns and expiries, the bulk of a busy outbox, are
- * written together; a card event that reports to a session ends a stretch, as it reads whether the
+ * The outbox's events in order. Starts, turns and expiries, the bulk of a busy outbox, are
+ * written together; a card event that reports to a session ends a run of them, as it reads whether the
  * session is still active, and is written in its place.
  *
  * A rebuild's replay makes no delivery again for the events the outbox applied before it: their
@@ -99,7 +99,7 @@ class OutboxWrites {
  * deleted since must not be sent again.
  */
 class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
-  private readonly stretches = new Stretches(() => new OutboxWrites(), insertCardDelivery)
+  private readonly inOrder = new WritesInOrder(() => new OutboxWrites(), insertCardDelivery)
 
   private readonly appliedBefore: Position | undefined
 
@@ -107,12 +107,12 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
     this.appliedBefore = appliedBefore
   }
 
-  get held(): number {
-    return this.stretches.held
+  get rowsHeld(): number {
+    return this.inOrder.rowsHeld
   }
 
-  private writes(): OutboxWrites {
-    return this.stretches.stretch()
+  private merging(): OutboxWrites {
+    return this.inOrder.merging()
   }
 
   private deliveredBefore(recorded: RecordedEvent): boolean {
@@ -125,7 +125,7 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
         case 'MessageReceived':
           break
         case 'SessionStarted': {
-          const { routes } = this.writes()
+          const { routes } = this.merging()
           const route = routeOf(event.data)
           if (route && !routes.has(route.session_id)) routes.set(route.session_id, route)
           break
@@ -133,24 +133,24 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
         case 'TurnCompleted': {
           const { sessionId, messageId, output, completedAt } = event.data
           const body = this.deliveredBefore(recorded) ? undefined : turnWebhookBody(sessionId, messageId, output)
-          if (body) this.writes().turns.push(delivery(recorded, body, completedAt))
-          if (output.status !== 'active') this.writes().finish(sessionId)
+          if (body) this.merging().turns.push(delivery(recorded, body, completedAt))
+          if (output.status !== 'active') this.merging().finish(sessionId)
           break
         }
         case 'TurnFailed': {
           const { sessionId, failedAt } = event.data
-          if (!this.deliveredBefore(recorded)) this.writes().turns.push(delivery(recorded, failedTurnWebhookBody(event.data), failedAt))
-          this.writes().finish(sessionId)
+          if (!this.deliveredBefore(recorded)) this.merging().turns.push(delivery(recorded, failedTurnWebhookBody(event.data), failedAt))
+          this.merging().finish(sessionId)
           break
         }
         case 'SessionExpired':
-          this.writes().finish(event.data.sessionId)
+          this.merging().finish(event.data.sessionId)
           break
         default: {
           // A card event reports to its session's webhook when the API made it on a session's card.
           const { sessionId } = event.data
           if (sessionId !== null && recorded.metadata.actor !== ENGINE_ACTOR && !this.deliveredBefore(recorded)) {
-            this.stretches.applyInPlace(delivery(recorded, cardWebhookBody(sessionId, recorded.id, event), recorded.createdAt))
+            this.inOrder.addInPlace(delivery(recorded, cardWebhookBody(sessionId, recorded.id, event), recorded.createdAt))
           }
         }
       }
@@ -158,11 +158,11 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
   }
 
   write(trx: Transaction<Database>): Promise<void> {
-    return this.stretches.write(trx)
+    return this.inOrder.write(trx)
   }
 
-  inOneStatement(applies: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
-    return this.stretches.inOneStatement(applies)
+  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    return this.inOrder.inOneStatement(checkpointMoved)
   }
 }
 

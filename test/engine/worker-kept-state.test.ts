@@ -29,10 +29,10 @@ for (const backend of reachableBackends) {
     await t.test('a state kept as far as the batch read is used without reading the stream', async (t) => {
       await foldStream(store, session, stream)
       counted.reads = 0
-      const kept = await foldStream(store, session, stream, { knownThrough: 0n })
+      const kept = await foldStream(store, session, stream, { alreadyReadThrough: 0n })
       t.equal(kept.revision, 0n)
       t.equal(counted.reads, 0, 'no read')
-      await foldStream(store, session, stream, { knownThrough: 1n })
+      await foldStream(store, session, stream, { alreadyReadThrough: 1n })
       t.equal(counted.reads, 1, 'a batch that read further than the kept state: read')
     })
 

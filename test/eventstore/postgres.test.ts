@@ -138,8 +138,8 @@ if (postgresUrl) {
     await sleep(100)
     t.equal(heard, 0, 'nobody else listens: nothing sent')
 
-    const generation = other.generation
-    const woken = other.wait(10_000, undefined, generation)
+    const wakeUpsSeen = other.wakeUpCount
+    const woken = other.wait(10_000, undefined, wakeUpsSeen)
     while ((await listeners()) < 2) await sleep(10)
     let announced = 0
     for (let settled = false; !settled && announced < 100; announced++) {

@@ -54,11 +54,11 @@ function faulty(projection: Projection, fault: Fault): Projection {
             fault.hit(events)
             await inner.add(db, events)
           },
-          get held() {
-            return inner.held
+          get rowsHeld() {
+            return inner.rowsHeld
           },
           write: (trx) => inner.write(trx),
-          ...(inner.inOneStatement && { inOneStatement: (applies) => inner.inOneStatement!(applies) }),
+          ...(inner.inOneStatement && { inOneStatement: (checkpointMoved) => inner.inOneStatement!(checkpointMoved) }),
         }
       },
     }),

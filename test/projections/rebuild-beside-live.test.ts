@@ -33,8 +33,8 @@ function heldOutbox(opened: Promise<void>, onStart: () => void): Projection {
           await opened
           await inner.add(db, events)
         },
-        get held() {
-          return inner.held
+        get rowsHeld() {
+          return inner.rowsHeld
         },
         write: (trx) => inner.write(trx),
       }

@@ -105,7 +105,7 @@ for (const backend of reachableBackends) {
               }
               events.push(...batch)
             },
-            get held() {
+            get rowsHeld() {
               return events.length
             },
             async write(trx) {
