@@ -33,6 +33,7 @@ import {
   text,
   transfer,
 } from '../helpers/engine.js'
+import { examples } from '../helpers/decider-spec.js'
 import { pipelineField } from '../helpers/pipeline-fields.js'
 
 const field = (id: string, name: string, type: Field['type'], extra: Partial<Field> = {}): Field => pipelineField(`0190a0b0-0000-7000-8000-0000000000${id}`, name, type, extra)
@@ -112,11 +113,13 @@ t.test('a property the format does not name is refused at its path, since the sa
 })
 
 t.test('the document itself', async (t) => {
-  t.same(problems('flow'), ['the definition must be a JSON object'])
-  t.same(problems([]), ['the definition must be a JSON object'])
-  t.same(problems({ schemaVersion: 1, edges: [] }), ['nodes: is required'], 'nothing else is judged without nodes')
-  t.same(problems({ schemaVersion: 2, nodes: 'x', edges: {} }), ['schemaVersion: must be 1', 'nodes: must be an array', 'edges: must be an array'])
-  t.same(problems({ schemaVersion: 1, nodes: [start()] }), ['edges: is required'])
+  examples(t, problems, [
+    ['a string', ['flow'], ['the definition must be a JSON object']],
+    ['an array', [[]], ['the definition must be a JSON object']],
+    ['nothing else is judged without nodes', [{ schemaVersion: 1, edges: [] }], ['nodes: is required']],
+    ['each top-level property of the wrong type', [{ schemaVersion: 2, nodes: 'x', edges: {} }], ['schemaVersion: must be 1', 'nodes: must be an array', 'edges: must be an array']],
+    ['no edges', [{ schemaVersion: 1, nodes: [start()] }], ['edges: is required']],
+  ])
 })
 
 t.test('node and edge structure is reported at its path', async (t) => {
@@ -185,9 +188,9 @@ t.test("each node's data is checked against its type's schema", async (t) => {
 })
 
 t.test('exactly one start node', async (t) => {
-  t.same(problems(flow([message('hi', text('Hi')), end()], chain('hi', 'end'))), ['nodes: no start node; a flow has exactly one'], 'without a start, reachability is not judged')
-  t.same(problems(flow([start(), start('again'), end()], [...chain('start', 'end'), edge('again', 'end')])), [
-    'nodes[1].type: a second start node (the first is nodes[0]); a flow has exactly one',
+  examples(t, problems, [
+    ['without a start, reachability is not judged', [flow([message('hi', text('Hi')), end()], chain('hi', 'end'))], ['nodes: no start node; a flow has exactly one']],
+    ['a second start', [flow([start(), start('again'), end()], [...chain('start', 'end'), edge('again', 'end')])], ['nodes[1].type: a second start node (the first is nodes[0]); a flow has exactly one']],
   ])
 })
 

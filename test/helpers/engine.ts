@@ -63,6 +63,15 @@ export const list = (body: string, ...rows: [id: string, title: string][]): Outg
   },
 })
 
+/** Variables of every kind templates read: text, a number, a boolean, nested objects and an array. */
+export const customerVariables: Record<string, VariableValue> = {
+  name: 'Ana',
+  plan: 'Pro',
+  total: 99.5,
+  vip: true,
+  customer: { name: 'Ana Souza', address: { city: 'Recife' }, orders: [{ id: 'o-1' }] },
+}
+
 export const START: Trigger = { type: 'start' }
 export const say = (message: InboundMessage): Trigger => ({ type: 'message', message })
 export const textReply = (body: string): Trigger => say({ type: 'text', text: { body } })

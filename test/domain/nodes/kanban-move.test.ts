@@ -1,28 +1,27 @@
 import t from 'tap'
-import { initialConversation } from '../../src/engine/interpreter.js'
-import type { ConversationState } from '../../src/domain/turn.js'
+import { check, schema } from '../../../src/domain/nodes/kanban-move.js'
+import type { Field } from '../../../src/domain/pipeline.js'
+import type { ConversationState } from '../../../src/domain/turn.js'
+import { initialConversation } from '../../../src/engine/interpreter.js'
+import { accepts, examples } from '../../helpers/decider-spec.js'
 import {
   chain,
   context,
-  edge,
   end,
   flow,
   kanbanMove,
   NOW,
   OTHER_PIPELINE,
   PIPELINE,
-  question,
-  SECTOR,
   STAGE_NEW,
   STAGE_OTHER,
   STAGE_WON,
   start,
   START,
-  text,
-  textReply,
-  transfer,
   turn,
-} from '../helpers/engine.js'
+} from '../../helpers/engine.js'
+import { pipelineField } from '../../helpers/pipeline-fields.js'
+import { checkProblems, emptyCatalog } from '../../helpers/visit.js'
 
 t.test('kanbanMove', async (t) => {
   t.test('given no card, the first move creates one and the next moves it', async (t) => {
@@ -101,57 +100,29 @@ t.test('kanbanMove', async (t) => {
   })
 })
 
-t.test('timestamps', async (t) => {
-  const busy = flow(
-    [
-      start(),
-      kanbanMove('lead', { pipelineId: PIPELINE, stageId: STAGE_NEW }),
-      question('ask', { prompt: text('?'), input: { kind: 'text' } }),
-      kanbanMove('won', { pipelineId: PIPELINE, stageId: STAGE_WON }),
-      transfer('human', 'sector', SECTOR),
-    ],
-    [...chain('start', 'lead', 'ask'), edge('ask', 'won', 'default'), edge('won', 'human')],
-  )
-  const stamps = (out: ReturnType<typeof turn>) => [...out.kanban.map((k) => k.timestamp), ...out.functions.map((f) => f.timestamp)]
+t.test('schema', async (t) => {
+  examples(t, accepts(schema), [
+    ['a pipeline and a stage', [{ pipelineId: PIPELINE, stageId: STAGE_NEW }], true],
+    ['values of each JSON type, and tags', [{ pipelineId: PIPELINE, stageId: STAGE_NEW, values: { a: '{{name}}', b: 1, c: false }, tags: ['lead'] }], true],
+    ['a stage that is no uuid', [{ pipelineId: PIPELINE, stageId: 'won' }], false],
+    ['an object as a value', [{ pipelineId: PIPELINE, stageId: STAGE_NEW, values: { a: { b: 1 } } }], false],
+    ['a tag the card refuses', [{ pipelineId: PIPELINE, stageId: STAGE_NEW, tags: [''] }], false],
+  ])
+})
 
-  t.test('strictly increase within a turn, starting at now', async (t) => {
-    const f = flow(
-      [start(), kanbanMove('a', { pipelineId: PIPELINE, stageId: STAGE_NEW }), kanbanMove('b', { pipelineId: PIPELINE, stageId: STAGE_WON }), transfer('human', 'sector', SECTOR)],
-      chain('start', 'a', 'b', 'human'),
-    )
-    const out = turn(f, initialConversation(), START)
-    t.same(stamps(out), [NOW, NOW + 1, NOW + 2])
-    t.equal(out.state.lastTimestampMicros, NOW + 2)
-  })
-
-  t.test('strictly increase across turns when the clock stands still', async (t) => {
-    const first = turn(busy, initialConversation(), START)
-    const second = turn(busy, first.state, textReply('ok'))
-    t.same(stamps(first), [NOW])
-    t.same(stamps(second), [NOW + 1, NOW + 2])
-  })
-
-  t.test('strictly increase across turns when the clock steps back', async (t) => {
-    const first = turn(busy, initialConversation(), START)
-    const second = turn(busy, first.state, textReply('ok'), context({ nowMicros: NOW - 5_000_000 }))
-    t.same(stamps(second), [NOW + 1, NOW + 2])
-  })
-
-  t.test('follow the clock when it is ahead of the last one', async (t) => {
-    const first = turn(busy, initialConversation(), START)
-    const second = turn(busy, first.state, textReply('ok'), context({ nowMicros: NOW + 1_000 }))
-    t.same(stamps(second), [NOW + 1_000, NOW + 1_001])
-    t.equal(second.state.lastTimestampMicros, NOW + 1_001)
-  })
-
-  t.test('are whole microseconds', async (t) => {
-    const out = turn(busy, initialConversation(), START, context({ nowMicros: NOW + 0.75 }))
-    t.same(stamps(out), [NOW])
-  })
-
-  t.test('a turn without functions or kanban actions leaves the last timestamp alone', async (t) => {
-    const state = { ...initialConversation(), lastTimestampMicros: 123 }
-    const out = turn(flow([start(), question('ask', { prompt: text('?'), input: { kind: 'text' } })], chain('start', 'ask')), state, START)
-    t.equal(out.state.lastTimestampMicros, 123)
-  })
+t.test('check', async (t) => {
+  const field = (id: string, type: Field['type']) => pipelineField(`0190a0b0-0000-7000-8000-0000000000${id}`, type, type)
+  const [note, amount] = [field('d1', 'text'), field('d2', 'currency')]
+  const catalog = { ...emptyCatalog, pipelines: new Map([[PIPELINE, { stageIds: new Set([STAGE_NEW]), fields: [note, amount] }]]) }
+  const problems = function problems(pipelineId: string, stageId: string, values = {}) {
+    return checkProblems(check, { pipelineId, stageId, values }, catalog)
+  }
+  examples(t, problems, [
+    ['a stage of a pipeline of the workspace, values its fields take', [PIPELINE, STAGE_NEW, { [note.id]: 'Hi {{name}}', [amount.id]: 10 }], []],
+    ['a pipeline the workspace lacks', [OTHER_PIPELINE, STAGE_NEW], [`pipelineId: no pipeline "${OTHER_PIPELINE}" in this workspace`]],
+    ['a stage of another pipeline', [PIPELINE, STAGE_WON], [`stageId: pipeline "${PIPELINE}" has no stage "${STAGE_WON}"`]],
+    ['a field the pipeline lacks', [PIPELINE, STAGE_NEW, { nope: 1 }], [`values.nope: pipeline "${PIPELINE}" has no field "nope"`]],
+    ['a value of another type', [PIPELINE, STAGE_NEW, { [amount.id]: 'ten' }], [`values.${amount.id}: field "currency" (currency) takes a number`]],
+    ['a placeholder is text, which a currency refuses', [PIPELINE, STAGE_NEW, { [amount.id]: '{{total}}' }], [`values.${amount.id}: field "currency" (currency) takes a number; a value with {{…}} is text`]],
+  ])
 })

@@ -1,16 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Type, type Static } from '@sinclair/typebox'
 import t from 'tap'
-import { VariableName } from '../../src/domain/flow-definition.js'
-import type { VariableType } from '../../src/domain/variables.js'
-import { toRunnable } from '../../src/engine/flow-versions.js'
-import { lookup } from '../../src/domain/interpolate.js'
-import { initialConversation, runTurn } from '../../src/engine/interpreter.js'
-import { checkTarget } from '../../src/domain/nodes/checks.js'
-import { nodeTypes, type NodeTypes } from '../../src/domain/nodes/index.js'
-import { UNNAMED_EXIT, type CheckContext, type NodeOf, type NodeType, type Step, type Visit } from '../../src/domain/nodes/node-type.js'
-import { validateFlow, type WorkspaceCatalog } from '../../src/domain/validate-flow.js'
-import { NOW } from '../helpers/engine.js'
+import { VariableName } from '../../../src/domain/flow-definition.js'
+import type { VariableType } from '../../../src/domain/variables.js'
+import { toRunnable } from '../../../src/engine/flow-versions.js'
+import { lookup } from '../../../src/domain/interpolate.js'
+import { initialConversation, runTurn } from '../../../src/engine/interpreter.js'
+import { checkTarget } from '../../../src/domain/nodes/checks.js'
+import { nodeTypeOf, nodeTypes, type NodeTypes } from '../../../src/domain/nodes/index.js'
+import { UNNAMED_EXIT, type CheckContext, type NodeOf, type NodeType, type Step, type Visit } from '../../../src/domain/nodes/node-type.js'
+import { validateFlow, type WorkspaceCatalog } from '../../../src/domain/validate-flow.js'
+import { examples } from '../../helpers/decider-spec.js'
+import { NOW } from '../../helpers/engine.js'
 
 // A node type added as docs/flow-definition.md ("Adding a node type") describes: one module
 // (step 1) and its line in the registry (step 2), here spread into a registry of the test's own.
@@ -90,13 +91,22 @@ t.test('without its registry line the type is unknown to the validator, toRunnab
 })
 
 t.test('"Adding a node type" lists at most 6 files, and every node type has the modules it names', async (t) => {
-  const docs = readFileSync(new URL('../../docs/flow-definition.md', import.meta.url), 'utf8')
+  const docs = readFileSync(new URL('../../../docs/flow-definition.md', import.meta.url), 'utf8')
   const section = docs.split('## Adding a node type')[1]?.split('\n## ')[0] ?? ''
   const steps = [...section.matchAll(/^\d+\. `([^`]+)`/gm)].map((match) => match[1]!)
   t.ok(steps.length > 0 && steps.length <= 6, `${steps.length} files`)
   const kebab = (type: string) => type.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)
   for (const step of steps) {
     const paths = step.includes('/wait.') ? Object.keys(nodeTypes).map((type) => step.replace('wait', kebab(type))) : [step]
-    for (const path of paths) t.ok(existsSync(new URL(`../../${path}`, import.meta.url)), path)
+    for (const path of paths) t.ok(existsSync(new URL(`../../../${path}`, import.meta.url)), path)
   }
+})
+
+t.test('nodeTypeOf', async (t) => {
+  examples(t, nodeTypeOf, [
+    ['a type of the registry', [types, 'increment'], increment],
+    ['a type the registry lacks', [nodeTypes, 'increment'], undefined],
+    ["a name of Object.prototype's is no type", [nodeTypes, 'toString'], undefined],
+  ])
+  t.same(Object.keys(nodeTypes), ['start', 'message', 'question', 'condition', 'setVariable', 'transfer', 'kanbanMove', 'end'], "the registry in the palette's order")
 })

@@ -1,8 +1,10 @@
 import t, { type Test } from 'tap'
-import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import type { NodeData } from '../../src/domain/nodes/index.js'
-import type { InputKind } from '../../src/domain/nodes/question.js'
-import type { Trigger, TurnOutput } from '../../src/domain/turn.js'
+import type { OutgoingMessage } from '../../../src/domain/flow-definition.js'
+import type { NodeData } from '../../../src/domain/nodes/index.js'
+import { check, exits, messages, schema, writes, type InputKind } from '../../../src/domain/nodes/question.js'
+import type { VariableType } from '../../../src/domain/variables.js'
+import { accepts, examples } from '../../helpers/decider-spec.js'
+import type { Trigger, TurnOutput } from '../../../src/domain/turn.js'
 import {
   buttonReply,
   buttons,
@@ -22,7 +24,8 @@ import {
   text,
   textReply,
   transfer,
-} from '../helpers/engine.js'
+} from '../../helpers/engine.js'
+import { checkProblems, emptyCatalog } from '../../helpers/visit.js'
 
 type Question = NodeData<'question'>
 
@@ -35,83 +38,7 @@ const askOnce = (kind: InputKind, reply: Trigger, prompt: OutgoingMessage = text
   return last(converse(f, [reply]))
 }
 
-const accepts = (kind: InputKind, reply: Trigger, saved: unknown) =>
-  t.test(`${kind} accepts ${JSON.stringify(reply.type === 'message' ? reply.message : reply)}`, async (t) => {
-    const out = askOnce(kind, reply)
-    t.same(out.variables, { answer: saved })
-    t.same(out.visited, ['ask', 'ok'])
-    t.same(out.warnings, [])
-  })
-
-const rejects = (kind: InputKind, reply: Trigger) =>
-  t.test(`${kind} rejects ${JSON.stringify(reply.type === 'message' ? reply.message : reply)}`, async (t) => {
-    const out = askOnce(kind, reply)
-    t.same(out.variables, {})
-    t.same(out.visited, ['ask', 'human'])
-    t.same(out.warnings, ['invalid reply to ask'])
-  })
-
 const image = mediaReply('image', { mimeType: 'image/png', url: 'https://cdn.example.com/a.png' })
-
-t.test('text', async () => {
-  accepts('text', textReply('  Ana Souza '), 'Ana Souza')
-  rejects('text', textReply('   '))
-  rejects('text', image)
-  rejects('text', buttonReply('yes', 'Yes'))
-})
-
-t.test('number', async () => {
-  accepts('number', textReply('42'), 42)
-  accepts('number', textReply(' -3.25 '), -3.25)
-  accepts('number', textReply('1,5'), 1.5)
-  accepts('number', textReply('+7'), 7)
-  rejects('number', textReply('abc'))
-  rejects('number', textReply('1.2.3'))
-  rejects('number', textReply('1e3'))
-  rejects('number', textReply('Infinity'))
-  rejects('number', textReply(''))
-  rejects('number', image)
-})
-
-t.test('email', async () => {
-  accepts('email', textReply(' Ana.Souza+news@Example.com.br '), 'Ana.Souza+news@Example.com.br')
-  rejects('email', textReply('ana@'))
-  rejects('email', textReply('ana@example'))
-  rejects('email', textReply('ana souza@example.com'))
-  rejects('email', textReply('ana@@example.com'))
-  rejects('email', textReply('ana@example..com'))
-  rejects('email', textReply(`${'a'.repeat(250)}@example.com`))
-  rejects('email', buttonReply('ana@example.com', 'ana@example.com'))
-})
-
-t.test('phone', async () => {
-  accepts('phone', textReply('+55 (11) 99999-8888'), '+5511999998888')
-  accepts('phone', textReply('11 99999-8888'), '+11999998888')
-  accepts('phone', textReply('12345678'), '+12345678')
-  accepts('phone', textReply('123456789012345'), '+123456789012345')
-  rejects('phone', textReply('1234567'))
-  rejects('phone', textReply('1234567890123456'))
-  rejects('phone', textReply('call 11999998888'))
-  rejects('phone', textReply('11+999998888'))
-  rejects('phone', image)
-})
-
-t.test('media', async () => {
-  accepts(
-    'media',
-    mediaReply('image', { mimeType: 'image/jpeg', url: 'https://cdn.example.com/p.jpg', caption: 'me' }),
-    { type: 'image', mimeType: 'image/jpeg', url: 'https://cdn.example.com/p.jpg', caption: 'me' },
-  )
-  for (const type of ['video', 'audio', 'document', 'sticker'] as const) {
-    accepts('media', mediaReply(type, { mimeType: 'application/octet-stream', url: 'https://cdn.example.com/f' }), {
-      type,
-      mimeType: 'application/octet-stream',
-      url: 'https://cdn.example.com/f',
-    })
-  }
-  rejects('media', textReply('here it is'))
-  rejects('media', buttonReply('a', 'A'))
-})
 
 t.test('choice', async (t) => {
   const plans = buttons('Which plan?', ['basic', 'Basic'], ['pro', 'Pro Plus'])
@@ -272,4 +199,47 @@ t.test('retries', async (t) => {
     t.equal(out?.status, 'active')
     t.same(out?.warnings, ['invalid reply to ask'])
   })
+})
+
+t.test('schema', async (t) => {
+  examples(t, accepts(schema), [
+    ['a prompt and an input kind', [{ prompt: text('?'), input: { kind: 'email' } }], true],
+    ['every option', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'age', maxRetries: 10, retryMessage: text('A number') }], true],
+    ['an input kind it does not know', [{ prompt: text('?'), input: { kind: 'date' } }], false],
+    ['more than 10 retries', [{ prompt: text('?'), input: { kind: 'text' }, maxRetries: 11 }], false],
+    ['negative retries', [{ prompt: text('?'), input: { kind: 'text' }, maxRetries: -1 }], false],
+    ['no prompt', [{ input: { kind: 'text' } }], false],
+  ])
+})
+
+t.test('exits', async (t) => {
+  const invalid = { id: 'invalid', label: 'invalid', kind: 'invalid' } as const
+  examples(t, exits, [
+    ['a choice: each button, then invalid', [{ prompt: buttons('?', ['yes', 'Yes'], ['no', '']), input: { kind: 'choice' } }], [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'no' }, invalid]],
+    ['a choice without a prompt yet: invalid only', [{ input: { kind: 'choice' } }], [invalid]],
+    ['another kind: default and invalid', [{ input: { kind: 'phone' } }], [{ id: 'default', label: 'default', kind: 'default' as const }, invalid]],
+  ])
+})
+
+t.test('check', async (t) => {
+  const catalog = { ...emptyCatalog, variables: new Map<string, VariableType>([['age', 'number'], ['name', 'string']]) }
+  const problems = function problems(data: Question) {
+    return checkProblems(check, data, catalog)
+  }
+  examples(t, problems, [
+    ['a number saved into a number variable', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'age' }], []],
+    ['a choice saved into a string variable', [{ prompt: buttons('?', ['a', 'A']), input: { kind: 'choice' }, saveAs: 'name' }], []],
+    ['a number saved into a string variable', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'name' }], ['saveAs: variable "name" holds a string, but this question saves a number']],
+    ['a choice without buttons or rows', [{ prompt: text('?'), input: { kind: 'choice' } }], ["prompt: a choice question's prompt must be an interactive button or list message"]],
+    ['a choice named as the invalid exit', [{ prompt: list('?', ['invalid', 'No idea']), input: { kind: 'choice' } }], ['prompt.interactive.action.sections.0.rows.0.id: "invalid" is the handle of invalid replies; choose another id']],
+  ])
+})
+
+t.test('messages and writes, read from data as written', async (t) => {
+  examples(t, messages, [['the prompt and the retry message', [{ prompt: 'p', retryMessage: 'r' }], [{ value: 'p', at: ['prompt'] }, { value: 'r', at: ['retryMessage'] }]]])
+  examples(t, writes, [
+    ['saveAs', [{ saveAs: 'age' }], 'age'],
+    ['nothing without saveAs', [{}], undefined],
+    ['nothing for a saveAs that is not a name', [{ saveAs: 3 }], undefined],
+  ])
 })

@@ -1,17 +1,9 @@
 import t from 'tap'
-import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import { initialConversation } from '../../src/engine/interpreter.js'
-import { interpolator, lookup, render } from '../../src/domain/interpolate.js'
-import type { VariableValue } from '../../src/domain/turn.js'
-import { chain, context, flow, message, start, START, text, turn } from '../helpers/engine.js'
-
-const variables: Record<string, VariableValue> = {
-  name: 'Ana',
-  plan: 'Pro',
-  total: 99.5,
-  vip: true,
-  customer: { name: 'Ana Souza', address: { city: 'Recife' }, orders: [{ id: 'o-1' }] },
-}
+import type { OutgoingMessage } from '../../../src/domain/flow-definition.js'
+import { messages, schema } from '../../../src/domain/nodes/message.js'
+import { initialConversation } from '../../../src/engine/interpreter.js'
+import { accepts, examples } from '../../helpers/decider-spec.js'
+import { chain, context, customerVariables as variables, flow, message, start, START, text, turn } from '../../helpers/engine.js'
 
 /** Sends the messages from one message node and returns what went out. */
 const send = (...messages: OutgoingMessage[]) =>
@@ -141,19 +133,7 @@ t.test('outgoing message types, each interpolated and with its tags and node id'
   })
 })
 
-t.test('interpolation', async (t) => {
-  const body = (template: string, ctx = context()) => {
-    const out = turn(flow([start(), message('say', text(template))], chain('start', 'say')), initialConversation(variables), START, ctx)
-    return { body: out.messages[0]?.type === 'text' ? out.messages[0].text.body : undefined, warnings: out.warnings }
-  }
-
-  t.test('an unknown variable renders empty and warns once per node', async (t) => {
-    t.same(body('Hi {{nick}}, {{nick}}! {{other}}'), {
-      body: 'Hi , ! ',
-      warnings: ['unknown variable {{nick}} in node say', 'unknown variable {{other}} in node say'],
-    })
-  })
-
+t.test('sending', async (t) => {
   t.test('each node warns for itself', async (t) => {
     const out = turn(flow([start(), message('one', text('x={{x}}')), message('two', text('x={{x}}'))], chain('start', 'one', 'two')), initialConversation(), START)
     t.same(out.warnings, ['unknown variable {{x}} in node one', 'unknown variable {{x}} in node two'])
@@ -171,47 +151,20 @@ t.test('interpolation', async (t) => {
     t.same(out.warnings, ['unknown variable {{x}} in node say', 'message 1 of node say not sent: a required text is empty after interpolation'])
     t.equal(out.status, 'completed')
   })
+})
 
-  t.test('system variables are read first and shadow conversation variables', async (t) => {
-    const ctx = context({ system: { sessionId: 's-9', name: 'System', lastMessage: 'hello' } })
-    t.same(body('{{sessionId}} {{name}} {{lastMessage}} {{plan}}', ctx), { body: 's-9 System hello Pro', warnings: [] })
-  })
+t.test('schema', async (t) => {
+  examples(t, accepts(schema), [
+    ['one message', [{ messages: [text('Hi')] }], true],
+    ['several, of several types', [{ messages: [text('Hi'), { type: 'template', template: { id: 'welcome', params: [] } }] }], true],
+    ['no message', [{ messages: [] }], false],
+    ['a message of no known type', [{ messages: [{ type: 'fax', fax: {} }] }], false],
+  ])
+})
 
-  t.test('dotted paths reach into objects and arrays', async (t) => {
-    t.same(body('{{customer.name}} in {{customer.address.city}}, order {{customer.orders.0.id}}'), {
-      body: 'Ana Souza in Recife, order o-1',
-      warnings: [],
-    })
-  })
-
-  t.test('a missing path warns with the whole path', async (t) => {
-    t.same(body('[{{customer.address.zip}}][{{plan.length}}]'), {
-      body: '[][]',
-      warnings: ['unknown variable {{customer.address.zip}} in node say', 'unknown variable {{plan.length}} in node say'],
-    })
-  })
-
-  t.test('non-string values render as text, objects as JSON', async (t) => {
-    t.same(body('{{total}} {{vip}} {{customer.address}}'), { body: '99.5 true {"city":"Recife"}', warnings: [] })
-  })
-
-  t.test('spaces inside the braces are allowed; anything that is not a name stays as written', async (t) => {
-    t.same(body('{{ name }} {{1x}} {{ }} {name} {{a-b}}'), { body: 'Ana {{1x}} {{ }} {name} {{a-b}}', warnings: [] })
-  })
-
-  t.test('inherited properties are not variables', async (t) => {
-    t.same(body('[{{constructor}}][{{customer.toString}}][{{__proto__}}]').body, '[][][]')
-  })
-
-  t.test('lookup and render', async (t) => {
-    const scope = { system: { a: 1 }, variables: { a: 2, b: { c: null } } }
-    t.equal(lookup(scope, 'a'), 1)
-    t.equal(lookup(scope, 'b.c'), null)
-    t.equal(lookup(scope, 'b.c.d'), undefined)
-    t.equal(render(null), '')
-    t.equal(render([1, 'x']), '[1,"x"]')
-    const interpolate = interpolator(scope)
-    t.equal(interpolate.text('{{b.c}}|{{zz}}'), '|')
-    t.same([...interpolate.unknown], ['zz'], 'a null found is not unknown')
-  })
+t.test('messages: each as written, at its path, for the channel limits', async (t) => {
+  examples(t, messages, [
+    ['every message, valid or not', [{ messages: [text('Hi'), { type: 'fax' }] }], [{ value: text('Hi'), at: ['messages', 0] }, { value: { type: 'fax' }, at: ['messages', 1] }]],
+    ['a draft without a list of messages has none', [{ messages: 'Hi' }], []],
+  ])
 })

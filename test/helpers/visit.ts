@@ -1,0 +1,54 @@
+import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
+import { interpolator } from '../../src/domain/interpolate.js'
+import type { CheckContext, Segment, Visit, WorkspaceCatalog } from '../../src/domain/nodes/node-type.js'
+import type { ConversationState, KanbanAction, TurnFunction, VariableValue } from '../../src/domain/turn.js'
+
+/** What a node did to the turn that visited it, in the order it did it. */
+export type Effect =
+  | { send: readonly OutgoingMessage[] }
+  | { assign: string; value: VariableValue }
+  | { warn: string }
+  | { wait: number }
+  | 'stopWaiting'
+  | { call: Omit<TurnFunction, 'timestamp'> }
+  | { moveCard: Omit<KanbanAction, 'timestamp' | 'nodeId'> }
+
+/**
+ * A `Visit` that records what a node does instead of running a turn, so a node type's `run` and
+ * `resume` are specified alone: messages are recorded as written, templates read `variables`.
+ */
+export function recordingVisit(variables: Record<string, VariableValue> = {}, card: ConversationState['card'] = null) {
+  const effects: Effect[] = []
+  let issued = 0
+  const scope = () => ({ system: { sessionId: 'session-1' }, variables })
+  const visit: Visit = {
+    nodeId: 'node',
+    scope,
+    send: (messages) => void effects.push({ send: messages }),
+    interpolating: (use) => {
+      const interpolate = interpolator(scope())
+      const result = use(interpolate.text)
+      for (const path of interpolate.unknown) effects.push({ warn: `unknown variable {{${path}}}` })
+      return result
+    },
+    assign: (name, value) => void effects.push({ assign: name, value }),
+    warn: (warning) => void effects.push({ warn: warning }),
+    wait: (retries) => void effects.push({ wait: retries }),
+    stopWaiting: () => void effects.push('stopWaiting'),
+    call: (fn) => void effects.push({ call: fn }),
+    moveCard: (action) => void effects.push({ moveCard: action }),
+    card,
+    newId: () => `new-${++issued}`,
+  }
+  return { visit, effects }
+}
+
+/** The problems a node type's `check` reports on `data`, as `path: message`. */
+export function checkProblems<Data>(check: (data: Data, context: CheckContext) => void, data: Data, catalog: WorkspaceCatalog, known: readonly string[] = []): string[] {
+  const problems: string[] = []
+  const report = (at: readonly Segment[], message: string) => void problems.push(`${at.join('.')}: ${message}`)
+  check(data, { catalog, known: new Set(known), report })
+  return problems
+}
+
+export const emptyCatalog: WorkspaceCatalog = { sectorIds: new Set(), pipelines: new Map(), variables: new Map() }
