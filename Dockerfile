@@ -42,10 +42,11 @@ COPY bin ./bin
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 3000
-# Ready: the database and event store answer and the read models are caught up (every role serves
-# /readyz). No curl in the slim image: Node's fetch.
+# Alive: the process answers /healthz (every role serves it). Not /readyz: a process catching up on
+# a long log is healthy, only not ready, and an orchestrator restarting it would never let it finish.
+# No curl in the slim image: Node's fetch.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `docker run IMAGE bootstrap --organization …`, `… migrate`, `… start --role api`: any flowd command.
 ENTRYPOINT ["node", "dist/src/cli/main.js"]
 CMD ["start"]
