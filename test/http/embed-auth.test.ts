@@ -195,6 +195,32 @@ for (const backend of reachableBackends) {
       expectError(t, await refresh(randomBytes(32).toString('base64url')), 401, 'Invalid or expired refresh token')
     })
 
+    await t.test('two concurrent refreshes of one token: one rotates, the other is reuse and revokes the family', async (t) => {
+      // Ten families, each refreshed twice at once, all in flight together: a rotation that read
+      // the token before it used it up would let both of some pair through.
+      const families = await Promise.all(Array.from({ length: 10 }, () => tokensFor(portal)))
+      const bystander = await tokensFor(portal)
+      const pairs = await Promise.all(families.map((tokens) => Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token)])))
+      for (const [i, pair] of pairs.entries()) {
+        const statuses = pair.map((r) => r.statusCode).sort()
+        t.same(statuses, [200, 401], `family ${i}: one 200, one 401`)
+        const loser = pair.find((r) => r.statusCode !== 200)
+        if (loser) expectError(t, loser, 401, 'Invalid or expired refresh token')
+        const winner = pair.find((r) => r.statusCode === 200)?.json() as { refresh_token: string } | undefined
+        t.match(winner, { refresh_token: token43 }, `family ${i}: the winner got a new refresh token`)
+        if (!winner) continue
+        const family = await storage.db
+          .selectFrom('editor_refresh_tokens')
+          .innerJoin('editor_token_families', 'editor_token_families.id', 'editor_refresh_tokens.family_id')
+          .select(['editor_token_families.revoked_at'])
+          .where('editor_refresh_tokens.token_hash', '=', createHash('sha256').update(winner.refresh_token).digest('hex'))
+          .executeTakeFirstOrThrow()
+        t.ok(family.revoked_at, `family ${i}: revoked`)
+        expectError(t, await refresh(winner.refresh_token), 401, 'Invalid or expired refresh token')
+      }
+      t.equal((await refresh(bystander.refresh_token)).statusCode, 200, 'another family is untouched')
+    })
+
     await t.test('a refresh token lives 12 hours; a family at most 24', async (t) => {
       const idle = await tokensFor(portal)
       offsetMs = 12 * 3600_000
