@@ -69,6 +69,16 @@ for (const backend of reachableBackends) {
       if (response.statusCode !== 200) throw new Error(`no tokens: ${response.body}`)
       return response.json() as { access_token: string; refresh_token: string }
     }
+    /** When the family of a refresh token was revoked; null while it stands. */
+    const familyRevokedAt = async (refreshToken: string) =>
+      (
+        await storage.db
+          .selectFrom('editor_refresh_tokens')
+          .innerJoin('editor_token_families', 'editor_token_families.id', 'editor_refresh_tokens.family_id')
+          .select(['editor_token_families.revoked_at'])
+          .where('editor_refresh_tokens.token_hash', '=', createHash('sha256').update(refreshToken).digest('hex'))
+          .executeTakeFirstOrThrow()
+      ).revoked_at
     const asEditor = (accessToken: string, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
       app.inject({ method, url, headers: withBearer(accessToken), ...(payload ? { payload } : {}) }) as Promise<Reply>
 
@@ -183,13 +193,7 @@ for (const backend of reachableBackends) {
 
       expectError(t, await refresh(first.refresh_token), 401, 'Invalid or expired refresh token')
       expectError(t, await refresh(third.refresh_token), 401, 'Invalid or expired refresh token')
-      const family = await storage.db
-        .selectFrom('editor_refresh_tokens')
-        .innerJoin('editor_token_families', 'editor_token_families.id', 'editor_refresh_tokens.family_id')
-        .select(['editor_token_families.revoked_at'])
-        .where('editor_refresh_tokens.token_hash', '=', createHash('sha256').update(third.refresh_token).digest('hex'))
-        .executeTakeFirstOrThrow()
-      t.ok(family.revoked_at, 'the family is revoked')
+      t.ok(await familyRevokedAt(third.refresh_token), 'the family is revoked')
 
       t.equal((await refresh(bystander.refresh_token)).statusCode, 200, 'another family is untouched')
       expectError(t, await refresh(randomBytes(32).toString('base64url')), 401, 'Invalid or expired refresh token')
@@ -209,13 +213,7 @@ for (const backend of reachableBackends) {
         const winner = pair.find((r) => r.statusCode === 200)?.json() as { refresh_token: string } | undefined
         t.match(winner, { refresh_token: token43 }, `family ${i}: the winner got a new refresh token`)
         if (!winner) continue
-        const family = await storage.db
-          .selectFrom('editor_refresh_tokens')
-          .innerJoin('editor_token_families', 'editor_token_families.id', 'editor_refresh_tokens.family_id')
-          .select(['editor_token_families.revoked_at'])
-          .where('editor_refresh_tokens.token_hash', '=', createHash('sha256').update(winner.refresh_token).digest('hex'))
-          .executeTakeFirstOrThrow()
-        t.ok(family.revoked_at, `family ${i}: revoked`)
+        t.ok(await familyRevokedAt(winner.refresh_token), `family ${i}: revoked`)
         expectError(t, await refresh(winner.refresh_token), 401, 'Invalid or expired refresh token')
       }
       t.equal((await refresh(bystander.refresh_token)).statusCode, 200, 'another family is untouched')
