@@ -214,14 +214,22 @@ export class WakeUp {
 
   private releaseListener?: () => void
 
-  async close(): Promise<void> {
-    if (this.notifyTimer) {
-      clearTimeout(this.notifyTimer)
-      this.notifyTimer = undefined
-      this.sendNotify()
+  /** Sends at once a NOTIFY that waits for its turn, and resolves once none is on its way: every announcement so far is committed. */
+  async flush(): Promise<void> {
+    while (this.notifyTimer || this.notifying) {
+      if (this.notifyTimer) {
+        clearTimeout(this.notifyTimer)
+        this.notifyTimer = undefined
+        this.sendNotify()
+      }
+      await this.notifying
     }
+  }
+
+  async close(): Promise<void> {
+    // Closed first: the NOTIFY waiting for its turn still goes, no later one follows.
     this.closed = true
-    await this.notifying
+    await this.flush()
     const client = this.listener
     if (client) {
       client.removeAllListeners('notification')

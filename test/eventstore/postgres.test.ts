@@ -7,6 +7,7 @@ import { START } from '../../src/eventstore/port.js'
 import { WakeUp } from '../../src/eventstore/wake-up.js'
 import type { Database } from '../../src/store/database.js'
 import { createTestDatabase, postgresBackend, postgresUrl } from '../helpers/storage.js'
+import { eventually } from '../helpers/wait.js'
 import { assertGroupCommit, eventStoreContract } from './contract.js'
 
 // The contract on PGlite runs in pglite.test.ts; these need a real Postgres (DATABASE_URL).
@@ -112,7 +113,12 @@ if (postgresUrl) {
     const observer = new pg.Client({ connectionString: (storage.target as { url: string }).url })
     await observer.connect()
     let heard = 0
-    observer.on('notification', () => heard++)
+    const markers = new Map<string, () => void>()
+    observer.on('notification', (message) => {
+      const arrived = markers.get(message.payload ?? '')
+      if (arrived) arrived()
+      else heard++
+    })
     await observer.query(`listen ${channel}`)
     const otherPool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 2 })
     const other = new WakeUp(channel, otherPool)
@@ -122,34 +128,48 @@ if (postgresUrl) {
       await otherPool.end()
       await observer.end()
     })
+    /**
+     * Everything `alone` has sent is heard: its NOTIFYs are committed, then a marker is, and
+     * Postgres hands a listener notifications in commit order.
+     */
+    const drained = async () => {
+      await alone.flush()
+      const marker = randomUUID()
+      const arrived = new Promise<void>((resolve) => markers.set(marker, resolve))
+      await storage.pool!.query('select pg_notify($1, $2)', [channel, marker])
+      await arrived
+      markers.delete(marker)
+    }
     // Its own listener does not count as another process.
     void alone.wait(1)
     const listeners = async () =>
       Number((await storage.pool!.query(`select count(*) as n from pg_stat_activity where application_name = 'flowd-listen:${channel}'`)).rows[0].n)
     while ((await listeners()) < 1) await sleep(10)
 
-    alone.announce() // before anyone was looked for: sent, to be safe
-    await sleep(150)
-    heard = 0
+    alone.announce()
+    await drained()
+    t.equal(heard, 1, 'before anyone was looked for: sent, to be safe')
+    // Until its first look at the listeners answers, it goes on sending; the look has answered once a round is silent.
+    await eventually('an announcement that sends nothing', async () => {
+      heard = 0
+      alone.announce()
+      await drained()
+      return heard === 0 ? true : undefined
+    })
+    // Spread over several looks at the listeners, each answering that nobody else listens.
     for (let i = 0; i < 10; i++) {
       alone.announce()
       await sleep(20)
     }
-    await sleep(100)
+    await drained()
     t.equal(heard, 0, 'nobody else listens: nothing sent')
 
-    const wakeUpsSeen = other.wakeUpCount
-    const woken = other.wait(10_000, undefined, wakeUpsSeen)
+    const woken = other.wait(10_000, undefined, other.wakeUpCount)
     while ((await listeners()) < 2) await sleep(10)
-    let announced = 0
-    for (let settled = false; !settled && announced < 100; announced++) {
-      alone.announce()
-      settled = await Promise.race([woken, sleep(20).then(() => false)])
-    }
-    t.equal(await woken, true, 'another process listens: it is woken')
-    t.ok(announced <= 20, `heard of within a few rechecks (${announced} announcements)`)
-    // The observer's copy of the notification that woke the other process may still be on its way.
-    for (let waited = 0; heard === 0 && waited < 200; waited++) await sleep(10)
+    const announcing = setInterval(() => alone.announce(), 20)
+    const wasWoken = await woken.finally(() => clearInterval(announcing))
+    t.equal(wasWoken, true, 'another process listens: a later look finds it, and it is woken')
+    await drained()
     t.ok(heard > 0, 'and the notifications are sent')
   })
 } else {

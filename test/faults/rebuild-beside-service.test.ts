@@ -9,6 +9,7 @@ import { readModelRows } from '../helpers/read-model-rows.js'
 import { call, expect } from '../helpers/service-api.js'
 import { postgresStorage, startService, stopGracefully, type Service } from '../helpers/service-process.js'
 import { postgresUrl } from '../helpers/storage.js'
+import { eventually } from '../helpers/wait.js'
 
 // Acceptance: `flowd projections rebuild` of every read model beside a running service on Postgres,
 // with clients reading and writing all along, answers every request with a 2xx; afterwards the read
@@ -65,11 +66,9 @@ const snapshot = async (target: DatabaseTarget) => {
 async function purgeDeliveries(target: DatabaseTarget, receiver: HttpsReceiver): Promise<string[]> {
   const storage = await openStorage(target)
   try {
-    for (let i = 0; i < 400; i++) {
-      const open = await storage.db.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute()
-      if (open.length === 0) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await eventually('every delivery so far delivered', async () =>
+      (await storage.db.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute()).length === 0 ? true : undefined,
+    )
     const ids = (await storage.db.selectFrom('webhook_deliveries').select('id').execute()).map((d) => d.id)
     await storage.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('webhook_attempts').execute()

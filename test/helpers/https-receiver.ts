@@ -31,6 +31,11 @@ export interface HttpsReceiver {
   respondWith(responses: (number | ReceiverResponse)[]): void
   /** Answers each following request `ms` after it arrived (0, the default: at once). It is recorded on arrival. */
   delay(ms: number): void
+  /**
+   * How many connections are open to it. Once every sender has exited, zero means the receiver has
+   * read all they sent: a connection closes only after the data before its end.
+   */
+  openConnections(): Promise<number>
   /** Stops listening (connections are refused) until `up`; same port, same certificate. */
   down(): Promise<void>
   up(): Promise<void>
@@ -94,6 +99,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     delay(ms) {
       delayMs = ms
     },
+    openConnections: () => new Promise((resolve, reject) => server.getConnections((err, count) => (err ? reject(err) : resolve(count)))),
     down: stop,
     up: () => listen(port),
     async close() {

@@ -70,6 +70,16 @@ for (const backend of reachableBackends) {
       if (response.statusCode !== 200) throw new Error(`no tokens: ${response.body}`)
       return response.json() as { access_token: string; refresh_token: string }
     }
+    /** When the family of a refresh token was revoked; null while it stands. */
+    const familyRevokedAt = async (refreshToken: string) =>
+      (
+        await storage.db
+          .selectFrom('editor_refresh_tokens')
+          .innerJoin('editor_token_families', 'editor_token_families.id', 'editor_refresh_tokens.family_id')
+          .select(['editor_token_families.revoked_at'])
+          .where('editor_refresh_tokens.token_hash', '=', createHash('sha256').update(refreshToken).digest('hex'))
+          .executeTakeFirstOrThrow()
+      ).revoked_at
     const asEditor = (accessToken: string, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
       app.inject({ method, url, headers: withBearer(accessToken), ...(payload ? { payload } : {}) }) as Promise<Reply>
 
@@ -184,16 +194,30 @@ for (const backend of reachableBackends) {
 
       expectError(t, await refresh(first.refresh_token), 401, 'Invalid or expired refresh token')
       expectError(t, await refresh(third.refresh_token), 401, 'Invalid or expired refresh token')
-      const family = await storage.db
-        .selectFrom('editor_refresh_tokens')
-        .innerJoin('editor_token_families', 'editor_token_families.id', 'editor_refresh_tokens.family_id')
-        .select(['editor_token_families.revoked_at'])
-        .where('editor_refresh_tokens.token_hash', '=', createHash('sha256').update(third.refresh_token).digest('hex'))
-        .executeTakeFirstOrThrow()
-      t.ok(family.revoked_at, 'the family is revoked')
+      t.ok(await familyRevokedAt(third.refresh_token), 'the family is revoked')
 
       t.equal((await refresh(bystander.refresh_token)).statusCode, 200, 'another family is untouched')
       expectError(t, await refresh(randomBytes(32).toString('base64url')), 401, 'Invalid or expired refresh token')
+    })
+
+    await t.test('two concurrent refreshes of one token: one rotates, the other is reuse and revokes the family', async (t) => {
+      // Ten families, each refreshed twice at once, all in flight together: a rotation that read
+      // the token before it used it up would let both of some pair through.
+      const families = await Promise.all(Array.from({ length: 10 }, () => tokensFor(portal)))
+      const bystander = await tokensFor(portal)
+      const pairs = await Promise.all(families.map((tokens) => Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token)])))
+      for (const [i, pair] of pairs.entries()) {
+        const statuses = pair.map((r) => r.statusCode).sort()
+        t.same(statuses, [200, 401], `family ${i}: one 200, one 401`)
+        const loser = pair.find((r) => r.statusCode !== 200)
+        if (loser) expectError(t, loser, 401, 'Invalid or expired refresh token')
+        const winner = pair.find((r) => r.statusCode === 200)?.json() as { refresh_token: string } | undefined
+        t.match(winner, { refresh_token: token43 }, `family ${i}: the winner got a new refresh token`)
+        if (!winner) continue
+        t.ok(await familyRevokedAt(winner.refresh_token), `family ${i}: revoked`)
+        expectError(t, await refresh(winner.refresh_token), 401, 'Invalid or expired refresh token')
+      }
+      t.equal((await refresh(bystander.refresh_token)).statusCode, 200, 'another family is untouched')
     })
 
     await t.test('a refresh token lives 12 hours; a family at most 24', async (t) => {

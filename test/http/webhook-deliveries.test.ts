@@ -3,11 +3,10 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
+import { eventually } from '../helpers/wait.js'
 
 // The deliveries API's contract: validation, tenancy, envelope. Delivery itself is covered by
 // test/webhooks/delivery.test.ts against a real receiver.
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 for (const backend of reachableBackends) {
   t.test(`webhook deliveries API on ${backend.name}`, async (t) => {
@@ -35,11 +34,7 @@ for (const backend of reachableBackends) {
       })
     ).json()
     const { sessionId } = (await app.inject({ method: 'POST', url: `/v1/sessions/flows/${flow.id}/create`, headers: as(admin.apiKey) })).json()
-    let delivery: any
-    for (let i = 0; i < 200 && !delivery; i++) {
-      delivery = (await get(`/v1/webhooks/deliveries?sessionId=${sessionId}`)).json().content[0]
-      if (!delivery) await sleep(25)
-    }
+    const delivery: any = await eventually('the delivery of the first turn', async () => (await get(`/v1/webhooks/deliveries?sessionId=${sessionId}`)).json().content[0])
 
     await t.test('a delivery as listed and as shown alone', async (t) => {
       t.match(delivery, {

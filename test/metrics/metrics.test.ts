@@ -5,7 +5,7 @@ import { buildApp } from '../../src/http/app.js'
 import { START } from '../../src/eventstore/port.js'
 import { echoFlow } from '../helpers/flows.js'
 import { reachableBackends } from '../helpers/storage.js'
-import { eventually, sleep } from '../helpers/wait.js'
+import { eventually } from '../helpers/wait.js'
 import { labelSets, valueOf, type Exposition } from './exposition.js'
 import { openMetricsHarness, type MetricsHarness } from './harness.js'
 
@@ -194,11 +194,18 @@ for (const backend of reachableBackends) {
       // An event no projection acts on, in a stream the sectors read model follows: pending, harmless.
       await h.store.append(sector, [{ id: randomUUID(), type: 'MetricsProbe', data: {} }], { expectedRevision: 'no_stream' })
       await h.store.append(sector, [{ id: randomUUID(), type: 'MetricsProbe', data: {} }], { expectedRevision: 0n })
-      await sleep(100)
+      const older = Date.parse((await h.store.readStream(sector))[0]!.createdAt)
+      // An age worth telling from zero: the clock itself is what is waited for.
+      await eventually('the clock 50 ms past the older event', () => (Date.now() >= older + 50 ? true : undefined))
+      const scrapedFrom = Date.now()
       const behind = await h.scrape()
+      const scrapedTo = Date.now()
       const sectorsName = h.readModels.projections.find((p) => p.streamPrefixes.includes('sector-'))!.name
       t.equal(valueOf(behind, 'flowd_projection_lag_events', { projection: sectorsName }), 2, 'two events behind')
-      t.ok(valueOf(behind, 'flowd_projection_lag_seconds', { projection: sectorsName }) >= 0.09, 'as old as the older of them')
+      // Measured against the clock around the scrape rather than a pause: the age of the older
+      // event at some moment of the scrape.
+      const age = valueOf(behind, 'flowd_projection_lag_seconds', { projection: sectorsName }) * 1000
+      t.ok(age >= scrapedFrom - older - 1 && age <= scrapedTo - older + 1, 'as old as the older of them')
       t.equal(valueOf(behind, 'flowd_projection_lag_events') - 2, 0, 'the other read models are not behind')
       t.equal(valueOf(behind, 'flowd_events_appended_total', { type: 'MetricsProbe' }), 2)
     })

@@ -7,7 +7,7 @@ import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '..
 import { EXIT_TIMEOUT_MS, answers, postgresStorage, running, spawnCli, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
 import { expect } from '../helpers/service-api.js'
 import { postgresUrl } from '../helpers/storage.js'
-import { sleep } from '../helpers/wait.js'
+import { eventually } from '../helpers/wait.js'
 
 // Acceptance for `flowd start --role`: api, engine, two dispatchers and two projectors (one active,
 // one standing by) as separate processes against one fresh Postgres database. Every turn's webhook
@@ -133,16 +133,11 @@ t.test('api, projector, engine and dispatcher as separate processes against one 
   const expectedOf = (sessionId: string) => [startTurn.get(sessionId)!, ...sent.get(sessionId)!]
   const expected = sessionIds.flatMap(expectedOf)
   await allArrived(api, receiver, expected, `all ${expected.length} turns at the receiver`, DELIVERY_TIMEOUT_MS)
-  // A repeat (a bug) would come right after; give it the time to arrive before counting.
-  await sleep(500)
-
-  const webhooks = receiver.requests.map(parse)
+  // A repeat (a bug) still on its way is caught by the same check at the end, once every process
+  // has exited and the receiver has read all they sent.
+  const webhooksOf = (sessionId: string) => receiver.requests.map(parse).filter((w) => w.sessionId === sessionId).map((w) => w.messageId)
   for (const sessionId of sessionIds) {
-    t.same(
-      webhooks.filter((w) => w.sessionId === sessionId).map((w) => w.messageId),
-      expectedOf(sessionId),
-      `session ${sessionId}: one webhook per turn, in send order, with two dispatchers sharing the work`,
-    )
+    t.same(webhooksOf(sessionId), expectedOf(sessionId), `session ${sessionId}: one webhook per turn, in send order, with two dispatchers sharing the work`)
     const events = await sessionEvents(api, apiKey, sessionId)
     const turns = events.filter((e) => e.type === 'TurnCompleted').map((e) => e.data.messageId)
     t.same(turns, expectedOf(sessionId), `session ${sessionId}: exactly one turn per message, in order, from the engine process`)
@@ -166,13 +161,14 @@ t.test('api, projector, engine and dispatcher as separate processes against one 
   const [first] = sessionIds
   const { messageId } = await expect(api, apiKey, 202, 'POST', `/v1/sessions/${first}/message`, { type: 'text', text: { body: 'after' } })
   await allArrived(api, receiver, [messageId], 'the turn of a message sent after the takeover', DELIVERY_TIMEOUT_MS)
-  t.same(
-    receiver.requests.map(parse).filter((w) => w.sessionId === first).map((w) => w.messageId),
-    [...expectedOf(first!), messageId],
-    'its webhook follows the earlier ones (the outbox projection moved to the standby)',
-  )
+  t.same(webhooksOf(first!), [...expectedOf(first!), messageId], 'its webhook follows the earlier ones (the outbox projection moved to the standby)')
 
   for (const [role, proc] of Object.entries({ api, engine, dispatcherA, dispatcherB, standbyProjector })) {
     t.same(await stopGracefully(proc), { code: 0, signal: null }, `${role} stops cleanly on SIGTERM`, { output: proc.output() })
+  }
+  await eventually('the receiver to have read everything the dispatchers sent', async () => ((await receiver.openConnections()) === 0 ? true : undefined), EXIT_TIMEOUT_MS)
+  for (const sessionId of sessionIds) {
+    const extra = sessionId === first ? [messageId] : []
+    t.same(webhooksOf(sessionId), [...expectedOf(sessionId), ...extra], `session ${sessionId}: still one webhook per turn once every process has exited`)
   }
 })

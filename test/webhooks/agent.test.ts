@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { createServer, type AddressInfo } from 'node:net'
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { BlockedAddressError, checkedLookup, createDeliveryAgent, postWebhook, WEBHOOK_RESPONSE_LIMIT, type Resolver } from '../../src/webhooks/agent.js'
@@ -97,6 +98,39 @@ t.test('a name resolving only to an allowed address connects, pinned to the chec
   t.equal(receiver.requests[0]!.path, '/named')
   t.equal(receiver.requests[0]!.headers.host, `${receiver.dnsName}:${receiver.port}`)
   t.ok(calls >= 1, 'the injected resolver was used, not the system one')
+})
+
+t.test('a name that rebinds between lookups is connected to only where its checked answer points', async (t) => {
+  // A rebinding DNS server answers a public address to the check and a private one to the
+  // connection. Here 127.0.0.1 (allowed) stands for the public answer, and 127.0.0.2 (refused,
+  // with a listener of its own on the receiver's port) for the private one, so a socket that went
+  // anywhere but the checked address would be seen, without any test reaching the internet.
+  const trap = createServer((socket) => {
+    trapped++
+    socket.destroy()
+  })
+  let trapped = 0
+  await new Promise<void>((resolve, reject) => trap.once('error', reject).listen(receiver.port, '127.0.0.2', resolve))
+  t.teardown(() => new Promise((resolve) => trap.close(resolve)))
+  t.equal((trap.address() as AddressInfo).port, receiver.port)
+
+  const answers: readonly (readonly string[])[] = [['127.0.0.1'], ['127.0.0.2'], ['127.0.0.1', '127.0.0.2']]
+  let calls = 0
+  const lookup: Resolver = async () => (answers[calls++] ?? ['127.0.0.2']).map((address) => ({ address, family: 4 }))
+  const agent = agentFor(t, { allowedPrivateCidrs: LOOPBACK_ONLY, caFile: receiver.caFile, lookup })
+  const url = (path: string) => `https://${receiver.dnsName}:${receiver.port}${path}`
+  // Each answer closes its connection, so every delivery opens a socket and resolves anew.
+  receiver.respondWith([{ status: 200, body: 'first', headers: { connection: 'close' } }])
+
+  const first = await postWebhook(agent, url('/first'), '{}', {})
+  t.equal(first.status, 200, 'the first answer is checked and connected to')
+  t.equal(calls, 1, 'one connection, one resolution: the answer checked is the answer used')
+  await t.rejects(postWebhook(agent, url('/second'), '{}', {}), BlockedAddressError, 'the rebound answer is refused')
+  t.equal(calls, 2)
+  await t.rejects(postWebhook(agent, url('/third'), '{}', {}), BlockedAddressError, 'an answer holding both is refused')
+  t.equal(calls, 3)
+  t.same(receiver.requests.map((r) => r.path), ['/first'])
+  t.equal(trapped, 0, 'no socket reached the rebound address')
 })
 
 t.test('the CA is trusted by this agent only', async (t) => {

@@ -1,5 +1,8 @@
+import type { LookupAddress } from 'node:dns'
+import { setImmediate as turn } from 'node:timers/promises'
+import { mock } from 'node:test'
 import t from 'tap'
-import { callbackUrlProblem, isAllowedAddress, parseCidrs, resolvedCallbackProblem } from '../../src/webhooks/callback-url.js'
+import { CALLBACK_RESOLVE_TIMEOUT_MS, callbackUrlProblem, isAllowedAddress, parseCidrs, resolvedCallbackProblem } from '../../src/webhooks/callback-url.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
 
 t.test('accepts public https callbacks', async (t) => {
@@ -61,4 +64,25 @@ t.test('an IPv6 address that carries an IPv4 one is refused however the resolver
   t.equal(isAllowedAddress('::ffff:8.8.8.8', []), true, 'IPv4-mapped is its IPv4 address: ::ffff:8.8.8.8')
   const dns = fakeDns({ 'compat.webhooks.test': ['::8.8.8.8'] })
   t.match(await resolvedCallbackProblem('https://compat.webhooks.test/x', [], dns), /resolves to .* non-public address \(::8\.8\.8\.8\)/)
+})
+
+t.test('a resolution is waited for 2 s, then given up and the name accepted', async (t) => {
+  // Mocked timers: the clock moves only when the test says so.
+  mock.timers.enable({ apis: ['setTimeout'] })
+  t.teardown(() => mock.timers.reset())
+  t.equal(CALLBACK_RESOLVE_TIMEOUT_MS, 2_000)
+
+  let answer: (addresses: LookupAddress[]) => void = () => {}
+  const late = resolvedCallbackProblem('https://slow.webhooks.test/x', [], () => new Promise((resolve) => (answer = resolve)))
+  mock.timers.tick(CALLBACK_RESOLVE_TIMEOUT_MS - 1)
+  answer([{ address: '10.0.0.7', family: 4 }])
+  t.match(await late, /non-public address \(10\.0\.0\.7\)/, 'an answer 1 ms before the time is up counts')
+
+  let settled = false
+  const never = resolvedCallbackProblem('https://slow.webhooks.test/x', [], () => new Promise(() => {})).finally(() => (settled = true))
+  mock.timers.tick(CALLBACK_RESOLVE_TIMEOUT_MS - 1)
+  await turn()
+  t.equal(settled, false, 'still waiting 1 ms before the time is up')
+  mock.timers.tick(1)
+  t.equal(await never, undefined, 'given up at 2 s: accepted')
 })

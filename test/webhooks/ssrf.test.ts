@@ -76,11 +76,9 @@ for (const backend of reachableBackends) {
     await t.test('a name that does not resolve is accepted: delivery checks it again', async (t) => {
       const unknown = await inject('POST', '/v1/api-keys', { name: 'later', callbackUrl: 'https://nowhere.webhooks.test/x' })
       t.equal(unknown.statusCode, 201, 'ENOTFOUND')
-      const started = Date.now()
+      // How long it waits is timed with mocked timers in callback-url.test.ts.
       const slow = await inject('PATCH', `/v1/api-keys/${unknown.json().id}`, { callbackUrl: `https://${SLOW_NAME}/x` })
-      const waited = Date.now() - started
-      t.equal(slow.statusCode, 200, 'a resolution that never answers')
-      t.ok(waited >= 1_900 && waited < 5_000, `gives up after about 2 s (${waited} ms)`)
+      t.equal(slow.statusCode, 200, 'a resolution that never answers is given up')
     })
 
     await t.test('at delivery every form fails as blocked and the receiver gets nothing', async (t) => {
