@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { allProjections } from '../../src/all-projections.js'
 import { bootstrap } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
+import { matchesFilter } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
@@ -64,7 +66,7 @@ if (postgresUrl) {
       return sent.count - before
     }
 
-    t.ok(allProjections.length > 2)
+    t.ok(allProjections.length > 2, 'the full set is more than two read models')
     const all = await statementsOfOneProbe(await appWith(allProjections))
     const two = await statementsOfOneProbe(await appWith(allProjections.slice(0, 2)))
     t.equal(all, 1, 'a probe is one statement')
@@ -88,6 +90,25 @@ if (postgresUrl) {
       const responses = await Promise.all(probes)
       t.same(responses.map((r) => r.statusCode), Array(10).fill(200), 'every probe answered ready')
       t.equal(sent.count - before, all, 'ten probes, the statements of one')
+    })
+
+    await t.test('an event no read model has applied: not ready, naming those that read its stream and no other', async (t) => {
+      const app = await appWith(allProjections)
+      const stream = `workspace-${randomUUID()}`
+      await store.append(stream, [{ id: randomUUID(), type: 'Unapplied', data: {} }], { expectedRevision: 'no_stream' })
+      const response = await app.inject({ method: 'GET', url: '/readyz' })
+      t.equal(response.statusCode, 503, 'not ready')
+      const lagging = allProjections.filter((p) => matchesFilter(stream, { streamPrefixes: p.streamPrefixes })).map((p) => p.name)
+      t.ok(lagging.length > 0 && lagging.length < allProjections.length, 'some read models read the stream, not all')
+      t.same(
+        response.json().checks,
+        [
+          { name: 'database', ok: true },
+          { name: 'eventStore', ok: true },
+          { name: 'projections', ok: false, detail: `behind: ${lagging.join(', ')}` },
+        ],
+        'the checks name the read models behind',
+      )
     })
   })
 } else {
