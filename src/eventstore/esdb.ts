@@ -207,6 +207,22 @@ export class EsdbEventStore implements EventStore {
     return START
   }
 
+  /** One backward scan for all the filters, until each has met its newest event. */
+  async headPositions(filters: readonly StreamFilter[]): Promise<Position[]> {
+    const heads: (Position | undefined)[] = filters.map(() => undefined)
+    let open = filters.length
+    if (open === 0) return []
+    for await (const event of this.scanAll(BACKWARDS, undefined, 32)) {
+      filters.forEach((filter, i) => {
+        if (heads[i] || !isVisible(event.streamId, filter)) return
+        heads[i] = { commit: event.position.commit, prepare: event.position.prepare }
+        open--
+      })
+      if (open === 0) break
+    }
+    return heads.map((head) => head ?? START)
+  }
+
   async ping(): Promise<void> {
     await collect(this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 }))
   }

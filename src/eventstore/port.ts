@@ -125,11 +125,28 @@ export interface EventStore {
   /** Position of the newest event matching the filter that a reader can see now; {@link START} when there is none. */
   headPosition(filter?: StreamFilter): Promise<Position>
 
+  /**
+   * {@link headPosition} of each filter, in the order given, as one call: on Postgres one statement
+   * whatever the number of filters (readiness asks it for every read model at once).
+   */
+  headPositions(filters: readonly StreamFilter[]): Promise<Position[]>
+
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>
 
   close(): Promise<void>
 }
+
+/** The prefixes of a filter; `''` stands for every stream. */
+export const prefixesOf = (filter: StreamFilter): readonly string[] => (filter.streamPrefixes?.length ? filter.streamPrefixes : [''])
+
+/** Each filter's head from the heads of single prefixes ({@link prefixesOf}): the newest of its prefixes' heads. */
+export const headsOfFilters = (filters: readonly StreamFilter[], headOfPrefix: ReadonlyMap<string, Position>): Position[] =>
+  filters.map((filter) =>
+    prefixesOf(filter)
+      .map((prefix) => headOfPrefix.get(prefix) ?? START)
+      .reduce((newest, head) => (comparePositions(head, newest) > 0 ? head : newest), START),
+  )
 
 export const matchesFilter = (stream: string, filter: StreamFilter): boolean =>
   !filter.streamPrefixes?.length || filter.streamPrefixes.some((prefix) => stream.startsWith(prefix))

@@ -7,6 +7,8 @@ import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import {
   START,
   comparePositions,
+  headsOfFilters,
+  prefixesOf,
   WrongExpectedVersionError,
   type AppendResult,
   type EventStore,
@@ -230,6 +232,42 @@ function streamCondition({ streamPrefixes }: StreamFilter) {
     streamPrefixes.map((prefix) => sql`starts_with(stream_id, ${prefix})`),
     sql` or `,
   )})`
+}
+
+export interface PrefixHeadRow {
+  prefix: string
+  transaction_id: string | number | null
+  global_position: string | number | null
+}
+
+/**
+ * The newest visible event of each prefix (`''`: of every stream), one row per prefix, all under
+ * one horizon: per prefix a backward walk of the (transaction_id, global_position) index that stops
+ * at its first match, as {@link PostgresEventStore.headPosition} does. The prefixes are one array
+ * parameter, so the text is the same for any number of them.
+ */
+export const prefixHeads = (prefixes: readonly string[]) => sql<PrefixHeadRow>`
+  select p.prefix, head.transaction_id, head.global_position
+  from (select ${horizon} as xid) as horizon
+  cross join unnest(${[...prefixes]}::text[]) as p(prefix)
+  left join lateral (
+    select transaction_id, global_position from events
+    where transaction_id < horizon.xid and starts_with(stream_id, p.prefix)
+    order by transaction_id desc, global_position desc limit 1
+  ) head on true`
+
+/** What {@link prefixHeads} asks for the filters, and each filter's head from its rows. */
+export function filterHeads(filters: readonly StreamFilter[]): { prefixes: string[]; headsOf(rows: readonly PrefixHeadRow[]): Position[] } {
+  return {
+    prefixes: [...new Set(filters.flatMap(prefixesOf))],
+    headsOf: (rows) =>
+      headsOfFilters(
+        filters,
+        new Map(
+          rows.flatMap((row) => (row.transaction_id == null || row.global_position == null ? [] : [[row.prefix, { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) }] as const])),
+        ),
+      ),
+  }
 }
 
 export class PostgresEventStore implements EventStore {
@@ -466,6 +504,13 @@ export class PostgresEventStore implements EventStore {
       order by transaction_id desc, global_position desc limit 1`.execute(this.db)
     const row = rows[0]
     return row ? { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) } : START
+  }
+
+  async headPositions(filters: readonly StreamFilter[]): Promise<Position[]> {
+    if (filters.length === 0) return []
+    const { prefixes, headsOf } = filterHeads(filters)
+    const { rows } = await this.db.executeQuery(prepared(prefixHeads(prefixes).compile(this.db)))
+    return headsOf(rows)
   }
 
   async ping(): Promise<void> {

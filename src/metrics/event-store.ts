@@ -21,6 +21,7 @@ export function countingAppends(store: EventStore, metrics: Metrics): EventStore
     subscribeAll: (options) => store.subscribeAll(options),
     count: (filter) => store.count(filter),
     headPosition: (filter) => store.headPosition(filter),
+    headPositions: (filters) => store.headPositions(filters),
     ping: () => store.ping(),
     close: () => store.close(),
   }

@@ -1,14 +1,16 @@
 import { setMaxListeners } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Logger } from '../logger.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
+import { filterHeads, prefixHeads } from '../eventstore/postgres.js'
 import type { WakeUp } from '../eventstore/wake-up.js'
 import type { Metrics, ProjectionLag } from '../metrics/registry.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
 import { runLogProcessor } from '../processors/loop.js'
 import { StreamParking } from '../processors/parked-streams.js'
 import { toBigInt, type Database } from '../store/database.js'
+import { prepared } from '../store/prepared.js'
 import { whileLeased, type Leases } from '../store/lease.js'
 import { applyLive, insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint, type BatchOutcome } from './checkpoints.js'
 import { applyAll, type Projection } from './projection.js'
@@ -285,11 +287,38 @@ export class ProjectionRuntime {
 
   /** Takes the stored checkpoint of every projection this process does not apply now. */
   private async readStoredCheckpoints(): Promise<void> {
-    const rows = await this.db.selectFrom('projection_checkpoints').select(['projection', 'position_commit', 'position_prepare']).execute()
+    this.takeStoredCheckpoints(await this.db.selectFrom('projection_checkpoints').select(['projection', 'position_commit', 'position_prepare']).execute())
+  }
+
+  /** Rows without a projection are not checkpoints (see {@link checkpointsAndHeads}). */
+  private takeStoredCheckpoints(rows: readonly { projection: string | null; position_commit: string | number | bigint | null; position_prepare: string | number | bigint | null }[]): void {
     for (const row of rows) {
+      if (row.projection === null || row.position_commit === null || row.position_prepare === null) continue
       const state = this.running.get(row.projection)
       if (state && !state.active) state.position = { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) }
     }
+  }
+
+  /**
+   * The stored checkpoints taken, and the head of every projection's streams. On Postgres the log
+   * is in the read models' database (src/composition.ts), so both come from one statement, whatever
+   * the number of projections; elsewhere the checkpoints, then one call to the store for all heads.
+   */
+  private async checkpointsAndHeads(): Promise<Position[]> {
+    const filters = this.projections.map((projection) => ({ streamPrefixes: projection.streamPrefixes }))
+    if (this.store.kind !== 'postgres') {
+      await this.readStoredCheckpoints()
+      return this.store.headPositions(filters)
+    }
+    const { prefixes, headsOf } = filterHeads(filters)
+    const query = sql<{ projection: string | null; prefix: string | null; position_commit: string | null; position_prepare: string | null }>`
+      with heads as (${prefixHeads(prefixes)})
+      select null::text as projection, prefix, transaction_id as position_commit, global_position as position_prepare from heads
+      union all
+      select projection, null, position_commit, position_prepare from projection_checkpoints`.compile(this.db)
+    const { rows } = await this.db.executeQuery(prepared(query))
+    this.takeStoredCheckpoints(rows)
+    return headsOf(rows.flatMap((row) => (row.prefix === null ? [] : [{ prefix: row.prefix, transaction_id: row.position_commit, global_position: row.position_prepare }])))
   }
 
   private settleWaiters(): void {
@@ -301,11 +330,11 @@ export class ProjectionRuntime {
    * event of its streams that exists now.
    */
   async status(withinMs = 1000): Promise<ProjectionStatus[]> {
-    await this.readStoredCheckpoints()
+    const heads = await this.checkpointsAndHeads()
     return Promise.all(
-      [...this.running.values()].map(async ({ projection, lastError }) => {
-        const head = await this.store.headPosition({ streamPrefixes: projection.streamPrefixes })
-        const caughtUp = await this.waitForProjections([projection.name], head, withinMs)
+      this.projections.map(async (projection, i) => {
+        const { lastError } = this.running.get(projection.name)!
+        const caughtUp = await this.waitForProjections([projection.name], heads[i]!, withinMs)
         return { name: projection.name, position: this.running.get(projection.name)!.position, caughtUp, lastError }
       }),
     )

@@ -4,6 +4,7 @@ import {
   START,
   WrongExpectedVersionError,
   comparePositions,
+  positionToString,
   type EventStore,
   type NewEvent,
   type Position,
@@ -262,6 +263,24 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     const counted = await store.count({ streamPrefixes: [wanted] })
     // An adapter may not count (undefined); one that does counts every event of the matching streams.
     if (counted !== undefined) t.equal(counted, 7, 'the events of the matching streams, counted')
+  })
+
+  t.test('the heads of several filters in one call: each the newest event of its streams, as headPosition has it', async (t) => {
+    const store = await open(t)
+    const tag = randomBytes(3).toString('hex')
+    const [a, b, none] = [`${run}heada${tag}-`, `${run}headb${tag}-`, `${run}headnone${tag}-`]
+    await store.append(`${a}1`, [newEvent('A')], { expectedRevision: 'no_stream' })
+    await store.append(`${b}1`, [newEvent('B'), newEvent('B')], { expectedRevision: 'no_stream' })
+    await store.append(`${a}2`, [newEvent('A')], { expectedRevision: 'no_stream' })
+    const last = async (prefixes: string[]) => (await store.readAll({ from: START, limit: 100, streamPrefixes: prefixes })).at(-1)!.position
+    const filters = [{ streamPrefixes: [a] }, { streamPrefixes: [b] }, { streamPrefixes: [b, a] }, { streamPrefixes: [none] }, { streamPrefixes: [none, b] }, { streamPrefixes: [a] }]
+    const heads = await store.headPositions(filters)
+    const expected = [await last([a]), await last([b]), await last([a, b]), START, await last([b]), await last([a])]
+    t.same(heads.map(positionToString), expected.map(positionToString), 'each filter its newest event, in the order asked; START for a filter matching nothing')
+    t.same(heads.map(positionToString), (await Promise.all(filters.map((filter) => store.headPosition(filter)))).map(positionToString), 'as headPosition answers each filter alone')
+    const [everything] = await store.headPositions([{}])
+    t.ok(comparePositions(everything!, heads[2]!) >= 0, 'a filter without prefixes: the newest event of every stream')
+    t.same(await store.headPositions([]), [], 'no filters, no heads')
   })
 
   t.test('a subscription ends when its signal aborts', async (t) => {

@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
-import { START } from '../../src/eventstore/port.js'
+import { START, positionToString } from '../../src/eventstore/port.js'
 import { WakeUp } from '../../src/eventstore/wake-up.js'
 import type { Database } from '../../src/store/database.js'
 import { createTestDatabase, postgresBackend, postgresUrl } from '../helpers/storage.js'
@@ -39,6 +39,7 @@ if (postgresUrl) {
     await slow.query('select pg_current_xact_id()')
     await store.append('gap-fast', [{ id: randomUUID(), type: 'Fast', data: {} }], { expectedRevision: 'no_stream' })
     t.same(await store.readAll({ from: START, limit: 10 }), [], 'the later commit is held back behind the open transaction')
+    t.same((await store.headPositions([{}, { streamPrefixes: ['gap-'] }])).map(positionToString), [START, START].map(positionToString), 'and so are the heads')
 
     await slow.query(`insert into streams (stream_id, revision) values ('gap-slow', 0)`)
     await slow.query(`insert into events (event_id, stream_id, stream_revision, event_type, data) values ($1, 'gap-slow', 0, 'Slow', '{}')`, [randomUUID()])

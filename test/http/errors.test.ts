@@ -2,7 +2,9 @@ import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
+import { allProjections } from '../../src/all-projections.js'
 import { buildApp } from '../../src/http/app.js'
+import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/http/errors.js'
 import { openStorage } from '../../src/store/connect.js'
 import { isDatabaseUnavailable } from '../../src/store/unavailable.js'
@@ -132,11 +134,12 @@ t.test('with the database unreachable, requests answer 503 with Retry-After in t
   // Nothing listens on a port just freed: every connection attempt is refused.
   const storage = await openStorage({ kind: 'postgres', url: `postgres://flowd@127.0.0.1:${await freePort()}/flowd` })
   t.teardown(() => storage.close())
+  const store = new PostgresEventStore({ db: storage.db })
   const app = await buildApp({
     config: loadConfig({}),
     db: storage.db,
-    store: new PostgresEventStore({ db: storage.db }),
-    readModels: { waitFor: async () => true, status: async () => [] },
+    store,
+    readModels: new ProjectionRuntime(storage.db, store, allProjections, silentLogger),
     logger: silentLogger,
     now: () => new Date(),
     editorTokenKey: testEditorTokenKey,
