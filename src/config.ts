@@ -172,7 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookCaFile,
     webhookRetrySchedule,
     webhookMaxInFlight: integer('WEBHOOK_MAX_IN_FLIGHT', 128, 1, 1024),
-    webhookLeaseSeconds: integer('WEBHOOK_LEASE_SECONDS', 15, 11, 3600),
+    webhookLeaseSeconds: integer('WEBHOOK_LEASE_SECONDS', 2, 1, 3600),
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
     streamHeartbeatSeconds: integer('STREAM_HEARTBEAT_SECONDS', 15, 1, 3600),
     streamsPerWorkspace: integer('STREAMS_PER_WORKSPACE', 1000, 1, 1_000_000),

@@ -57,7 +57,8 @@ export interface ClaimedDelivery {
  * Takes the lease of up to `limit` deliveries that are due and are each the oldest open delivery
  * of their session, so a session's webhooks go out one at a time and in order while different
  * sessions proceed side by side. `skip locked` lets several dispatchers share the work; the lease
- * (not a held transaction) covers the HTTP call, and a crashed dispatcher's lease simply runs out.
+ * (not a held transaction) covers the HTTP call, renewed while it runs ({@link renewClaims}), and a
+ * crashed dispatcher's lease runs out within one lease.
  */
 export async function claimDueDeliveries(
   db: DbOrTrx,
@@ -95,6 +96,20 @@ export async function claimDueDeliveries(
     roundAttempts: Number(row.round_attempts),
     leaseToken: token,
   }))
+}
+
+/**
+ * Extends claims still held to `leaseUntil`: a dispatcher renews the claims of its attempts in
+ * flight, so a claim outlives a dispatcher that died by one short lease at most. A claim recorded
+ * since (its token cleared) or taken over by another dispatcher (another token) is left alone.
+ */
+export async function renewClaims(db: DbOrTrx, claims: readonly Pick<ClaimedDelivery, 'id' | 'leaseToken'>[], leaseUntil: Date): Promise<void> {
+  if (claims.length === 0) return
+  const renew = sql`
+    update webhook_deliveries w set lease_until = ${leaseUntil}::timestamptz
+    from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leaseToken)}::uuid[]) as c(id, lease_token)
+    where w.id = c.id and w.lease_token = c.lease_token`.compile(db)
+  await db.executeQuery(prepared(renew))
 }
 
 export interface AttemptRecord {

@@ -5,7 +5,7 @@ import type { Database } from '../store/database.js'
 import { WriteBatches } from '../store/write-batches.js'
 import { BlockedAddressError, postWebhook } from './agent.js'
 import { callbackUrlProblem, parseCidrs, type ParsedCidr } from './callback-url.js'
-import { claimDueDeliveries, recordAttempts, type AttemptOutcome, type AttemptRecord, type ClaimedDelivery, type MadeAttempt } from './deliveries.js'
+import { claimDueDeliveries, recordAttempts, renewClaims, type AttemptOutcome, type AttemptRecord, type ClaimedDelivery, type MadeAttempt } from './deliveries.js'
 import { honoursRetryAfter, nextRetryDelay, parseRetryAfter } from './retry.js'
 import { webhookHeaders } from './signature.js'
 
@@ -22,7 +22,10 @@ export interface DispatcherOptions {
   concurrency?: number
   /** How often to look for due deliveries when nothing woke the dispatcher. */
   pollIntervalMs?: number
-  /** How long a claimed delivery stays ours: longer than an attempt can take (10 s). */
+  /**
+   * How long a claim outlives a dispatcher that stopped renewing it: claims of attempts in flight
+   * are renewed every quarter of it, so a dead dispatcher's sessions wait this long at most.
+   */
   leaseMs?: number
   now?: () => Date
   /** Counts attempts by outcome (the service's metrics). */
@@ -52,6 +55,10 @@ export class WebhookDispatcher {
   private readonly now: () => Date
   private readonly allowed: ParsedCidr[]
   private readonly inFlight = new Set<Promise<void>>()
+  /** The claims of the attempts in flight, renewed until each is recorded. */
+  private readonly claimsInFlight = new Map<string, ClaimedDelivery>()
+  private renewal: NodeJS.Timeout | undefined
+  private renewing = false
   /** Attempts finishing together are recorded in one statement: one commit each, not one per attempt. */
   private readonly made: WriteBatches<MadeAttempt>
   private controller?: AbortController
@@ -76,7 +83,7 @@ export class WebhookDispatcher {
     this.logger = logger
     this.concurrency = options.concurrency ?? 128
     this.pollIntervalMs = options.pollIntervalMs ?? 500
-    this.leaseMs = options.leaseMs ?? 15_000
+    this.leaseMs = options.leaseMs ?? 2_000
     this.now = options.now ?? (() => new Date())
     this.allowed = parseCidrs(options.allowedPrivateCidrs)
     this.made = new WriteBatches((made) => recordAttempts(db, made))
@@ -86,6 +93,21 @@ export class WebhookDispatcher {
     if (this.controller) return
     this.controller = new AbortController()
     this.loop = this.run(this.controller.signal)
+    this.renewal = setInterval(() => void this.renewHeldClaims(), this.leaseMs / 4)
+    this.renewal.unref()
+  }
+
+  private async renewHeldClaims(): Promise<void> {
+    if (this.renewing || this.claimsInFlight.size === 0) return
+    this.renewing = true
+    try {
+      await renewClaims(this.db, [...this.claimsInFlight.values()], new Date(this.now().getTime() + this.leaseMs))
+    } catch (error) {
+      // The claims may run out and be attempted again elsewhere, with the same webhook-id.
+      this.logger.warn({ err: error }, 'renewing webhook claims failed')
+    } finally {
+      this.renewing = false
+    }
   }
 
   /** New deliveries may be due: look now instead of at the next poll. */
@@ -106,7 +128,9 @@ export class WebhookDispatcher {
         }
       }
       for (const delivery of claimed) {
+        this.claimsInFlight.set(delivery.id, delivery)
         const attempt: Promise<void> = this.attempt(delivery).finally(() => {
+          this.claimsInFlight.delete(delivery.id)
           this.inFlight.delete(attempt)
           this.wake()
         })
@@ -178,6 +202,7 @@ export class WebhookDispatcher {
     this.controller?.abort()
     this.wakeSleeper?.()
     await this.loop
+    clearInterval(this.renewal)
     this.controller = undefined
   }
 }

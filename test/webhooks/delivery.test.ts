@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { loadConfig } from '../../src/config.js'
+import { claimDueDeliveries } from '../../src/webhooks/deliveries.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from '../helpers/app.js'
@@ -296,6 +297,31 @@ for (const backend of reachableBackends) {
       const [waiting] = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${stuck.sessionId}`)).content
       t.equal(waiting.status, 'failed')
       t.ok(Date.parse(waiting.nextAttemptAt) - Date.parse(waiting.attempts[0].attemptedAt) >= 27_000, 'the next attempt follows the schedule, with jitter')
+    })
+
+    await t.test('a claim is renewed while its attempt runs: no other dispatcher takes it, and it is sent once', async (t) => {
+      const leaseMs = 400
+      const h = await harness(t, backend, { leaseMs })
+      const flow = await echo(h)
+      // Held for many leases: without renewals the claim would run out while the receiver holds it.
+      h.receiver.delay(12 * leaseMs)
+      const session = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
+      await h.received(1)
+      const claimed = await h.storage.db.selectFrom('webhook_deliveries').select(['id', 'lease_token', 'lease_until']).where('session_id', '=', session.sessionId).executeTakeFirstOrThrow()
+      const claimedUntil = new Date(claimed.lease_until!).getTime()
+      // The same claim (its token), its lease moved on: a claim that ran out and was taken again has another token.
+      await eventually('the claim renewed past its first lease', async () => {
+        const row = await h.storage.db.selectFrom('webhook_deliveries').select(['lease_token', 'lease_until']).where('id', '=', claimed.id).executeTakeFirstOrThrow()
+        if (row.lease_token !== claimed.lease_token) throw new Error('the claim ran out and was taken again')
+        return row.lease_until !== null && new Date(row.lease_until).getTime() >= claimedUntil + 2 * leaseMs ? true : undefined
+      })
+      const elsewhere = await claimDueDeliveries(h.storage.dispatcherDb, { now: new Date(), limit: 100, leaseMs, firstDelaySeconds: 0 })
+      t.notOk(elsewhere.some((delivery) => delivery.id === claimed.id), 'another dispatcher finds it claimed')
+      await eventually('the delivery recorded as delivered', async () => {
+        const row = await h.storage.db.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', claimed.id).executeTakeFirstOrThrow()
+        return row.status === 'delivered' ? row : undefined
+      }).then((row) => t.equal(row.lease_token, null, 'the recorded attempt releases the claim'))
+      t.equal(h.receiver.requests.filter((request) => String(request.headers['webhook-id']) === claimed.id).length, 1, 'sent once')
     })
 
     await t.test('Retry-After on 429 is honoured when it asks for longer than the schedule', async (t) => {
