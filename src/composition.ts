@@ -51,7 +51,10 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     // The EventStoreDB client (gRPC) loads only where it is used.
     const adapter: EventStore =
       config.eventStore === 'esdb'
-        ? new (await import('./eventstore/esdb.js')).EsdbEventStore({ connectionString: config.eventstoreConnectionString! })
+        ? new (await import('./eventstore/esdb.js')).EsdbEventStore({
+            connectionString: config.eventstoreConnectionString!,
+            onSubscriptionError: (error, retryInMs) => logger.warn({ err: error, retryInMs }, 'EventStoreDB subscription failed; subscribing again'),
+          })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined

@@ -135,7 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const eventStore = oneOf('EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres')
-  const eventstoreConnectionString = url('EVENTSTORE_CONNECTION_STRING', ['esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:'])
+  const eventstoreConnectionString = url('EVENTSTORE_CONNECTION_STRING', ['esdb:', 'esdb+discover:'])
   if (eventStore === 'esdb' && !eventstoreConnectionString) problems.push('EVENTSTORE_CONNECTION_STRING: required when EVENT_STORE=esdb')
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:'])
   if (eventStore === 'esdb' && !databaseUrl) problems.push('DATABASE_URL: required when EVENT_STORE=esdb (the read models live in Postgres)')

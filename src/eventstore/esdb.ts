@@ -40,9 +40,14 @@ import {
 export interface EsdbEventStoreOptions {
   /** An `esdb://` or `esdb+discover://` connection string. */
   connectionString: string
-  /** Pause before resubscribing after a subscription failed or closed; default 500. */
+  /** Pause before resubscribing after a subscription failed or closed; default 500, doubling to 30 s while it keeps failing. */
   reconnectDelayMs?: number
+  /** Told of each failed subscription (the service logs it: an access denied otherwise shows only as lag). */
+  onSubscriptionError?: (error: unknown, retryInMs: number) => void
 }
+
+/** The longest pause between resubscriptions while a subscription keeps failing. */
+const MAX_RECONNECT_DELAY_MS = 30_000
 
 const toEsdbRevision = (expected: ExpectedRevision): AppendExpectedRevision =>
   expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : expected
@@ -82,16 +87,21 @@ const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
 
 /**
  * The event store on EventStoreDB (22.6 or later). Positions are ESDB's `(commit, prepare)` log
- * positions; appends are idempotent on event ids by the server's own deduplication.
+ * positions. The server recognises a repeated append of the same event ids only in narrow cases
+ * (at an exact expected revision, when the retry repeats that revision; with `any`, while the ids
+ * are in its in-memory cache), so retries rely on the expected revision: every command appends at
+ * an exact one, and a repeat then answers with the same outcome or a conflict, never a duplicate.
  */
 export class EsdbEventStore implements EventStore {
   readonly kind = 'esdb' as const
   private readonly client: EventStoreDBClient
   private readonly reconnectDelayMs: number
+  private readonly onSubscriptionError: (error: unknown, retryInMs: number) => void
 
   constructor(options: EsdbEventStoreOptions) {
     this.client = EventStoreDBClient.connectionString(options.connectionString)
     this.reconnectDelayMs = options.reconnectDelayMs ?? 500
+    this.onSubscriptionError = options.onSubscriptionError ?? (() => {})
   }
 
   async append(stream: string, events: readonly NewEvent[], { expectedRevision }: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
@@ -167,6 +177,7 @@ export class EsdbEventStore implements EventStore {
   async *subscribeAll({ from, streamPrefixes, signal, maxBatch = 500 }: SubscribeOptions): AsyncIterable<RecordedEvent[]> {
     const filter = streamPrefixes?.length ? streamNameFilter({ prefixes: [...streamPrefixes] }) : excludeSystemEvents()
     let position = from
+    let failures = 0
     while (!signal?.aborted) {
       const subscription = this.client.subscribeToAll({ fromPosition: toReadPosition(position), filter })
       const stop = (): void => {
@@ -180,19 +191,27 @@ export class EsdbEventStore implements EventStore {
           if (event && isVisible(event.streamId, { streamPrefixes })) batch.push(toRecorded(event))
           if (batch.length > 0 && (batch.length >= maxBatch || subscription.readableLength === 0)) {
             position = batch[batch.length - 1]!.position
+            failures = 0
             yield batch
             batch = []
           }
         }
-      } catch {
+      } catch (error) {
         // Dropped subscriptions are not resumed by the client: resubscribe after the last delivered event.
         if (signal?.aborted) return
+        failures++
+        this.onSubscriptionError(error, this.retryDelay(failures))
       } finally {
         signal?.removeEventListener('abort', stop)
         await subscription.unsubscribe().catch(() => undefined)
       }
-      await delay(this.reconnectDelayMs, undefined, { signal }).catch(() => undefined)
+      await delay(this.retryDelay(failures), undefined, { signal }).catch(() => undefined)
     }
+  }
+
+  /** The pause before the next subscription after `failures` failed in a row. */
+  private retryDelay(failures: number): number {
+    return Math.min(this.reconnectDelayMs * 2 ** Math.max(0, failures - 1), MAX_RECONNECT_DELAY_MS)
   }
 
   /** EventStoreDB cannot count events cheaply. */
