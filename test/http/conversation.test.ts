@@ -1,4 +1,5 @@
 import t from 'tap'
+import { bootstrap } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { openTestApp } from '../helpers/app.js'
@@ -6,87 +7,108 @@ import { reachableBackends } from '../helpers/storage.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** Asks, answers `You said …` with the reply saved in `name`, and asks again, for ever. */
+const echoForever = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'ask', type: 'question', position: { x: 200, y: 0 }, data: { prompt: { type: 'text', text: { body: 'Say something' } }, input: { kind: 'text' }, saveAs: 'name' } },
+    { id: 'say', type: 'message', position: { x: 400, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'You said {{name}}' } }] } },
+  ],
+  edges: [
+    { id: 'a', source: 'start', target: 'ask' },
+    { id: 'b', source: 'ask', sourceHandle: 'default', target: 'say' },
+    { id: 'c', source: 'say', target: 'ask' },
+  ],
+}
+
 for (const backend of reachableBackends) {
   t.test(`a conversation end to end on ${backend.name}`, async (t) => {
     let clock: Date | undefined
-    const { app, admin, conversations, storage, store } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })
-    const headers = { 'x-api-key': admin.apiKey }
-    const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
-      const response = await app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
-      if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
-      return response.body ? response.json() : undefined
-    }
-    /** Waits until the engine has answered every message the session received. */
-    const settled = async (sessionId: string) => {
-      for (let i = 0; i < 200; i++) {
-        const detail = await call('GET', `/v1/sessions/${sessionId}`)
-        if (detail.pendingMessages === 0) return detail
-        await sleep(25)
+    const { app, ctx, conversations, storage, store } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })
+    /** An organization of its own with the variables name and plan, a pipeline Leads, a sector Sales and the flow Plans using them. */
+    const arrange = async () => {
+      const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
+      const headers = { 'x-api-key': admin.apiKey }
+      const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+        const response = await app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+        if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
+        return response.body ? response.json() : undefined
       }
-      throw new Error(`session ${sessionId} still has pending messages`)
-    }
-    /** The session's log entry once the log shows it finished. */
-    const finishedLog = async (sessionId: string) => {
-      for (let i = 0; i < 200; i++) {
-        const log = (await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0]
-        if (log.status !== 'running') return log
-        await sleep(25)
+      /** Waits until the engine has answered every message the session received. */
+      const settled = async (sessionId: string) => {
+        for (let i = 0; i < 200; i++) {
+          const detail = await call('GET', `/v1/sessions/${sessionId}`)
+          if (detail.pendingMessages === 0) return detail
+          await sleep(25)
+        }
+        throw new Error(`session ${sessionId} still has pending messages`)
       }
-      throw new Error(`the log of session ${sessionId} still shows it running`)
-    }
-    const turns = async (sessionId: string) =>
-      (await call('GET', `/v1/sessions/${sessionId}/events?size=500`)).content.filter((e: { type: string }) => e.type === 'TurnCompleted')
+      /** The session's log entry once the log shows it finished. */
+      const finishedLog = async (sessionId: string) => {
+        for (let i = 0; i < 200; i++) {
+          const log = (await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0]
+          if (log.status !== 'running') return log
+          await sleep(25)
+        }
+        throw new Error(`the log of session ${sessionId} still shows it running`)
+      }
+      const turns = async (sessionId: string) =>
+        (await call('GET', `/v1/sessions/${sessionId}/events?size=500`)).content.filter((e: { type: string }) => e.type === 'TurnCompleted')
 
-    await call('POST', '/v1/variables', { name: 'name', type: 'string' })
-    await call('POST', '/v1/variables', { name: 'plan', type: 'string' })
-    const pipeline = await call('POST', '/v1/kanban/pipelines', {
-      name: 'Leads',
-      stages: [{ name: 'New', color: '#2196F3' }, { name: 'Qualified', color: '#4CAF50' }],
-      fields: [{ name: 'Plan', type: 'text', required: false, isFeatured: true }],
-    })
-    const [newStage, qualified] = pipeline.stages
-    const planField = pipeline.fields[0].id
-    await call('POST', '/v1/sectors', { name: 'Sales' })
-    const sector = (await call('GET', '/v1/sectors')).content[0]
+      await call('POST', '/v1/variables', { name: 'name', type: 'string' })
+      await call('POST', '/v1/variables', { name: 'plan', type: 'string' })
+      const pipeline = await call('POST', '/v1/kanban/pipelines', {
+        name: 'Leads',
+        stages: [{ name: 'New', color: '#2196F3' }, { name: 'Qualified', color: '#4CAF50' }],
+        fields: [{ name: 'Plan', type: 'text', required: false, isFeatured: true }],
+      })
+      const [newStage, qualified] = pipeline.stages
+      const planField = pipeline.fields[0].id
+      await call('POST', '/v1/sectors', { name: 'Sales' })
+      const sector = (await call('GET', '/v1/sectors')).content[0]
 
-    const definition = {
-      schemaVersion: 1,
-      nodes: [
-        { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
-        { id: 'hello', type: 'message', position: { x: 200, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' }, tags: ['greeting'] }] } },
-        {
-          id: 'ask',
-          type: 'question',
-          position: { x: 400, y: 0 },
-          data: {
-            prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
-            input: { kind: 'choice' },
-            saveAs: 'plan',
-            maxRetries: 1,
-            retryMessage: { type: 'text', text: { body: 'Please tap one of the buttons.' } },
+      const definition = {
+        schemaVersion: 1,
+        nodes: [
+          { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+          { id: 'hello', type: 'message', position: { x: 200, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' }, tags: ['greeting'] }] } },
+          {
+            id: 'ask',
+            type: 'question',
+            position: { x: 400, y: 0 },
+            data: {
+              prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
+              input: { kind: 'choice' },
+              saveAs: 'plan',
+              maxRetries: 1,
+              retryMessage: { type: 'text', text: { body: 'Please tap one of the buttons.' } },
+            },
           },
-        },
-        { id: 'check', type: 'condition', position: { x: 600, y: 0 }, data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
-        { id: 'lead', type: 'kanbanMove', position: { x: 800, y: 0 }, data: { pipelineId: pipeline.id, stageId: newStage.id, values: { [planField]: '{{plan}}' }, tags: ['lead'] } },
-        { id: 'qualify', type: 'kanbanMove', position: { x: 1000, y: 0 }, data: { pipelineId: pipeline.id, stageId: qualified.id } },
-        { id: 'human', type: 'transfer', position: { x: 1200, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
-        { id: 'bye', type: 'end', position: { x: 600, y: 200 }, data: {} },
-      ],
-      edges: [
-        { id: 'e1', source: 'start', target: 'hello' },
-        { id: 'e2', source: 'hello', target: 'ask' },
-        { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
-        { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
-        { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
-        { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
-        { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
-        { id: 'e8', source: 'lead', target: 'qualify' },
-        { id: 'e9', source: 'qualify', target: 'human' },
-      ],
+          { id: 'check', type: 'condition', position: { x: 600, y: 0 }, data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
+          { id: 'lead', type: 'kanbanMove', position: { x: 800, y: 0 }, data: { pipelineId: pipeline.id, stageId: newStage.id, values: { [planField]: '{{plan}}' }, tags: ['lead'] } },
+          { id: 'qualify', type: 'kanbanMove', position: { x: 1000, y: 0 }, data: { pipelineId: pipeline.id, stageId: qualified.id } },
+          { id: 'human', type: 'transfer', position: { x: 1200, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
+          { id: 'bye', type: 'end', position: { x: 600, y: 200 }, data: {} },
+        ],
+        edges: [
+          { id: 'e1', source: 'start', target: 'hello' },
+          { id: 'e2', source: 'hello', target: 'ask' },
+          { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
+          { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
+          { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
+          { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
+          { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
+          { id: 'e8', source: 'lead', target: 'qualify' },
+          { id: 'e9', source: 'qualify', target: 'human' },
+        ],
+      }
+      const flow = await call('POST', '/v1/flows', { name: 'Plans', definition })
+      return { admin, headers, call, settled, finishedLog, turns, pipeline, newStage, qualified, planField, sector, flow }
     }
-    const flow = await call('POST', '/v1/flows', { name: 'Plans', definition })
 
     await t.test('question, condition, kanbanMove and transfer, answered by button id', async (t) => {
+      const { headers, call, settled, finishedLog, turns, pipeline, newStage, qualified, planField, sector, flow } = await arrange()
       const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Ana' } })
       await settled(sessionId)
       t.equal((await call('GET', `/v1/sessions/logs?sessionId=${sessionId}`)).content[0].status, 'running')
@@ -124,6 +146,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('invalid replies retry, then follow the invalid handle', async (t) => {
+      const { call, settled, finishedLog, turns, flow } = await arrange()
       const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Bo' } })
       await call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'enterprise' } })
       await call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'gold' } })
@@ -137,22 +160,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('50 concurrent sends into one session: one turn each, in arrival order', async (t) => {
-      const echo = await call('POST', '/v1/flows', {
-        name: 'Echo',
-        definition: {
-          schemaVersion: 1,
-          nodes: [
-            { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
-            { id: 'ask', type: 'question', position: { x: 200, y: 0 }, data: { prompt: { type: 'text', text: { body: 'Say something' } }, input: { kind: 'text' }, saveAs: 'name' } },
-            { id: 'say', type: 'message', position: { x: 400, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'You said {{name}}' } }] } },
-          ],
-          edges: [
-            { id: 'a', source: 'start', target: 'ask' },
-            { id: 'b', source: 'ask', sourceHandle: 'default', target: 'say' },
-            { id: 'c', source: 'say', target: 'ask' },
-          ],
-        },
-      })
+      const { call, settled } = await arrange()
+      const echo = await call('POST', '/v1/flows', { name: 'Echo', definition: echoForever })
       const { sessionId } = await call('POST', `/v1/sessions/flows/${echo.id}/create`)
       const accepted = await Promise.all(
         Array.from({ length: 50 }, (_, i) => call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: `m${i}` } })),
@@ -172,6 +181,16 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an idle session expires: the log shows timeout and messages are refused', async (t) => {
+      const { headers, call, settled, finishedLog, flow } = await arrange()
+      t.teardown(() => {
+        clock = undefined
+      })
+      const echo = await call('POST', '/v1/flows', { name: 'Echo', definition: echoForever })
+      const waiting = await call('POST', `/v1/sessions/flows/${echo.id}/create`)
+      await settled(waiting.sessionId)
+      // Sessions other subtests left idle were all started before these two: expired first, they leave the count to these.
+      clock = new Date(Date.parse(waiting.expiresAt) - 1)
+      await conversations!.sweeper.sweep()
       const { sessionId, expiresAt } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Cy' } })
       await settled(sessionId)
       clock = new Date(Date.parse(expiresAt) + 1000)
@@ -182,10 +201,22 @@ for (const backend of reachableBackends) {
       const response = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/message`, headers, payload: { type: 'text', text: { body: 'hello?' } } })
       t.equal(response.statusCode, 409)
       t.equal((await call('GET', `/v1/sessions/${sessionId}`)).status, 'timeout')
-      clock = undefined
     })
 
     await t.test('replaying every event through a fresh session log gives the same rows', async (t) => {
+      const { call, settled, finishedLog, flow } = await arrange()
+      const replies: Record<string, object[]> = {
+        Ana: [{ type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } }],
+        Bo: [{ type: 'text', text: { body: 'enterprise' } }, { type: 'text', text: { body: 'gold' } }],
+        Cy: [{ type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'basic', title: 'Basic' } } }],
+        Di: [],
+      }
+      for (const [name, messages] of Object.entries(replies)) {
+        const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name } })
+        for (const message of messages) await call('POST', `/v1/sessions/${sessionId}/message`, message)
+        await settled(sessionId)
+        if (messages.length > 0) await finishedLog(sessionId)
+      }
       const before = await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute()
       t.ok(before.length >= 4)
       await rebuildProjection(storage, store, sessionLogsProjection)

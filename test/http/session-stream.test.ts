@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
@@ -60,21 +60,27 @@ for (const backend of reachableBackends) {
     const receiver = await startHttpsReceiver()
     t.teardown(() => receiver.close())
     const config = loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: LOOPBACK.join(','), RATE_LIMIT_PER_MINUTE: '0', STREAM_HEARTBEAT_SECONDS: '1' })
-    const { app, admin, ctx } = await openTestApp(t, backend, { config, engine: true, webhooks: { allowedPrivateCidrs: LOOPBACK, caFile: receiver.caFile } })
+    const { app, ctx } = await openTestApp(t, backend, { config, engine: true, webhooks: { allowedPrivateCidrs: LOOPBACK, caFile: receiver.caFile } })
     const base = await app.listen({ host: '127.0.0.1', port: 0 })
-    const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, key = admin.apiKey) => {
+    const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload: object | undefined, key: string) => {
       const response = await app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) })
       if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode}`)
       return response.json()
     }
-    const bot = await call('POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` })
-    await call('POST', '/v1/variables', { name: 'said', type: 'string' }, bot.apiKey)
-    const flow = await call('POST', '/v1/flows', { name: 'Echo', definition: echoFlow }, bot.apiKey)
-    const say = (sessionId: string, body: string) => call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body } }, bot.apiKey)
+    /** An organization of its own, with a key `bot` whose webhooks go to the receiver and its echo flow. */
+    const arrange = async () => {
+      const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
+      const bot = await call('POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` }, admin.apiKey)
+      await call('POST', '/v1/variables', { name: 'said', type: 'string' }, bot.apiKey)
+      const flow = await call('POST', '/v1/flows', { name: 'Echo', definition: echoFlow }, bot.apiKey)
+      const say = (sessionId: string, body: string) => call('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body } }, bot.apiKey)
+      return { bot, flow, say }
+    }
     const webhookOf = (messageId: string) =>
       eventually(`the webhook of ${messageId}`, () => receiver.requests.map((r) => JSON.parse(r.body)).find((body) => body.messageId === messageId))
 
     await t.test('turns come as the webhooks of their turns; Last-Event-ID resumes after one; the stream ends with the session', async (t) => {
+      const { bot, flow, say } = await arrange()
       const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, undefined, bot.apiKey)
       const stream = curlStream(t, `${base}/v1/sessions/${sessionId}/stream`, { 'x-api-key': bot.apiKey })
       const turns = () => stream.events.filter((e) => e.event === 'turn')
@@ -110,6 +116,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an idle stream gets keep-alive comments', async (t) => {
+      const { bot, flow } = await arrange()
       const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, undefined, bot.apiKey)
       const stream = curlStream(t, `${base}/v1/sessions/${sessionId}/stream`, { 'x-api-key': bot.apiKey })
       await eventually('a keep-alive comment', () => stream.raw().includes(': keep-alive\n\n') || undefined)
@@ -117,6 +124,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('tenancy: another organization, another workspace, a bad Last-Event-ID', async (t) => {
+      const { bot, flow } = await arrange()
       const { sessionId } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, undefined, bot.apiKey)
       const other = await createOrganization(ctx, { name: 'Other' })
       const otherWorkspace = await createWorkspace(ctx, { organizationId: other.organizationId, name: 'W' })
@@ -131,6 +139,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test("the editor's token reaches preview sessions of its workspace, and no other session", async (t) => {
+      const { bot, flow } = await arrange()
       const client = await call('POST', '/v1/clients', { name: 'Portal' }, bot.apiKey)
       const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`
       const { ott } = (await app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic }, payload: {} })).json()
@@ -157,6 +166,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a preview runs the draft, sends no webhook and stays out of the logs unless asked for', async (t) => {
+      const { bot, flow, say } = await arrange()
       const greeting = JSON.parse(JSON.stringify(echoFlow).replace('Say something', 'Draft question'))
       await call('PUT', `/v1/flows/${flow.id}/definition`, greeting, bot.apiKey)
       const preview = await app.inject({ method: 'POST', url: `/v1/flows/${flow.id}/preview-sessions`, headers: { 'x-api-key': bot.apiKey }, payload: { variables: { said: 'nothing yet' } } })

@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
@@ -10,37 +10,51 @@ import { reachableBackends } from '../helpers/storage.js'
 for (const backend of reachableBackends) {
   t.test(`sessions on ${backend.name}`, async (t) => {
     let clock = new Date('2026-05-01T12:00:00.000Z')
-    const { app, admin, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
+    const { app, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
     const as = (key: string) => ({ 'x-api-key': key })
-    const flow = (await app.inject({ method: 'POST', url: '/v1/flows', headers: as(admin.apiKey), payload: { name: 'Support' } })).json()
-    const start = (payload?: object, flowId = flow.id, key = admin.apiKey) =>
-      app.inject({ method: 'POST', url: `/v1/sessions/flows/${flowId}/create`, headers: as(key), ...(payload ? { payload } : {}) })
-    const send = (sessionId: string, payload: unknown, headers: Record<string, string> = {}) =>
-      app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/message`, headers: { ...as(admin.apiKey), ...headers }, payload: payload as object })
-    const logs = async (query = '', key = admin.apiKey) => {
-      const response = await app.inject({ method: 'GET', url: `/v1/sessions/logs${query}`, headers: as(key) })
-      t.equal(response.statusCode, 200, `GET /v1/sessions/logs${query}`)
-      return response.json()
+
+    /** An organization of its own at noon, with the workspace variables name, age and vip and a flow. */
+    const arrange = async (t: Test) => {
+      clock = new Date('2026-05-01T12:00:00.000Z')
+      const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
+      for (const variable of [{ name: 'name', type: 'string' }, { name: 'age', type: 'number' }, { name: 'vip', type: 'boolean', defaultValue: false }]) {
+        t.equal((await app.inject({ method: 'POST', url: '/v1/variables', headers: as(admin.apiKey), payload: variable })).statusCode, 201)
+      }
+      const flow = (await app.inject({ method: 'POST', url: '/v1/flows', headers: as(admin.apiKey), payload: { name: 'Support' } })).json()
+      const start = (payload?: object, flowId = flow.id, key = admin.apiKey) =>
+        app.inject({ method: 'POST', url: `/v1/sessions/flows/${flowId}/create`, headers: as(key), ...(payload ? { payload } : {}) })
+      const send = (sessionId: string, payload: unknown, headers: Record<string, string> = {}) =>
+        app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/message`, headers: { ...as(admin.apiKey), ...headers }, payload: payload as object })
+      const logs = async (query = '', key = admin.apiKey) => {
+        const response = await app.inject({ method: 'GET', url: `/v1/sessions/logs${query}`, headers: as(key) })
+        t.equal(response.statusCode, 200, `GET /v1/sessions/logs${query}`)
+        return response.json()
+      }
+      const events = async (sessionId: string, size: number) => (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}/events?size=${size}`, headers: as(admin.apiKey) })).json()
+      return { admin, flow, start, send, logs, events }
+    }
+    /** As arrange, with one session started on the flow without a body. */
+    const arrangeSession = async (t: Test) => {
+      const arranged = await arrange(t)
+      const started = await arranged.start()
+      t.equal(started.statusCode, 201, 'the session starts')
+      return { ...arranged, sessionId: started.json().sessionId as string }
     }
 
-    for (const variable of [{ name: 'name', type: 'string' }, { name: 'age', type: 'number' }, { name: 'vip', type: 'boolean', defaultValue: false }]) {
-      t.equal((await app.inject({ method: 'POST', url: '/v1/variables', headers: as(admin.apiKey), payload: variable })).statusCode, 201)
-    }
-
-    let sessionId = ''
     await t.test('create answers 201 with sessionId, status active and expiresAt; the body is optional', async (t) => {
+      const { start } = await arrange(t)
       const response = await start()
       t.equal(response.statusCode, 201)
       const body = response.json()
       t.same(Object.keys(body).sort(), ['expiresAt', 'sessionId', 'status'])
       t.equal(body.status, 'active')
       t.equal(body.expiresAt, '2026-05-01T12:30:00.000Z', 'the default inactivity timeout is 30 minutes')
-      sessionId = body.sessionId
       const withBody = await start({ variables: { name: 'Ana' }, externalId: '+5511999990000' })
       t.equal(withBody.statusCode, 201)
     })
 
     await t.test("a flow's own inactivity timeout sets expiresAt", async (t) => {
+      const { admin, start } = await arrange(t)
       const quick = (
         await app.inject({
           method: 'POST',
@@ -66,6 +80,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('variables must be workspace variables of the right type; defaults fill the rest', async (t) => {
+      const { admin, start } = await arrange(t)
       const bad = await start({ variables: { name: 7, age: 'old', nickname: 'x' } })
       t.equal(bad.statusCode, 400)
       for (const key of ['name', 'age', 'nickname']) t.match(bad.json().message, `variables.${key}`)
@@ -76,6 +91,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the session log shows a new session the moment create returns', async (t) => {
+      const { admin, flow, logs, sessionId } = await arrangeSession(t)
       const page = await logs(`?sessionId=${sessionId}`)
       t.equal(page.totalElements, 1)
       const entry = page.content[0]
@@ -94,6 +110,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('create refuses unknown or foreign flows with 404 and bad bodies with 400', async (t) => {
+      const { flow, start, logs, sessionId } = await arrangeSession(t)
       t.equal((await start(undefined, '00000000-0000-4000-8000-000000000000')).statusCode, 404)
       t.equal((await start(undefined, 'nope')).statusCode, 400)
       const variablesNotObject = await start({ variables: 'x' })
@@ -111,6 +128,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('send validates the body exactly by type', async (t) => {
+      const { send, sessionId } = await arrangeSession(t)
       const cases: [unknown, RegExp][] = [
         [{}, /body must have required property 'type'/],
         [{ type: 'location' }, /body\/type must be equal to one of the allowed values: text, interactive, image, video, audio, document, sticker/],
@@ -134,6 +152,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('send answers 202 queued for every message type', async (t) => {
+      const { send, sessionId } = await arrangeSession(t)
       for (const payload of [
         { type: 'text', text: { body: 'hello' } },
         { type: 'image', media: { mimeType: 'image/jpeg', url: 'https://cdn.example.com/a.jpg', caption: 'me' } },
@@ -149,46 +168,55 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('properties a send body does not name are ignored, never recorded', async (t) => {
+      const { send, events: eventsOf, sessionId } = await arrangeSession(t)
       for (const type of ['button_reply', 'list_reply'] as const) {
         const response = await send(sessionId, { type: 'interactive', interactive: { type, [type]: { id: 'extra', title: 'Extra', note: 'x' } } })
         t.equal(response.statusCode, 202, type)
-        const events = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}/events?size=500`, headers: as(admin.apiKey) })).json()
+        const events = await eventsOf(sessionId, 500)
         const received = events.content.find((e: { type: string; data: { messageId: string } }) => e.type === 'MessageReceived' && e.data.messageId === response.json().messageId)
         t.same(received.data.message.interactive[type], { id: 'extra', title: 'Extra' })
       }
     })
 
     await t.test('an Idempotency-Key makes a retried send answer the same messageId without a second message', async (t) => {
+      const { send, events: eventsOf, sessionId } = await arrangeSession(t)
       const first = await send(sessionId, { type: 'text', text: { body: 'once' } }, { 'idempotency-key': 'k-1' })
       const again = await send(sessionId, { type: 'text', text: { body: 'once' } }, { 'idempotency-key': 'k-1' })
       t.equal(first.statusCode, 202)
       t.equal(again.statusCode, 202)
       t.equal(again.json().messageId, first.json().messageId)
-      const events = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}/events?size=500`, headers: as(admin.apiKey) })).json()
+      const events = await eventsOf(sessionId, 500)
       t.equal(events.content.filter((e: { type: string; data: { message?: { text?: { body: string } } } }) => e.type === 'MessageReceived' && e.data.message?.text?.body === 'once').length, 1)
     })
 
     await t.test('a session past its expiry takes no more messages; unknown sessions are 404', async (t) => {
+      const { send, sessionId } = await arrangeSession(t)
       clock = new Date('2026-05-01T13:00:00.000Z')
       const late = await send(sessionId, { type: 'text', text: { body: 'late' } })
       t.equal(late.statusCode, 409)
       t.same(late.json(), { statusCode: 409, message: 'Session is not active', error: 'Conflict' })
       const unknown = await send('00000000-0000-4000-8000-000000000000', { type: 'text', text: { body: 'x' } })
       t.equal(unknown.statusCode, 404)
-      clock = new Date('2026-05-01T12:10:00.000Z')
     })
 
     await t.test('the session and its events can be read back', async (t) => {
+      const { admin, flow, send, events: eventsOf, sessionId } = await arrangeSession(t)
+      for (const body of ['one', 'two', 'three', 'four', 'five', 'six']) t.equal((await send(sessionId, { type: 'text', text: { body } })).statusCode, 202, body)
       const detail = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: as(admin.apiKey) })).json()
       t.match(detail, { id: sessionId, flowId: flow.id, flowVersion: 1, workspaceId: admin.workspaceId, externalId: null })
-      const events = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}/events?size=2`, headers: as(admin.apiKey) })).json()
+      const events = await eventsOf(sessionId, 2)
+      t.equal(events.content.length, 2)
       t.equal(events.content[0].type, 'SessionStarted')
       t.equal(events.content[0].revision, 0)
       t.equal(events.content[0].metadata.actor, `apikey:${admin.apiKeyId}`)
-      t.ok(events.totalElements >= 7)
+      t.equal(events.totalElements, 7, 'the start and six messages, beyond the page')
     })
 
     await t.test('log filters', async (t) => {
+      const { admin, start, logs } = await arrange(t)
+      for (const payload of [undefined, { variables: { name: 'Ana' }, externalId: '+5511999990000' }, { variables: { name: 'Ana', age: 31 } }, undefined]) {
+        t.equal((await start(payload)).statusCode, 201)
+      }
       t.equal((await logs()).totalElements, 4)
       t.equal((await logs(`?workspaceId=${admin.workspaceId}&dateRange=today`)).totalElements, 4)
       t.equal((await logs('?status=timeout')).totalElements, 0)
@@ -197,7 +225,13 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('rebuilding the session log gives the same rows', async (t) => {
+      const { start, send, sessionId } = await arrangeSession(t)
+      t.equal((await start({ variables: { name: 'Ana' }, externalId: '+5511999990000' })).statusCode, 201)
+      t.equal((await send(sessionId, { type: 'text', text: { body: 'hello' } })).statusCode, 202)
+      clock = new Date('2026-05-01T13:00:00.000Z')
+      t.equal((await send(sessionId, { type: 'text', text: { body: 'late' } })).statusCode, 409)
       const before = await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute()
+      t.ok(before.length >= 2)
       await rebuildProjection(storage, store, sessionLogsProjection)
       t.same(await storage.db.selectFrom('session_logs').selectAll().orderBy('id').execute(), before)
     })

@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { checkSessionVariables, variablesProjection } from '../../src/projections/variables.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
@@ -15,27 +15,53 @@ const PAGE_KEYS = ['content', 'first', 'last', 'number', 'size', 'totalElements'
 for (const backend of reachableBackends) {
   t.test(`workspace variables on ${backend.name}`, async (t) => {
     let clock = new Date('2026-04-01T10:00:00.000Z')
-    const { app, admin, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
+    const { app, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
     const as = (key: string) => ({ 'x-api-key': key })
-    const define = (payload: object, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/variables', headers: as(key), payload })
-    const change = (id: string, payload: object, key = admin.apiKey) => app.inject({ method: 'PATCH', url: `/v1/variables/${id}`, headers: as(key), payload })
-    const remove = (id: string, key = admin.apiKey) => app.inject({ method: 'DELETE', url: `/v1/variables/${id}`, headers: as(key) })
-    const list = async (query = '', key = admin.apiKey) => {
-      const response = await app.inject({ method: 'GET', url: `/v1/variables${query}`, headers: as(key) })
-      t.equal(response.statusCode, 200, `GET /v1/variables${query}`)
-      return response.json()
-    }
     const names = (page: { content: { name: string }[] }) => page.content.map((v) => v.name)
 
-    const sales = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
-    const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: sales.workspaceId, name: 's', role: 'workspace', callbackUrl: null })
+    /** An organization of its own, the clock at 2026-04-01T10:00Z, with a second workspace Sales and its key. */
+    const arrange = async (t: Test) => {
+      clock = new Date('2026-04-01T10:00:00.000Z')
+      const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
+      const sales = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
+      const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: sales.workspaceId, name: 's', role: 'workspace', callbackUrl: null })
+      const define = (payload: object, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/variables', headers: as(key), payload })
+      const change = (id: string, payload: object, key = admin.apiKey) => app.inject({ method: 'PATCH', url: `/v1/variables/${id}`, headers: as(key), payload })
+      const remove = (id: string, key = admin.apiKey) => app.inject({ method: 'DELETE', url: `/v1/variables/${id}`, headers: as(key) })
+      const list = async (query = '', key = admin.apiKey) => {
+        const response = await app.inject({ method: 'GET', url: `/v1/variables${query}`, headers: as(key) })
+        t.equal(response.statusCode, 200, `GET /v1/variables${query}`)
+        return response.json()
+      }
+      /** Defines a variable with a default of each type, one second apart. */
+      const defineDefaults = async () => {
+        for (const [name, type, defaultValue] of withDefaults) {
+          clock = new Date(clock.getTime() + 1000)
+          t.equal((await define({ name, type, defaultValue, description: `the ${name}` })).statusCode, 201, name)
+        }
+      }
+      return { admin, sales, salesKey, define, change, remove, list, defineDefaults }
+    }
+    const withDefaults: [string, string, unknown][] = [
+      ['age', 'number', 18.5],
+      ['vip', 'boolean', false],
+      ['address', 'object', { city: 'Recife', lines: ['a', 'b'] }],
+      ['greeting', 'string', ''],
+    ]
+    /** As arrange, with the string variable `customer` defined at 10:00, then a default of each type. */
+    const arrangeVariables = async (t: Test) => {
+      const arranged = await arrange(t)
+      const customer = await arranged.define({ name: 'customer', type: 'string' })
+      t.equal(customer.statusCode, 201, 'customer is defined')
+      await arranged.defineDefaults()
+      return { ...arranged, customerId: customer.json().id as string }
+    }
 
-    let customerId = ''
     await t.test('define answers 201 with the variable; description and default are null when not given', async (t) => {
+      const { define } = await arrange(t)
       const response = await define({ name: 'customer', type: 'string' })
       t.equal(response.statusCode, 201)
       const variable = response.json()
-      customerId = variable.id
       t.same(Object.keys(variable).sort(), VARIABLE_KEYS)
       t.match(variable.id, uuid)
       t.equal(response.headers.location, `/v1/variables/${variable.id}`)
@@ -43,13 +69,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a default of each type', async (t) => {
-      const cases: [string, string, unknown][] = [
-        ['age', 'number', 18.5],
-        ['vip', 'boolean', false],
-        ['address', 'object', { city: 'Recife', lines: ['a', 'b'] }],
-        ['greeting', 'string', ''],
-      ]
-      for (const [name, type, defaultValue] of cases) {
+      const { define } = await arrange(t)
+      for (const [name, type, defaultValue] of withDefaults) {
         clock = new Date(clock.getTime() + 1000)
         const response = await define({ name, type, defaultValue, description: `the ${name}` })
         t.equal(response.statusCode, 201, name)
@@ -58,6 +79,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the list is a page of the workspace’s variables, oldest first', async (t) => {
+      const { admin, salesKey, list } = await arrangeVariables(t)
       const page = await list()
       t.same(Object.keys(page).sort(), PAGE_KEYS)
       t.match(page, { totalElements: 5, totalPages: 1, number: 0, size: 10, first: true, last: true })
@@ -76,6 +98,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('names are unique per workspace', async (t) => {
+      const { salesKey, define } = await arrangeVariables(t)
       const duplicate = await define({ name: 'customer', type: 'number' })
       t.equal(duplicate.statusCode, 409)
       t.same(duplicate.json(), { statusCode: 409, message: 'variable "customer" already exists in this workspace', error: 'Conflict' })
@@ -84,12 +107,14 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('concurrent defines of one name: exactly one wins', async (t) => {
+      const { define, list } = await arrange(t)
       const responses = await Promise.all(Array.from({ length: 4 }, () => define({ name: 'raced', type: 'string' })))
       t.same(responses.map((r) => r.statusCode).sort(), [201, 409, 409, 409])
       t.equal(names(await list('?size=100')).filter((name) => name === 'raced').length, 1)
     })
 
     await t.test('invalid definitions are 400 saying why', async (t) => {
+      const { define } = await arrange(t)
       const cases: [object, RegExp | string][] = [
         [{ name: '1st', type: 'string' }, /body\/name must match pattern/],
         [{ name: 'has-dash', type: 'string' }, /body\/name must match pattern/],
@@ -113,6 +138,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('PATCH changes the description and default; null clears them', async (t) => {
+      const { customerId, change, list } = await arrangeVariables(t)
       clock = new Date('2026-04-02T09:00:00.000Z')
       const changed = await change(customerId, { description: 'full name', defaultValue: 'friend' })
       t.equal(changed.statusCode, 200)
@@ -135,6 +161,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('PATCH with what the variable already holds changes nothing, whatever the key order', async (t) => {
+      const { define, change, remove } = await arrange(t)
       const defined = (await define({ name: 'prefs', type: 'object', defaultValue: { a: 1, zone: 'UTC' } })).json()
       clock = new Date('2026-04-02T11:00:00.000Z')
       const same = await change(defined.id, { defaultValue: { zone: 'UTC', a: 1 }, description: null })
@@ -144,6 +171,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('PATCH never renames nor retypes, and checks the default against the type', async (t) => {
+      const { customerId, change, list } = await arrangeVariables(t)
       const renamed = await change(customerId, { name: 'client' })
       t.equal(renamed.statusCode, 400)
       t.equal(renamed.json().message, 'variable "customer" cannot be renamed: flows refer to it by name; define a new variable instead')
@@ -157,6 +185,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('variables of other workspaces and organizations are not found', async (t) => {
+      const { salesKey, customerId, change, remove, list } = await arrangeVariables(t)
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const ws = await createWorkspace(ctx, { organizationId, name: 'G' })
       const stranger = await issueApiKey(ctx, { organizationId, workspaceId: ws.workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
@@ -172,6 +201,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('DELETE answers 204; the variable is gone and its name free again', async (t) => {
+      const { customerId, define, change, remove, list } = await arrangeVariables(t)
       const response = await remove(customerId)
       t.equal(response.statusCode, 204)
       t.equal(response.body, '')
@@ -184,6 +214,11 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('session variables: unknown names and wrong types are problems naming each key; defaults fill the rest', async (t) => {
+      const { admin, sales, salesKey, define, defineDefaults } = await arrange(t)
+      t.equal((await define({ name: 'customer', type: 'number' })).statusCode, 201)
+      t.equal((await define({ name: 'raced', type: 'string' })).statusCode, 201)
+      await defineDefaults()
+      t.equal((await define({ name: 'customer', type: 'string' }, salesKey.apiKey)).statusCode, 201)
       const checked = await checkSessionVariables(storage.db, admin.workspaceId, { age: 30, vip: 'yes', nickname: 'Bia', sessionId: 'x', customer: 5 })
       t.same(checked.problems.sort(), [
         'variables.nickname: no variable "nickname" in this workspace',
@@ -198,6 +233,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an object default may have any keys, line breaks included', async (t) => {
+      const { salesKey, define, change, list } = await arrange(t)
       // TypeBox's string-keyed records name their keys by /^(.*)$/, which no key with a line break
       // matches: the event's schema check once dropped such a key and answered 500.
       const defaultValue = { 'two\nlines': 1, 'carriage\rreturn': { 'line\u2028separator': true }, plain: 'x' }
@@ -210,6 +246,12 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
+      const { salesKey, customerId, define, change, remove } = await arrangeVariables(t)
+      t.equal((await change(customerId, { description: 'full name', defaultValue: 'friend' })).statusCode, 200)
+      for (const name of ['Customer', 'raced']) t.equal((await define({ name, type: 'string' })).statusCode, 201, name)
+      const prefs = (await define({ name: 'prefs', type: 'object', defaultValue: { a: 1 } })).json()
+      t.equal((await remove(prefs.id)).statusCode, 204)
+      t.equal((await define({ name: 'customer', type: 'string' }, salesKey.apiKey)).statusCode, 201)
       const rows = () => storage.db.selectFrom('variables').selectAll().orderBy('id').execute()
       const before = await rows()
       t.ok(before.length >= 8)
