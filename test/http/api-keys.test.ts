@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { apiKeysProjection } from '../../src/projections/api-keys.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
@@ -76,11 +76,33 @@ const refusedCallbacks: [string, RegExp][] = [
 for (const backend of reachableBackends) {
   t.test(`API keys on ${backend.name}`, async (t) => {
     const testApp = await openTestApp(t, backend, { apiKeyCacheMs: CACHE_MS })
-    const { admin, ctx, storage, store } = testApp
-    const api = client(testApp, admin.apiKey)
-    const { workspaceId: salesWs } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
+    const { ctx, storage, store } = testApp
+    let tenants = 0
+    // Each subtest works in an organization of its own (workspaces Main and Sales, and the bootstrap
+    // key of Main), so no list or count depends on another subtest.
+    const arrangeTenant = async () => {
+      const admin = await bootstrap(ctx, { organization: `Tenant ${++tenants}`, workspace: 'Main', callbackUrl: null })
+      const { workspaceId: salesWs } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
+      return { admin, salesWs, api: client(testApp, admin.apiKey) }
+    }
+    const arrangeKey = async (api: ReturnType<typeof client>, payload: object): Promise<CreatedKey> => {
+      const response = await api.create(payload)
+      if (response.statusCode !== 201) throw new Error(`arranging a key answered ${response.statusCode}`)
+      return response.json()
+    }
+    /** The workspace key "ci" of Main, made through the API. */
+    const arrangeCi = (api: ReturnType<typeof client>) => arrangeKey(api, { name: 'ci', callbackUrl: 'https://hooks.example.com/flow' })
+    /** Beside the bootstrap key: "ci" and "ci two" of Main, "sales bot" of Sales and "second admin", oldest first. */
+    const arrangeOrganizationKeys = async (tenant: Awaited<ReturnType<typeof arrangeTenant>>) => {
+      const ci = await arrangeCi(tenant.api)
+      await arrangeKey(tenant.api, { name: 'sales bot', callbackUrl: 'https://hooks.example.com/sales', workspaceId: tenant.salesWs })
+      await arrangeKey(tenant.api, { name: 'second admin', callbackUrl: 'https://hooks.example.com/admin', role: 'organization-admin' })
+      await arrangeKey(tenant.api, { name: 'ci two', callbackUrl: 'https://hooks.example.com/ci2' })
+      return ci
+    }
 
     await t.test('the bootstrapped key is listed without any secret', async (t) => {
+      const { admin, api } = await arrangeTenant()
       const response = await api.get()
       t.equal(response.statusCode, 200)
       const page = response.json()
@@ -109,11 +131,11 @@ for (const backend of reachableBackends) {
       t.notOk(response.body.includes(createHash('sha256').update(admin.apiKey).digest('hex')), 'no key hash')
     })
 
-    let ci = {} as CreatedKey
     await t.test('create with the defaults: a workspace key of the caller\'s workspace, secrets shown once', async (t) => {
+      const { admin, api } = await arrangeTenant()
       const response = await api.create({ name: 'ci', callbackUrl: 'https://hooks.example.com/flow' })
       t.equal(response.statusCode, 201)
-      ci = response.json()
+      const ci: CreatedKey = response.json()
       t.same(Object.keys(ci).sort(), [...RECORD_FIELDS, 'apiKey', 'signingSecret'].sort())
       t.match(ci, {
         id: uuidV7,
@@ -140,6 +162,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('validation', async (t) => {
+      const { api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
       const before = (await api.list()).totalElements
       expectError(t, await api.create({ callbackUrl: 'https://hooks.example.com/flow' }), 400, /body must have required property 'name'/)
       expectError(t, await api.create({ name: 'x' }), 400, /body must have required property 'callbackUrl'/)
@@ -158,6 +182,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('callback URLs that are not public https are refused on create and change', async (t) => {
+      const { api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
       const before = (await api.list()).totalElements
       for (const [url, reason] of refusedCallbacks) {
         expectError(t, await api.create({ name: 'evil', callbackUrl: url }), 400, reason)
@@ -168,6 +194,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an organization admin creates keys for any workspace of its organization, admin keys too', async (t) => {
+      const { admin, salesWs, api } = await arrangeTenant()
       const response = await api.create({ name: 'sales bot', callbackUrl: 'https://hooks.example.com/sales', workspaceId: salesWs })
       t.equal(response.statusCode, 201)
       t.match(response.json(), { workspaceId: salesWs, role: 'workspace' })
@@ -178,6 +205,10 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a workspace key manages only the workspace keys of its own workspace', async (t) => {
+      const { admin, salesWs, api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
+      await arrangeKey(api, { name: 'sales bot', callbackUrl: 'https://hooks.example.com/sales', workspaceId: salesWs })
+      await arrangeKey(api, { name: 'second admin', callbackUrl: 'https://hooks.example.com/admin', role: 'organization-admin' })
       const ws = client(testApp, ci.apiKey)
       const own = await ws.create({ name: 'ci 2', callbackUrl: 'https://hooks.example.com/ci2', workspaceId: admin.workspaceId })
       t.equal(own.statusCode, 201)
@@ -202,6 +233,9 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the admin list spans the organization and filters by workspace', async (t) => {
+      const tenant = await arrangeTenant()
+      const { salesWs, api } = tenant
+      await arrangeOrganizationKeys(tenant)
       const all = await api.list('?size=100')
       t.same(all.content.map((k: KeyRecord) => k.name), ['bootstrap', 'ci', 'sales bot', 'second admin', 'ci two'])
       const sales = await api.list(`?workspaceId=${salesWs}`)
@@ -210,6 +244,9 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('page arithmetic', async (t) => {
+      const tenant = await arrangeTenant()
+      const { api } = tenant
+      await arrangeOrganizationKeys(tenant)
       const first = await api.list('?size=2')
       t.match(first, { totalElements: 5, totalPages: 3, number: 0, size: 2, first: true, last: false })
       const second = await api.list('?size=2&page=1')
@@ -222,6 +259,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('change answers the whole record; an empty change answers it as it is', async (t) => {
+      const { api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
       const renamed = await api.patch(ci.id, { name: 'ci runner' })
       t.equal(renamed.statusCode, 200)
       const { apiKey: _k, signingSecret: _s, ...record } = ci
@@ -239,12 +278,16 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a key cannot revoke itself', async (t) => {
+      const { admin, api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
       expectError(t, await api.remove(admin.apiKeyId), 409, /cannot revoke itself/)
       expectError(t, await client(testApp, ci.apiKey).remove(ci.id), 409, /cannot revoke itself/)
       t.equal((await api.workspaces(admin.apiKey)).statusCode, 200, 'it still works')
     })
 
     await t.test('delete revokes: 204, gone from the list, and 401 once the cache entry expires', async (t) => {
+      const { api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
       t.equal((await api.workspaces(ci.apiKey)).statusCode, 200, 'the key works and is cached')
       const response = await api.remove(ci.id)
       t.equal(response.statusCode, 204)
@@ -258,6 +301,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('another organization sees none of the first through any endpoint', async (t) => {
+      const { admin, api } = await arrangeTenant()
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const { workspaceId } = await createWorkspace(ctx, { organizationId, name: 'Globex main' })
       const globexKey = await issueApiKey(ctx, { organizationId, workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
@@ -276,10 +320,16 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
+      const { admin, api } = await arrangeTenant()
+      const ci = await arrangeCi(api)
+      const changed = await arrangeKey(api, { name: 'ci 2', callbackUrl: 'https://hooks.example.com/ci2' })
+      t.equal((await api.patch(changed.id, { name: 'ci two' })).statusCode, 200)
+      t.equal((await api.remove(ci.id)).statusCode, 204)
       const snapshot = () => storage.db.selectFrom('api_keys').selectAll().orderBy('id').execute()
       const before = await snapshot()
-      t.ok(before.some((row) => row.revoked_at !== null), 'the data set includes a revocation')
-      t.ok(before.some((row) => row.name === 'ci two'), 'and a change')
+      const ours = before.filter((row) => row.organization_id === admin.organizationId)
+      t.ok(ours.some((row) => row.revoked_at !== null), 'the data set includes a revocation')
+      t.ok(ours.some((row) => row.name === 'ci two'), 'and a change')
       await rebuildProjection(storage, store, apiKeysProjection)
       t.same(await snapshot(), before)
     })

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
 import { verifyClientSecret } from '../../src/commands/oauth-clients.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { oauthClientStream } from '../../src/domain/oauth-client.js'
 import { findOAuthClientCredentials, oauthClientsProjection } from '../../src/projections/oauth-clients.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
@@ -13,12 +13,23 @@ const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 for (const backend of reachableBackends) {
   t.test(`OAuth clients on ${backend.name}`, async (t) => {
-    const { app, admin, ctx, storage, store } = await openTestApp(t, backend)
+    const { app, ctx, storage, store } = await openTestApp(t, backend)
     const as = (key: string) => ({ 'x-api-key': key })
-    const create = (payload: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/clients', headers: as(key), payload: payload as object })
-    const get = (query = '', key = admin.apiKey) => app.inject({ method: 'GET', url: `/v1/clients${query}`, headers: as(key) })
-    const list = async (query = '', key = admin.apiKey) => (await get(query, key)).json()
-    const remove = (clientId: string, key = admin.apiKey) => app.inject({ method: 'DELETE', url: `/v1/clients/${clientId}`, headers: as(key) })
+    let tenants = 0
+    // Each subtest works in an organization of its own, so no list or count depends on another subtest.
+    const arrangeTenant = async () => {
+      const admin = await bootstrap(ctx, { organization: `Tenant ${++tenants}`, workspace: 'Main', callbackUrl: null })
+      const create = (payload: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/clients', headers: as(key), payload: payload as object })
+      const get = (query = '', key = admin.apiKey) => app.inject({ method: 'GET', url: `/v1/clients${query}`, headers: as(key) })
+      const list = async (query = '', key = admin.apiKey) => (await get(query, key)).json()
+      const remove = (clientId: string, key = admin.apiKey) => app.inject({ method: 'DELETE', url: `/v1/clients/${clientId}`, headers: as(key) })
+      const arrangeClient = async (name: string): Promise<{ clientId: string; clientSecret: string; name: string }> => {
+        const response = await create({ name })
+        if (response.statusCode !== 201) throw new Error(`arranging client ${name} answered ${response.statusCode}`)
+        return response.json()
+      }
+      return { admin, create, get, list, remove, arrangeClient }
+    }
     const expectError = (t: Test, response: { statusCode: number; json(): Record<string, unknown> }, status: number, message: RegExp) => {
       t.equal(response.statusCode, status)
       const body = response.json()
@@ -28,14 +39,15 @@ for (const backend of reachableBackends) {
     }
 
     await t.test('an empty list is an empty page', async (t) => {
+      const { list } = await arrangeTenant()
       t.same(await list(), { content: [], totalElements: 0, totalPages: 0, number: 0, size: 10, first: true, last: true })
     })
 
-    let portal = { clientId: '', clientSecret: '', name: '' }
     await t.test('create answers 201 with the id, the secret once, and the name', async (t) => {
+      const { create, list } = await arrangeTenant()
       const response = await create({ name: 'Customer portal' })
       t.equal(response.statusCode, 201)
-      portal = response.json()
+      const portal: { clientId: string; clientSecret: string; name: string } = response.json()
       t.same(Object.keys(portal).sort(), ['clientId', 'clientSecret', 'name'])
       t.match(portal, { clientId: uuidV7, clientSecret: /^whcs_[A-Za-z0-9_-]{43}$/, name: 'Customer portal' })
 
@@ -48,6 +60,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('only a slow salted hash of the secret is kept, and it verifies', async (t) => {
+      const { admin, create, remove, arrangeClient } = await arrangeTenant()
+      const portal = await arrangeClient('Customer portal')
       const row = await storage.db.selectFrom('oauth_clients').selectAll().where('id', '=', portal.clientId).executeTakeFirstOrThrow()
       t.match(row, { organization_id: admin.organizationId, workspace_id: admin.workspaceId, name: 'Customer portal', revoked_at: null })
       t.match(row.secret_hash, /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
@@ -71,6 +85,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('malformed or out-of-bounds stored hashes never verify', async (t) => {
+      const { arrangeClient } = await arrangeTenant()
+      const portal = await arrangeClient('Customer portal')
       const [, , , , salt, hash] = (await findOAuthClientCredentials(storage.db, portal.clientId))!.secretHash.split('$')
       for (const stored of [
         '',
@@ -89,6 +105,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('validation', async (t) => {
+      const { create, get, list, remove, arrangeClient } = await arrangeTenant()
+      await arrangeClient('Customer portal')
       expectError(t, await create({ name: '' }), 400, /body\/name must NOT have fewer than 1 characters/)
       expectError(t, await create({ name: 42 }), 400, /body\/name must be string/)
       expectError(t, await create({}), 400, /body must have required property 'name'/)
@@ -102,6 +120,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('page arithmetic, oldest first', async (t) => {
+      const { create, list, arrangeClient } = await arrangeTenant()
+      await arrangeClient('Customer portal')
       for (const name of ['B', 'C', 'D', 'E']) t.equal((await create({ name })).statusCode, 201)
       const first = await list('?size=2')
       t.match(first, { totalElements: 5, totalPages: 3, number: 0, size: 2, first: true, last: false })
@@ -114,6 +134,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('delete revokes: 204, gone from the list, a second delete is 404', async (t) => {
+      const { create, list, remove, arrangeClient } = await arrangeTenant()
+      for (const name of ['Customer portal', 'B', 'C', 'D', 'E']) await arrangeClient(name)
       const doomed = (await create({ name: 'Doomed' })).json()
       const response = await remove(doomed.clientId)
       t.equal(response.statusCode, 204)
@@ -127,6 +149,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('clients belong to one workspace', async (t) => {
+      const { admin, create, list, remove, arrangeClient } = await arrangeTenant()
+      const portal = await arrangeClient('Customer portal')
       const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
       const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 'sales', role: 'workspace', callbackUrl: null })
       t.same((await list('', salesKey.apiKey)).content, [], "a sibling workspace sees none of Main's clients")
@@ -140,6 +164,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('another organization sees none of the first', async (t) => {
+      const { create, list, remove, arrangeClient } = await arrangeTenant()
+      const portal = await arrangeClient('Customer portal')
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const { workspaceId } = await createWorkspace(ctx, { organizationId, name: 'Globex main' })
       const globex = await issueApiKey(ctx, { organizationId, workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
@@ -153,10 +179,15 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
+      const { admin, remove, arrangeClient } = await arrangeTenant()
+      const arranged = []
+      for (const name of ['Customer portal', 'B', 'C', 'D', 'E', 'F', 'G', 'H']) arranged.push(await arrangeClient(name))
+      for (const { clientId } of arranged.slice(-2)) t.equal((await remove(clientId)).statusCode, 204)
       const snapshot = () => storage.db.selectFrom('oauth_clients').selectAll().orderBy('id').execute()
       const before = await snapshot()
-      t.ok(before.some((row) => row.revoked_at !== null), 'the data set includes revocations')
-      t.ok(before.length >= 8)
+      const ours = before.filter((row) => row.organization_id === admin.organizationId)
+      t.ok(ours.some((row) => row.revoked_at !== null), 'the data set includes revocations')
+      t.ok(ours.length >= 8)
       await rebuildProjection(storage, store, oauthClientsProjection)
       t.same(await snapshot(), before)
     })

@@ -35,23 +35,38 @@ for (const backend of reachableBackends) {
     const { app, admin } = await openTestApp(t, backend)
     const call = (method: 'GET' | 'POST' | 'PUT' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
       app.inject({ method, url, headers: { 'x-api-key': admin.apiKey, ...headers }, ...(payload !== undefined && { payload: payload as object }) })
-    const created = await call('POST', '/v1/flows', { name: 'Greeter', definition: greeter('Hi') })
-    const url = `/v1/flows/${created.json().id}`
+    // Each subtest works on a Greeter flow of its own, its draft saved once over the first one.
+    const arrangeDraft = async () => {
+      const created = await call('POST', '/v1/flows', { name: 'Greeter', definition: greeter('Hi') })
+      if (created.statusCode !== 201) throw new Error(`arranging the flow answered ${created.statusCode}`)
+      const url = `/v1/flows/${created.json().id}`
+      const firstVersion: number = created.json().draftVersion
+      const saved = await call('PUT', `${url}/definition`, greeter('Hello'), { 'if-match': `"${firstVersion}"` })
+      if (saved.statusCode !== 200) throw new Error(`arranging the draft answered ${saved.statusCode}`)
+      const savedVersion: number = saved.json().draftVersion
+      return { url, firstVersion, savedVersion }
+    }
 
-    const first = await call('GET', url)
-    const firstVersion: number = first.json().draftVersion
-    t.ok(Number.isInteger(firstVersion), 'GET answers the draft version')
-    t.equal(first.headers.etag, `"${firstVersion}"`, 'and names it in the ETag header')
-    t.equal(created.headers.etag, `"${firstVersion}"`, 'so does the creation')
+    await t.test('the draft version is answered and named in the ETag; a save based on the current draft passes', async (t) => {
+      const created = await call('POST', '/v1/flows', { name: 'Greeter', definition: greeter('Hi') })
+      const url = `/v1/flows/${created.json().id}`
 
-    const saved = await call('PUT', `${url}/definition`, greeter('Hello'), { 'if-match': `"${firstVersion}"` })
-    t.equal(saved.statusCode, 200, 'a save based on the current draft passes')
-    const savedVersion: number = saved.json().draftVersion
-    t.not(savedVersion, firstVersion, 'and answers the new version')
-    t.equal(saved.headers.etag, `"${savedVersion}"`)
-    t.equal((await call('GET', url)).json().draftVersion, savedVersion)
+      const first = await call('GET', url)
+      const firstVersion: number = first.json().draftVersion
+      t.ok(Number.isInteger(firstVersion), 'GET answers the draft version')
+      t.equal(first.headers.etag, `"${firstVersion}"`, 'and names it in the ETag header')
+      t.equal(created.headers.etag, `"${firstVersion}"`, 'so does the creation')
+
+      const saved = await call('PUT', `${url}/definition`, greeter('Hello'), { 'if-match': `"${firstVersion}"` })
+      t.equal(saved.statusCode, 200, 'a save based on the current draft passes')
+      const savedVersion: number = saved.json().draftVersion
+      t.not(savedVersion, firstVersion, 'and answers the new version')
+      t.equal(saved.headers.etag, `"${savedVersion}"`)
+      t.equal((await call('GET', url)).json().draftVersion, savedVersion)
+    })
 
     await t.test('a save based on an older draft answers 412 naming both versions, and changes nothing', async (t) => {
+      const { url, firstVersion, savedVersion } = await arrangeDraft()
       const stale = await call('PUT', `${url}/definition`, greeter('Mine'), { 'if-match': `"${firstVersion}"` })
       t.equal(stale.statusCode, 412)
       const body = stale.json()
@@ -62,6 +77,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('renaming and publishing leave the draft version as it is', async (t) => {
+      const { url, savedVersion } = await arrangeDraft()
       await call('PATCH', url, { name: 'Renamed' })
       await call('POST', `${url}/publish`)
       t.equal((await call('GET', url)).json().draftVersion, savedVersion)
@@ -69,6 +85,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('without If-Match, or with *, the save does not check the version', async (t) => {
+      const { url, savedVersion } = await arrangeDraft()
       const plain = await call('PUT', `${url}/definition`, greeter('Plain'))
       t.equal(plain.statusCode, 200)
       t.ok(plain.json().draftVersion > savedVersion)
@@ -76,6 +93,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an If-Match that names no draft version answers 400', async (t) => {
+      const { url } = await arrangeDraft()
       for (const ifMatch of ['3', 'W/"3"', '"abc"', '"0"', '"1", "2"']) {
         const response = await call('PUT', `${url}/definition`, greeter('x'), { 'if-match': ifMatch })
         t.equal(response.statusCode, 400, ifMatch)
@@ -84,6 +102,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('two saves at once based on the same draft: one passes, the other answers 412', async (t) => {
+      const { url } = await arrangeDraft()
       const current: number = (await call('GET', url)).json().draftVersion
       const answers = await Promise.all(['One', 'Two'].map((body) => call('PUT', `${url}/definition`, greeter(body), { 'if-match': `"${current}"` })))
       t.same(answers.map((a) => a.statusCode).sort(), [200, 412])

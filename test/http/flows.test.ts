@@ -1,6 +1,6 @@
 import t from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { flowsProjection } from '../../src/projections/flows.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
@@ -11,22 +11,50 @@ const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 for (const backend of reachableBackends) {
   t.test(`flows on ${backend.name}`, async (t) => {
     let clock = new Date('2026-03-01T10:00:00.000Z')
-    const { app, admin, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
+    const { app, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })
     const as = (key: string) => ({ 'x-api-key': key })
-    const create = (payload: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/flows', headers: as(key), payload: payload as object })
-    const list = async (query = '', key = admin.apiKey) => {
-      const response = await app.inject({ method: 'GET', url: `/v1/flows${query}`, headers: as(key) })
-      t.equal(response.statusCode, 200, `GET /v1/flows${query}`)
-      return response.json()
+    let tenants = 0
+    // Each subtest works in an organization of its own, starting on the morning of 2026-03-01, so no
+    // list depends on another subtest.
+    const arrangeTenant = async () => {
+      clock = new Date('2026-03-01T10:00:00.000Z')
+      const admin = await bootstrap(ctx, { organization: `Tenant ${++tenants}`, workspace: 'Main', callbackUrl: null })
+      const create = (payload: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/flows', headers: as(key), payload: payload as object })
+      const list = async (query = '', key = admin.apiKey) => {
+        const response = await app.inject({ method: 'GET', url: `/v1/flows${query}`, headers: as(key) })
+        t.equal(response.statusCode, 200, `GET /v1/flows${query}`)
+        return response.json()
+      }
+      const arrangeFlow = async (name: string, key = admin.apiKey): Promise<{ id: string }> => {
+        const response = await create({ name }, key)
+        if (response.statusCode !== 201) throw new Error(`arranging flow ${name} answered ${response.statusCode}`)
+        return response.json()
+      }
+      return { admin, create, list, arrangeFlow }
+    }
+    /** Flows across time and workspaces, for the filters; the clock is left at 2026-03-10T16:00Z. */
+    const arrangeCatalog = async () => {
+      const tenant = await arrangeTenant()
+      const { admin, arrangeFlow } = tenant
+      const sales = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales Team', timezone: 'Asia/Tokyo' })
+      const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: sales.workspaceId, name: 's', role: 'workspace', callbackUrl: null })
+      await arrangeFlow('Welcome')
+      await arrangeFlow('Greeter')
+      clock = new Date('2026-03-08T09:00:00.000Z')
+      await arrangeFlow('Alpha', salesKey.apiKey)
+      clock = new Date('2026-03-10T12:00:00.000Z')
+      await arrangeFlow('Zulu', salesKey.apiKey)
+      await arrangeFlow('Mike')
+      clock = new Date('2026-03-10T16:00:00.000Z')
+      return { ...tenant, sales, salesKey }
     }
     const names = (page: { content: { name: string }[] }) => page.content.map((f) => f.name)
 
-    let welcomeId = ''
     await t.test('create answers 201 with the flow, published as version 1 with a Start → End default', async (t) => {
+      const { admin, create } = await arrangeTenant()
       const response = await create({ name: 'Welcome' })
       t.equal(response.statusCode, 201)
       const flow = response.json()
-      welcomeId = flow.id
       t.equal(response.headers.location, `/v1/flows/${flow.id}`)
       t.same(Object.keys(flow).sort(), ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace'])
       t.match(flow, { name: 'Welcome', publishedVersion: 1, workspace: { id: admin.workspaceId, name: 'Main' }, createdAt: '2026-03-01T10:00:00.000Z' })
@@ -36,6 +64,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a given definition is kept; a malformed one is refused', async (t) => {
+      const { create } = await arrangeTenant()
       const definition = {
         schemaVersion: 1,
         nodes: [
@@ -67,6 +96,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a kanbanMove whose tags or values its card would refuse is a 400 naming each one at its path', async (t) => {
+      const { admin, create, list } = await arrangeTenant()
       const pipelineResponse = await app.inject({
         method: 'POST',
         url: '/v1/kanban/pipelines',
@@ -102,6 +132,9 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the list item has exactly the spec fields; defaults are page 0, size 10, createdAt ascending', async (t) => {
+      const { list, arrangeFlow } = await arrangeTenant()
+      await arrangeFlow('Welcome')
+      await arrangeFlow('Greeter')
       const page = await list()
       t.match(page, { totalElements: 2, totalPages: 1, number: 0, size: 10, first: true, last: true })
       t.same(Object.keys(page.content[0]).sort(), ['createdAt', 'id', 'name', 'updatedAt', 'workspace'])
@@ -109,17 +142,8 @@ for (const backend of reachableBackends) {
       t.same(names(page), ['Welcome', 'Greeter'])
     })
 
-    // Flows across time and workspaces, for the filters.
-    const sales = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales Team', timezone: 'Asia/Tokyo' })
-    const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: sales.workspaceId, name: 's', role: 'workspace', callbackUrl: null })
-    clock = new Date('2026-03-08T09:00:00.000Z')
-    t.equal((await create({ name: 'Alpha' }, salesKey.apiKey)).statusCode, 201)
-    clock = new Date('2026-03-10T12:00:00.000Z')
-    t.equal((await create({ name: 'Zulu' }, salesKey.apiKey)).statusCode, 201)
-    t.equal((await create({ name: 'Mike' })).statusCode, 201)
-    clock = new Date('2026-03-10T16:00:00.000Z')
-
     await t.test('the list spans the organization; workspace filters narrow it', async (t) => {
+      const { list, sales } = await arrangeCatalog()
       t.same(names(await list('?size=100')), ['Welcome', 'Greeter', 'Alpha', 'Zulu', 'Mike'])
       t.same(names(await list(`?workspaceId=${sales.workspaceId}`)), ['Alpha', 'Zulu'])
       t.same(names(await list('?workspaceName=sales')), ['Alpha', 'Zulu'], 'part of the name, any case')
@@ -128,6 +152,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('orderBy and direction', async (t) => {
+      const { list } = await arrangeCatalog()
       t.same(names(await list('?orderBy=name')), ['Alpha', 'Greeter', 'Mike', 'Welcome', 'Zulu'])
       t.same(names(await list('?orderBy=name&direction=DESC')), ['Zulu', 'Welcome', 'Mike', 'Greeter', 'Alpha'])
       t.same(names(await list('?direction=DESC')), ['Mike', 'Zulu', 'Alpha', 'Greeter', 'Welcome'])
@@ -135,6 +160,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('dateRange counts calendar days in UTC, or in the zone of the filtered workspace', async (t) => {
+      const { list, sales } = await arrangeCatalog()
       t.same(names(await list('?dateRange=today')), ['Zulu', 'Mike'])
       t.same(names(await list('?dateRange=last7days')), ['Alpha', 'Zulu', 'Mike'])
       t.same(names(await list('?dateRange=last15days')), ['Welcome', 'Greeter', 'Alpha', 'Zulu', 'Mike'])
@@ -144,6 +170,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('bad list parameters are 400 naming what is allowed', async (t) => {
+      const { admin } = await arrangeTenant()
       const cases: [string, RegExp][] = [
         ['?orderBy=color', /querystring\/orderBy must be equal to one of the allowed values: name, createdAt, updatedAt/],
         ['?direction=UP', /querystring\/direction must be equal to one of the allowed values: ASC, DESC/],
@@ -161,6 +188,10 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('single flows are read in the key’s own workspace only; other organizations see nothing', async (t) => {
+      const { admin, list, arrangeFlow } = await arrangeTenant()
+      const { id: welcomeId } = await arrangeFlow('Welcome')
+      const sales = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales Team', timezone: 'Asia/Tokyo' })
+      const salesKey = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: sales.workspaceId, name: 's', role: 'workspace', callbackUrl: null })
       t.equal((await app.inject({ method: 'GET', url: `/v1/flows/${welcomeId}`, headers: as(salesKey.apiKey) })).statusCode, 404)
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const ws = await createWorkspace(ctx, { organizationId, name: 'G' })
@@ -173,12 +204,14 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
+      await arrangeCatalog()
       const before = await storage.db.selectFrom('flows').selectAll().orderBy('id').execute()
       await rebuildProjection(storage, store, flowsProjection)
       t.same(await storage.db.selectFrom('flows').selectAll().orderBy('id').execute(), before)
     })
 
     await t.test('a draft with properties the format does not name is a 400 naming them, never a 500', async (t) => {
+      const { admin, create } = await arrangeTenant()
       const created = (await create({ name: 'Extras' })).json()
       const definition = { ...created.definition, layout: { zoom: 2 }, nodes: created.definition.nodes.map((node: object, i: number) => (i === 0 ? { ...node, note: 'mine' } : node)) }
       const saved = await app.inject({ method: 'PUT', url: `/v1/flows/${created.id}/definition`, headers: as(admin.apiKey), payload: definition })

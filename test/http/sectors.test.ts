@@ -1,6 +1,6 @@
 import t from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { sectorsProjection } from '../../src/projections/sectors.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
@@ -8,21 +8,34 @@ import { reachableBackends } from '../helpers/storage.js'
 
 for (const backend of reachableBackends) {
   t.test(`sectors on ${backend.name}`, async (t) => {
-    const { app, admin, ctx, storage, store } = await openTestApp(t, backend)
+    const { app, ctx, storage, store } = await openTestApp(t, backend)
     const as = (key: string) => ({ 'x-api-key': key })
-    const create = (name: unknown, key = admin.apiKey) => app.inject({ method: 'POST', url: '/v1/sectors', headers: as(key), payload: { name } })
-    const list = async (query = '', key = admin.apiKey) => (await app.inject({ method: 'GET', url: `/v1/sectors${query}`, headers: as(key) })).json()
+    let tenants = 0
+    // Each subtest works in an organization of its own, so no count or name depends on another subtest.
+    const arrangeTenant = async () => {
+      tenants += 1
+      const tenant = await bootstrap(ctx, { organization: `Tenant ${tenants}`, workspace: 'Main', callbackUrl: null })
+      const create = (name: unknown, key = tenant.apiKey) => app.inject({ method: 'POST', url: '/v1/sectors', headers: as(key), payload: { name } })
+      const list = async (query = '', key = tenant.apiKey) => (await app.inject({ method: 'GET', url: `/v1/sectors${query}`, headers: as(key) })).json()
+      const createSector = async (name: string) => {
+        const response = await create(name)
+        if (response.statusCode !== 201) throw new Error(`arranging sector ${name} answered ${response.statusCode}`)
+        return /^\/v1\/sectors\/([0-9a-f-]{36})$/.exec(String(response.headers.location))?.[1] ?? ''
+      }
+      return { ...tenant, create, list, createSector }
+    }
 
     await t.test('an empty list has the envelope of an empty page', async (t) => {
+      const { list } = await arrangeTenant()
       t.same(await list(), { content: [], totalElements: 0, totalPages: 0, number: 0, size: 10, first: true, last: true })
     })
 
-    let salesId = ''
     await t.test('create answers 201 with no body and a Location; the sector is listed at once', async (t) => {
+      const { create, list } = await arrangeTenant()
       const response = await create('Sales')
       t.equal(response.statusCode, 201)
       t.equal(response.body, '')
-      salesId = /^\/v1\/sectors\/([0-9a-f-]{36})$/.exec(String(response.headers.location))?.[1] ?? ''
+      const salesId = /^\/v1\/sectors\/([0-9a-f-]{36})$/.exec(String(response.headers.location))?.[1] ?? ''
       t.ok(salesId, 'Location names the sector')
       const page = await list()
       t.equal(page.totalElements, 1)
@@ -31,6 +44,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('validation', async (t) => {
+      const { apiKey, create } = await arrangeTenant()
       for (const [name, message] of [
         ['', /body\/name must NOT have fewer than 1 characters/],
         [42, /body\/name must be string/],
@@ -40,33 +54,38 @@ for (const backend of reachableBackends) {
         t.equal(response.statusCode, 400)
         t.match(response.json().message, message)
       }
-      const badId = await app.inject({ method: 'PATCH', url: '/v1/sectors/not-a-uuid', headers: as(admin.apiKey), payload: { name: 'x' } })
+      const badId = await app.inject({ method: 'PATCH', url: '/v1/sectors/not-a-uuid', headers: as(apiKey), payload: { name: 'x' } })
       t.equal(badId.statusCode, 400)
       t.match(badId.json().message, /params\/id must match format "uuid"/)
     })
 
     await t.test('rename answers the sector; without a name it answers it unchanged', async (t) => {
-      const renamed = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: { name: 'Inside sales' } })
+      const { apiKey, list, createSector } = await arrangeTenant()
+      const salesId = await createSector('Sales')
+      const renamed = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(apiKey), payload: { name: 'Inside sales' } })
       t.equal(renamed.statusCode, 200)
       t.same(renamed.json(), { id: salesId, name: 'Inside sales' })
-      const unchanged = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: {} })
+      const unchanged = await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(apiKey), payload: {} })
       t.same(unchanged.json(), { id: salesId, name: 'Inside sales' })
       t.match((await list()).content[0], { id: salesId, name: 'Inside sales' })
     })
 
     await t.test('page arithmetic over several pages', async (t) => {
-      for (const name of ['Support', 'Billing', 'Onboarding', 'Retention']) t.equal((await create(name)).statusCode, 201)
+      const { apiKey, create, list } = await arrangeTenant()
+      for (const name of ['Sales', 'Support', 'Billing', 'Onboarding', 'Retention']) t.equal((await create(name)).statusCode, 201)
       t.match(await list('?size=2'), { totalElements: 5, totalPages: 3, number: 0, size: 2, first: true, last: false })
       const last = await list('?size=2&page=2')
       t.match(last, { number: 2, first: false, last: true })
       t.equal(last.content.length, 1, 'a partial last page')
       t.match(await list('?size=5'), { totalPages: 1, first: true, last: true }, 'an exact single page')
-      t.equal((await app.inject({ method: 'GET', url: '/v1/sectors?size=0', headers: as(admin.apiKey) })).statusCode, 400)
+      t.equal((await app.inject({ method: 'GET', url: '/v1/sectors?size=0', headers: as(apiKey) })).statusCode, 400)
     })
 
     await t.test('another workspace, even of the same organization, cannot see or touch the sectors', async (t) => {
-      const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Second' })
-      const sibling = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 's', role: 'workspace', callbackUrl: null })
+      const { organizationId: ownOrganizationId, list, createSector } = await arrangeTenant()
+      const salesId = await createSector('Sales')
+      const { workspaceId } = await createWorkspace(ctx, { organizationId: ownOrganizationId, name: 'Second' })
+      const sibling = await issueApiKey(ctx, { organizationId: ownOrganizationId, workspaceId, name: 's', role: 'workspace', callbackUrl: null })
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const globexWs = await createWorkspace(ctx, { organizationId, name: 'G' })
       const stranger = await issueApiKey(ctx, { organizationId, workspaceId: globexWs.workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
@@ -77,11 +96,13 @@ for (const backend of reachableBackends) {
         t.equal(patch.json().error, 'Not Found')
         t.equal((await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(key) })).statusCode, 404)
       }
-      t.match((await list()).content[0], { id: salesId, name: 'Inside sales' }, 'untouched')
+      t.match((await list()).content[0], { id: salesId, name: 'Sales' }, 'untouched')
     })
 
     await t.test('names are unique per workspace, compared without case and surrounding spaces', async (t) => {
-      const rename = (id: string, name: string, key = admin.apiKey) => app.inject({ method: 'PATCH', url: `/v1/sectors/${id}`, headers: as(key), payload: { name } })
+      const { apiKey, organizationId, create, list, createSector } = await arrangeTenant()
+      for (const name of ['Inside sales', 'Support', 'Billing']) await createSector(name)
+      const rename = (id: string, name: string, key = apiKey) => app.inject({ method: 'PATCH', url: `/v1/sectors/${id}`, headers: as(key), payload: { name } })
       const idOf = async (name: string) => ((await list('?size=100')).content as { id: string; name: string }[]).find((s) => s.name === name)!.id
       for (const name of ['support', '  SUPPORT ', 'Inside Sales']) {
         const taken = await create(name)
@@ -97,12 +118,13 @@ for (const backend of reachableBackends) {
       t.same((await rename(billing, 'Invoices')).json(), { id: billing, name: 'Invoices' })
       t.equal((await create('billing')).statusCode, 201, 'the name a rename left is free again')
 
-      const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Third' })
-      const other = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 't', role: 'workspace', callbackUrl: null })
+      const { workspaceId } = await createWorkspace(ctx, { organizationId, name: 'Third' })
+      const other = await issueApiKey(ctx, { organizationId, workspaceId, name: 't', role: 'workspace', callbackUrl: null })
       t.equal((await create('Support', other.apiKey)).statusCode, 201, 'another workspace may use the name')
     })
 
     await t.test('two creates at once with one name: one 201, one 409', async (t) => {
+      const { create, list } = await arrangeTenant()
       for (const name of ['Escalations', 'Renewals', 'Partners']) {
         const answers = await Promise.all([create(name), create(name.toUpperCase())])
         t.same(answers.map((a) => a.statusCode).sort(), [201, 409], name)
@@ -112,9 +134,10 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a reservation left by a create that failed midway', async (t) => {
+      const { workspaceId, create } = await arrangeTenant()
       const ghost = '0190a0b0-0000-7000-8000-00000000beef'
       const reserve = (reservedAt: string) =>
-        storage.db.insertInto('sector_names').values({ workspace_id: admin.workspaceId, name_key: 'ghosts', sector_id: ghost, reserved_at: reservedAt }).execute()
+        storage.db.insertInto('sector_names').values({ workspace_id: workspaceId, name_key: 'ghosts', sector_id: ghost, reserved_at: reservedAt }).execute()
       await reserve(new Date().toISOString())
       t.equal((await create('Ghosts')).statusCode, 409, 'blocks the name while the create may still be under way')
       await storage.db.deleteFrom('sector_names').where('sector_id', '=', ghost).execute()
@@ -123,18 +146,25 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('rebuilding the read model gives the same rows', async (t) => {
+      const { apiKey, createSector } = await arrangeTenant()
+      const renamedId = await createSector('Sales')
+      await createSector('Support')
+      await createSector('Billing')
+      t.equal((await app.inject({ method: 'PATCH', url: `/v1/sectors/${renamedId}`, headers: as(apiKey), payload: { name: 'Inside sales' } })).statusCode, 200)
       const before = await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute()
       await rebuildProjection(storage, store, sectorsProjection)
       t.same(await storage.db.selectFrom('sectors').selectAll().orderBy('id').execute(), before)
     })
 
     await t.test('delete answers 204, then the sector is gone', async (t) => {
-      const deleted = await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey) })
+      const { apiKey, create, list, createSector } = await arrangeTenant()
+      const salesId = await createSector('Inside sales')
+      const deleted = await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(apiKey) })
       t.equal(deleted.statusCode, 204)
       t.equal(deleted.body, '')
       t.notOk((await list('?size=100')).content.some((s: { id: string }) => s.id === salesId))
-      t.equal((await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey) })).statusCode, 404)
-      t.equal((await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(admin.apiKey), payload: { name: 'Back' } })).statusCode, 404)
+      t.equal((await app.inject({ method: 'DELETE', url: `/v1/sectors/${salesId}`, headers: as(apiKey) })).statusCode, 404)
+      t.equal((await app.inject({ method: 'PATCH', url: `/v1/sectors/${salesId}`, headers: as(apiKey), payload: { name: 'Back' } })).statusCode, 404)
       t.equal((await create('Inside sales')).statusCode, 201, "a deleted sector's name is free again")
     })
   })

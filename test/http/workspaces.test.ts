@@ -1,15 +1,19 @@
 import t from 'tap'
 import { issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
-import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 for (const backend of reachableBackends) {
   t.test(`workspaces and API keys on ${backend.name}`, async (t) => {
-    const { app, admin, ctx } = await openTestApp(t, backend, { apiKeyCacheMs: 200 })
+    const { app, ctx } = await openTestApp(t, backend, { apiKeyCacheMs: 200 })
     const as = (key: string) => ({ 'x-api-key': key })
+    let tenants = 0
+    // Each subtest works in an organization of its own (one workspace, Main, and its admin key), so no count depends on another subtest.
+    const arrangeTenant = () => bootstrap(ctx, { organization: `Tenant ${++tenants}`, workspace: 'Main', callbackUrl: null })
 
     await t.test('the bootstrapped key lists its workspace in the page envelope', async (t) => {
+      const admin = await arrangeTenant()
       const response = await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(admin.apiKey) })
       t.equal(response.statusCode, 200)
       const body = response.json()
@@ -20,6 +24,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a created workspace is listed as soon as the create call answers', async (t) => {
+      const admin = await arrangeTenant()
       const created = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(admin.apiKey), payload: { name: 'Sales', timezone: 'America/Sao_Paulo' } })
       t.equal(created.statusCode, 201)
       t.equal(created.body, '', 'empty body')
@@ -30,12 +35,15 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an unknown time zone is refused', async (t) => {
+      const admin = await arrangeTenant()
       const response = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(admin.apiKey), payload: { name: 'X', timezone: 'Mars/Olympus' } })
       t.equal(response.statusCode, 400)
       t.match(response.json().message, /Mars\/Olympus is not an IANA time zone/)
     })
 
     await t.test('page arithmetic: partial last page and a page past the end', async (t) => {
+      const admin = await arrangeTenant()
+      await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
       const page0 = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=1', headers: as(admin.apiKey) })).json()
       t.match(page0, { totalElements: 2, totalPages: 2, number: 0, size: 1, first: true, last: false })
       t.equal(page0.content.length, 1)
@@ -47,6 +55,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a workspace key cannot create workspaces', async (t) => {
+      const admin = await arrangeTenant()
       const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'ws', role: 'workspace', callbackUrl: null })
       const response = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(key.apiKey), payload: { name: 'Nope' } })
       t.equal(response.statusCode, 403)
@@ -54,16 +63,19 @@ for (const backend of reachableBackends) {
     })
 
     await t.test("a workspace key lists its own workspace only, not its organization's others", async (t) => {
+      const admin = await arrangeTenant()
+      await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
       const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Support' })
       const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 'support', role: 'workspace', callbackUrl: null })
       const own = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=100', headers: as(key.apiKey) })).json()
       t.same(own.content.map((w: { id: string }) => w.id), [workspaceId])
       t.equal(own.totalElements, 1)
       const all = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=100', headers: as(admin.apiKey) })).json()
-      t.ok(all.totalElements >= 3, 'the organization-admin key sees every workspace of the organization')
+      t.equal(all.totalElements, 3, 'the organization-admin key sees every workspace of the organization')
     })
 
     await t.test('another organization sees none of the first one', async (t) => {
+      const admin = await arrangeTenant()
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const { workspaceId } = await createWorkspace(ctx, { organizationId, name: 'Globex main' })
       const other = await issueApiKey(ctx, { organizationId, workspaceId, name: 'g', role: 'organization-admin', callbackUrl: null })
@@ -74,6 +86,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a revoked key stops working once the cache entry expires', async (t) => {
+      const admin = await arrangeTenant()
       const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'temp', role: 'workspace', callbackUrl: null })
       t.equal((await app.inject({ method: 'GET', url: '/v1/workspaces', headers: as(key.apiKey) })).statusCode, 200)
       await revokeApiKey(ctx, key.apiKeyId)
