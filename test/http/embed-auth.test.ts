@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose'
 import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
-import { createWorkspace } from '../../src/commands/tenancy.js'
+import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { sectorStream } from '../../src/domain/sector.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
@@ -39,14 +39,14 @@ for (const backend of reachableBackends) {
     // Far more /auth calls from one address than its budget allows (a hundred exchanges at once
     // among them): that limit is off here; test/http/rate-limit.test.ts covers it.
     const config = { ...loadConfig({}), authRateLimitPerMinute: 0 }
-    const { app, admin, ctx, storage, store } = await openTestApp(t, backend, { now, apiKeyCacheMs: CACHE_MS, config })
+    const { app, ctx, storage, store } = await openTestApp(t, backend, { now, apiKeyCacheMs: CACHE_MS, config })
     t.afterEach(async () => {
       offsetMs = 0
     })
 
-    const withKey = (key = admin.apiKey) => ({ 'x-api-key': key })
+    const withKey = (key: string) => ({ 'x-api-key': key })
     const withBearer = (accessToken: string) => ({ authorization: `Bearer ${accessToken}` })
-    const createClient = async (key = admin.apiKey): Promise<{ clientId: string; clientSecret: string }> => {
+    const createClient = async (key: string): Promise<{ clientId: string; clientSecret: string }> => {
       const response = await app.inject({ method: 'POST', url: '/v1/clients', headers: withKey(key), payload: { name: 'Portal' } })
       if (response.statusCode !== 201) throw new Error(`client not created: ${response.body}`)
       return response.json()
@@ -83,9 +83,17 @@ for (const backend of reachableBackends) {
     const asEditor = (accessToken: string, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
       app.inject({ method, url, headers: withBearer(accessToken), ...(payload ? { payload } : {}) }) as Promise<Reply>
 
-    const portal = await createClient()
+    let tenants = 0
+    // Each subtest works in an organization of its own with its own OAuth client, so no count,
+    // list or token depends on another subtest.
+    const arrange = async () => {
+      tenants += 1
+      const tenant = await bootstrap(ctx, { organization: `Tenant ${tenants}`, workspace: 'Main', callbackUrl: null })
+      return { admin: tenant, portal: await createClient(tenant.apiKey), withKey: (key = tenant.apiKey) => withKey(key) }
+    }
 
     await t.test('the three steps: client credentials → one-time token → access and refresh token → the API', async (t) => {
+      const { admin, portal } = await arrange()
       const step1 = await iframeToken(basic(portal.clientId, portal.clientSecret))
       t.equal(step1.statusCode, 200)
       t.same(Object.keys(step1.json()), ['ott'])
@@ -93,7 +101,7 @@ for (const backend of reachableBackends) {
       t.match(ott, token43, '32 random bytes, base64url')
       t.equal(step1.headers['cache-control'], 'no-store')
 
-      const stored = await storage.db.selectFrom('editor_one_time_tokens').selectAll().execute()
+      const stored = await storage.db.selectFrom('editor_one_time_tokens').selectAll().where('client_id', '=', portal.clientId).execute()
       t.equal(stored.length, 1)
       t.equal(stored[0]!.token_hash, createHash('sha256').update(ott).digest('hex'), 'only the SHA-256 is stored')
       t.notOk(JSON.stringify(stored).includes(ott), 'never the token')
@@ -118,6 +126,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the iframe-token body may be {} or absent', async (t) => {
+      const { portal } = await arrange()
       t.equal((await iframeToken(basic(portal.clientId, portal.clientSecret), '')).statusCode, 200, 'JSON content type, empty body')
       const bare = await app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic(portal.clientId, portal.clientSecret) } })
       t.equal(bare.statusCode, 200, 'no body, no content type')
@@ -125,7 +134,8 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('wrong, unknown or revoked credentials and malformed headers all get the same 401', async (t) => {
-      const doomed = await createClient()
+      const { admin, portal, withKey } = await arrange()
+      const doomed = await createClient(admin.apiKey)
       t.equal((await app.inject({ method: 'DELETE', url: `/v1/clients/${doomed.clientId}`, headers: withKey() })).statusCode, 204)
       const b64 = (text: string) => Buffer.from(text).toString('base64')
       const cases: Record<string, string | undefined> = {
@@ -148,6 +158,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a one-time token expires after 60 seconds', async (t) => {
+      const { portal } = await arrange()
       const early = await ottFor(portal)
       offsetMs = 59_000
       t.equal((await exchange(early)).statusCode, 200, 'still good at 59 s')
@@ -158,6 +169,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a one-time token is good once; unknown tokens are refused alike', async (t) => {
+      const { portal } = await arrange()
       const ott = await ottFor(portal)
       t.equal((await exchange(ott)).statusCode, 200)
       expectError(t, await exchange(ott), 401, 'Invalid or expired one-time token')
@@ -167,6 +179,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('100 concurrent exchanges of one token: exactly one succeeds', async (t) => {
+      const { portal } = await arrange()
       const ott = await ottFor(portal)
       const replies = await Promise.all(Array.from({ length: 100 }, () => exchange(ott)))
       const statuses = replies.map((r) => r.statusCode)
@@ -178,6 +191,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('refresh rotates; reusing a rotated token revokes its whole family', async (t) => {
+      const { portal } = await arrange()
       const first = await tokensFor(portal)
       const bystander = await tokensFor(portal)
 
@@ -201,6 +215,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('two concurrent refreshes of one token: one rotates, the other is reuse and revokes the family', async (t) => {
+      const { portal } = await arrange()
       // Ten families, each refreshed twice at once, all in flight together: a rotation that read
       // the token before it used it up would let both of some pair through.
       const families = await Promise.all(Array.from({ length: 10 }, () => tokensFor(portal)))
@@ -221,6 +236,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a refresh token lives 12 hours; a family at most 24', async (t) => {
+      const { portal } = await arrange()
       const idle = await tokensFor(portal)
       offsetMs = 12 * 3600_000
       expectError(t, await refresh(idle.refresh_token), 401, 'Invalid or expired refresh token')
@@ -238,7 +254,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('revoking the client ends refresh at once and its access tokens within the cache time', async (t) => {
-      const client = await createClient()
+      const { portal: client, withKey } = await arrange()
       const tokens = await tokensFor(client)
       const pending = await ottFor(client)
       t.equal((await asEditor(tokens.access_token, 'GET', '/v1/flows')).statusCode, 200)
@@ -250,6 +266,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the access token reaches the editor routes of its workspace, and 403 elsewhere', async (t) => {
+      const { portal, withKey } = await arrange()
       const { access_token: token } = await tokensFor(portal)
       const flow = await app.inject({ method: 'POST', url: '/v1/flows', headers: withKey(), payload: { name: 'Welcome' } })
       t.equal(flow.statusCode, 201)
@@ -316,6 +333,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test("another workspace's records are 404, and its flows are not listed", async (t) => {
+      const { admin, portal, withKey } = await arrange()
       const { access_token: token } = await tokensFor(portal)
       const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sibling' })
       const sibling = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId, name: 's', role: 'workspace', callbackUrl: null })
@@ -324,6 +342,7 @@ for (const backend of reachableBackends) {
       const theirId: string = theirs.json().id
       const theirSector = await app.inject({ method: 'POST', url: '/v1/sectors', headers: withKey(sibling.apiKey), payload: { name: 'Theirs' } })
       const theirSectorId = String(theirSector.headers.location).split('/').pop()!
+      t.equal((await app.inject({ method: 'POST', url: '/v1/flows', headers: withKey(), payload: { name: 'Ours' } })).statusCode, 201)
 
       expectError(t, await asEditor(token, 'GET', `/v1/flows/${theirId}`), 404)
       expectError(t, await asEditor(token, 'PUT', `/v1/flows/${theirId}/definition`, theirs.json().definition), 404)
@@ -340,6 +359,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a tampered, foreign, expired or wrong-audience token is 401', async (t) => {
+      const { portal } = await arrange()
       const { access_token: token } = await tokensFor(portal)
       const [header, payload, signature] = token.split('.') as [string, string, string]
       const claims = decodeJwt(token)
@@ -383,11 +403,13 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('an API key wins over a bearer token on the same request', async (t) => {
+      const { withKey } = await arrange()
       const response = await app.inject({ method: 'GET', url: '/v1/api-keys', headers: { ...withKey(), authorization: 'Bearer not-a-jwt' } })
       t.equal(response.statusCode, 200)
     })
 
     await t.test("the editor's events name its OAuth client as the actor", async (t) => {
+      const { admin, portal, withKey } = await arrange()
       const { access_token: token } = await tokensFor(portal)
       const created = await asEditor(token, 'POST', '/v1/sectors', { name: 'Billing' })
       t.equal(created.statusCode, 201)
