@@ -33,6 +33,10 @@ if (postgresUrl) {
   t.test('readiness on Postgres', async (t) => {
     const storage = await postgresBackend.open(t)
     const pool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 24, Client: CountingClient })
+    // As the service's own pools (src/store/connect.ts): the database is dropped with force at
+    // teardown, which can reach a client still closing after the pool ended.
+    pool.on('error', () => {})
+    pool.on('connect', (client) => client.on('error', () => {}))
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     t.teardown(() => db.destroy())
     const store = new PostgresEventStore({ db, pollIntervalMs: 50 })
