@@ -6,7 +6,7 @@ import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { START, positionToString } from '../../src/eventstore/port.js'
 import { WakeUp } from '../../src/eventstore/wake-up.js'
 import type { Database } from '../../src/store/database.js'
-import { createTestDatabase, postgresBackend, postgresUrl } from '../helpers/storage.js'
+import { createTestDatabase, postgresBackend, postgresUrl, separatePool } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 import { assertGroupCommit, eventStoreContract } from './contract.js'
 
@@ -76,7 +76,7 @@ if (postgresUrl) {
     const storage = await postgresBackend.open(t)
     const writer = new PostgresEventStore({ db: storage.db, pool: storage.pool })
     // Another process: its own pool, and a poll interval longer than the test may run, so only NOTIFY wakes it.
-    const otherPool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 4 })
+    const otherPool = separatePool({ connectionString: (storage.target as { url: string }).url, max: 4 })
     const otherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: otherPool }) })
     const follower = new PostgresEventStore({ db: otherDb, pool: otherPool, pollIntervalMs: 3_600_000 })
     const controller = new AbortController()
@@ -112,6 +112,7 @@ if (postgresUrl) {
     const alone = new WakeUp(channel, storage.pool, { listenersRecheckMs: 50 })
     // A plain connection counts what is sent; it is not named as a listener, so it is nobody.
     const observer = new pg.Client({ connectionString: (storage.target as { url: string }).url })
+    observer.on('error', () => {})
     await observer.connect()
     let heard = 0
     const markers = new Map<string, () => void>()
@@ -121,7 +122,7 @@ if (postgresUrl) {
       else heard++
     })
     await observer.query(`listen ${channel}`)
-    const otherPool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 2 })
+    const otherPool = separatePool({ connectionString: (storage.target as { url: string }).url, max: 2 })
     const other = new WakeUp(channel, otherPool)
     t.teardown(async () => {
       await alone.close()

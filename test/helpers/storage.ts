@@ -11,6 +11,18 @@ import { migratedPgliteDump } from './pglite-template.js'
  */
 export const postgresUrl = process.env.DATABASE_URL || refuseToDropPostgres()
 
+/**
+ * A pool of its own, as another process holds one, and as the service's pools behave
+ * (src/store/connect.ts): a connection the server ends (a test database dropped with force at
+ * teardown, perhaps before this pool's own teardown ran) is dropped, never thrown.
+ */
+export function separatePool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config)
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+  return pool
+}
+
 function refuseToDropPostgres(): undefined {
   if (process.env.REQUIRE_POSTGRES === '1') {
     throw new Error('REQUIRE_POSTGRES=1 but DATABASE_URL is not set: the tests would leave out every Postgres variant and run on PGlite alone')

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import { Kysely, PostgresDialect } from 'kysely'
-import pg from 'pg'
 import t from 'tap'
 import { allProjections } from '../../src/all-projections.js'
 import { bootstrap } from '../../src/commands/tenancy.js'
@@ -14,7 +13,7 @@ import type { Database } from '../../src/store/database.js'
 import { PreparingClient } from '../../src/store/prepared.js'
 import { silentLogger, testEditorTokenKey } from '../helpers/app.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
-import { postgresBackend, postgresUrl } from '../helpers/storage.js'
+import { postgresBackend, postgresUrl, separatePool } from '../helpers/storage.js'
 
 /** Every statement sent on the pool's connections; while `held` is set, statements wait for it first. */
 const sent = { count: 0, held: undefined as Promise<void> | undefined }
@@ -32,11 +31,7 @@ class CountingClient extends PreparingClient {
 if (postgresUrl) {
   t.test('readiness on Postgres', async (t) => {
     const storage = await postgresBackend.open(t)
-    const pool = new pg.Pool({ connectionString: (storage.target as { url: string }).url, max: 24, Client: CountingClient })
-    // As the service's own pools (src/store/connect.ts): the database is dropped with force at
-    // teardown, which can reach a client still closing after the pool ended.
-    pool.on('error', () => {})
-    pool.on('connect', (client) => client.on('error', () => {}))
+    const pool = separatePool({ connectionString: (storage.target as { url: string }).url, max: 24, Client: CountingClient })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     t.teardown(() => db.destroy())
     const store = new PostgresEventStore({ db, pollIntervalMs: 50 })

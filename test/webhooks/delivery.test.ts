@@ -172,7 +172,11 @@ for (const backend of reachableBackends) {
         t.match(request.headers['user-agent'], /^flowd-webhooks\//)
         t.same(new Webhook(h.signingSecret).verify(request.body, headersOf(request)), JSON.parse(request.body), 'standardwebhooks verifies the signature')
       }
-      const deliveries = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}`)).content
+      // The receiver notes a request on arrival; its attempt is recorded once the answer is back.
+      const deliveries = await eventually('every attempt recorded', async () => {
+        const listed = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}`)).content
+        return listed.every((d: { attempts: unknown[] }) => d.attempts.length > 0) ? listed : undefined
+      })
       t.same(deliveries.map((d: { id: string }) => d.id), h.receiver.requests.map((r) => r.headers['webhook-id']), 'the deliveries API lists them in order, by webhook-id')
       t.same(deliveries.map((d: { status: string }) => d.status), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered'])
       t.same(deliveries.map((d: { body: unknown }) => d.body), h.receiver.requests.map((r) => JSON.parse(r.body)), 'each delivery shows the body as sent')
@@ -294,7 +298,10 @@ for (const backend of reachableBackends) {
       const free = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
       const [, second] = await h.received(2)
       t.equal(JSON.parse(second!.body).sessionId, free.sessionId, 'the other session is delivered while the first waits 30 s for its retry')
-      const [waiting] = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${stuck.sessionId}`)).content
+      const waiting = await eventually('the first attempt recorded', async () => {
+        const [listed] = (await h.call('GET', `/v1/webhooks/deliveries?sessionId=${stuck.sessionId}`)).content
+        return listed?.attempts.length > 0 ? listed : undefined
+      })
       t.equal(waiting.status, 'failed')
       t.ok(Date.parse(waiting.nextAttemptAt) - Date.parse(waiting.attempts[0].attemptedAt) >= 27_000, 'the next attempt follows the schedule, with jitter')
     })
