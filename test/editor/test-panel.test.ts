@@ -96,6 +96,18 @@ t.test('the editor test panel', { skip }, async (t) => {
     await page.waitForTimeout(150)
     await page.screenshot({ path: `${ARTIFACTS}${name}.png` })
     await checkAccessibility(t, frame, name)
+    await checkLayout(t, frame, name)
+  }
+  // The columns beside the canvas never cover one another, and the canvas stays at a readable zoom.
+  const checkLayout = async (t: Test, frame: Frame, name: string) => {
+    const { columns, zoom } = await frame.evaluate(() => {
+      const shown = [...document.querySelectorAll('.workspace > *')].map((element) => element.getBoundingClientRect()).filter((box) => box.width > 0)
+      const viewport = document.querySelector<HTMLElement>('.react-flow__viewport')
+      return { columns: shown.map((box) => ({ left: box.left, right: box.right })), zoom: viewport ? new DOMMatrix(getComputedStyle(viewport).transform).a : 0 }
+    })
+    const overlaps = columns.slice(1).filter((column, i) => column.left < columns[i]!.right - 1).length
+    t.equal(overlaps, 0, `${name}: no column of the editor covers the next`)
+    t.ok(zoom >= 0.6, `${name}: the canvas is at a readable zoom`)
   }
 
   t.test('a conversation through a button question, followed on the canvas and in the debug view, restarted after a change', async (t) => {

@@ -15,6 +15,7 @@ import {
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type DragEvent } from 'react'
 import { ApiError, StaleDraftError, type FlowApi, type FlowDetail } from './api'
 import { useT } from './i18n'
+import { READABLE_FIT_VIEW } from './canvas/fit-view'
 import { DRAG_TYPE, Palette } from './canvas/Palette'
 import { ProblemsContext, UnknownNode, nodeTypes } from './canvas/nodes'
 import { historyReducer, initialHistory } from './flow/history'
@@ -65,10 +66,6 @@ interface EditorProps extends FlowEditorProps {
 
 type Panel = 'node' | 'variables' | 'problems' | 'versions'
 type Status = { kind: 'ok' | 'error'; text: string } | undefined
-
-// A large flow is not shrunk past readable text (minZoom): the view then shows its middle, and the
-// rest is panned to.
-const FIT_VIEW = { padding: 0.15, maxZoom: 1, minZoom: 0.6 }
 
 function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const t = useT()
@@ -194,7 +191,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   useEffect(() => {
     if (!measured || fitted.current) return
     fitted.current = true
-    void reactFlow.fitView(FIT_VIEW)
+    void reactFlow.fitView(READABLE_FIT_VIEW)
   }, [measured, reactFlow])
 
   const undo = useCallback(() => dispatch({ type: 'undo' }), [])
@@ -357,7 +354,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
         <button type="button" className="secondary" onClick={redo} disabled={history.future.length === 0} title={`${t('toolbar.redo')} (Ctrl+Shift+Z)`}>
           ↷ {t('toolbar.redo')}
         </button>
-        <button type="button" className="secondary" onClick={() => void reactFlow.fitView({ ...FIT_VIEW, duration: 200 })}>
+        <button type="button" className="secondary" onClick={() => void reactFlow.fitView({ ...READABLE_FIT_VIEW, duration: 200 })}>
           ⤢ {t('toolbar.fitView')}
         </button>
         <button type="button" className="secondary" onClick={() => void validate()} disabled={busy !== undefined}>
@@ -402,7 +399,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
               ariaLabelConfig={ariaLabels}
             >
               <Background />
-              <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
+              <Controls showInteractive={false} fitViewOptions={READABLE_FIT_VIEW} />
               <MiniMap pannable zoomable />
             </ReactFlow>
           </ProblemsContext.Provider>

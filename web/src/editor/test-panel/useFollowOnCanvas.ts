@@ -1,34 +1,35 @@
-import { useReactFlow } from '@xyflow/react'
+import { useReactFlow, type ReactFlowInstance } from '@xyflow/react'
 import { useEffect, useRef } from 'react'
-
-const FIT_VIEW = { padding: 0.15, maxZoom: 1, duration: 200 }
+import { READABLE_FIT_VIEW } from '../canvas/fit-view'
 
 /**
  * Keeps the canvas on the conversation: the flow is fitted again when the panel opens or closes
- * (the canvas changes width), and the node the session waits at is brought into view when it
- * moves out of sight.
+ * (the canvas changes width), and the node the session waits at is brought into view whenever it
+ * is out of sight, after such a fit too (a fit at readable zoom may leave it out).
  */
 export function useFollowOnCanvas(hidden: boolean, waitingAt: string | null): void {
   const reactFlow = useReactFlow()
   const shown = useRef(!hidden)
   useEffect(() => {
-    if (shown.current === !hidden) return
+    const follow = () => {
+      if (!hidden && waitingAt !== null) bringIntoView(reactFlow, waitingAt)
+    }
+    if (shown.current === !hidden) return follow()
     shown.current = !hidden
     // After the layout has given the canvas its new width.
-    const frame = requestAnimationFrame(() => void reactFlow.fitView(FIT_VIEW))
+    const frame = requestAnimationFrame(() => void reactFlow.fitView(READABLE_FIT_VIEW).then(follow))
     return () => cancelAnimationFrame(frame)
-  }, [hidden, reactFlow])
-
-  useEffect(() => {
-    if (hidden || waitingAt === null) return
-    const node = reactFlow.getNode(waitingAt)
-    const canvas = document.querySelector('.react-flow')?.getBoundingClientRect()
-    if (!node || !canvas) return
-    const width = node.measured?.width ?? 200
-    const height = node.measured?.height ?? 100
-    const topLeft = reactFlow.flowToScreenPosition(node.position)
-    const bottomRight = reactFlow.flowToScreenPosition({ x: node.position.x + width, y: node.position.y + height })
-    const inSight = topLeft.x >= canvas.left && topLeft.y >= canvas.top && bottomRight.x <= canvas.right && bottomRight.y <= canvas.bottom
-    if (!inSight) void reactFlow.setCenter(node.position.x + width / 2, node.position.y + height / 2, { duration: 200, zoom: reactFlow.getZoom() })
   }, [hidden, waitingAt, reactFlow])
+}
+
+function bringIntoView(reactFlow: ReactFlowInstance, nodeId: string): void {
+  const node = reactFlow.getNode(nodeId)
+  const canvas = document.querySelector('.react-flow')?.getBoundingClientRect()
+  if (!node || !canvas) return
+  const width = node.measured?.width ?? 200
+  const height = node.measured?.height ?? 100
+  const topLeft = reactFlow.flowToScreenPosition(node.position)
+  const bottomRight = reactFlow.flowToScreenPosition({ x: node.position.x + width, y: node.position.y + height })
+  const inSight = topLeft.x >= canvas.left && topLeft.y >= canvas.top && bottomRight.x <= canvas.right && bottomRight.y <= canvas.bottom
+  if (!inSight) void reactFlow.setCenter(node.position.x + width / 2, node.position.y + height / 2, { duration: 200, zoom: reactFlow.getZoom() })
 }
