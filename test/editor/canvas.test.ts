@@ -102,6 +102,8 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
     await keys.press('Control+c')
     await keys.press('Control+v')
     await frame.waitForFunction(`document.querySelectorAll('.react-flow__node').length === ${before.nodes.length * 2 - 1}`)
+    // An edge is drawn once both its nodes are measured, a frame or more after the nodes.
+    await frame.waitForFunction(`document.querySelectorAll('.react-flow__edge').length === ${before.edges * 2 - 1}`, undefined, { timeout: 10_000 }).catch(() => {})
     const after = await drawn(frame)
     t.equal(after.edges, before.edges * 2 - 1, 'the copied edges among copied nodes come along; the start is never copied, nor its edge')
     t.equal(new Set(after.nodes).size, after.nodes.length, 'every node id is distinct')
@@ -154,6 +156,13 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
         return map.left >= canvas.left && map.right <= canvas.right && map.top >= canvas.top && map.bottom <= canvas.bottom && map.width <= canvas.width / 2
       })()`)
       t.ok(fits, `${look.lang} ${look.theme}: the minimap fits in the canvas`)
+      const brokenNames = await frame.evaluate(`[...document.querySelectorAll('.palette-item strong')].filter((name) => name.getBoundingClientRect().right > name.closest('.palette-item').getBoundingClientRect().right || getComputedStyle(name).overflowWrap !== 'normal').length`)
+      t.equal(brokenNames, 0, `${look.lang} ${look.theme}: every palette name fits its item with its words whole`)
+      const hiddenTabs = await frame.evaluate(`(() => {
+        const panel = document.querySelector('.side-panel').getBoundingClientRect()
+        return [...document.querySelectorAll('.side-panel [role=tab]')].filter((tab) => tab.getBoundingClientRect().right > panel.right).length
+      })()`)
+      t.equal(hiddenTabs, 0, `${look.lang} ${look.theme}: every tab of the side panel is in sight`)
       await captureEditor(t, opened, 'narrow', look)
 
       const width = () => frame.evaluate("document.querySelector('.canvas').getBoundingClientRect().width") as Promise<number>
