@@ -21,8 +21,14 @@ export interface ParkedStream {
   parkedAt: Date
 }
 
+/** Where a stream parks: the event, as a parked stream records it. */
+export type ParkingEvent = Pick<RecordedEvent, 'id' | 'type' | 'stream' | 'position'>
+
+/** The event a parked stream stopped at. */
+export const parkedEvent = (parked: ParkedStream): ParkingEvent => ({ id: parked.eventId, type: parked.eventType, stream: parked.stream, position: parked.position })
+
 /** Records that `processor` stops at `event` of its stream; parking it again keeps the first event. */
-export async function parkStream(db: DbOrTrx, processor: string, event: RecordedEvent, reason: string, failures: number): Promise<void> {
+export async function parkStream(db: DbOrTrx, processor: string, event: ParkingEvent, reason: string, failures: number): Promise<void> {
   await db
     .insertInto('parked_streams')
     .values({
@@ -54,6 +60,11 @@ export async function listParked(db: DbOrTrx, processor?: string): Promise<Parke
     failures: row.failures,
     parkedAt: new Date(row.parked_at as unknown as Date | string),
   }))
+}
+
+/** `stream` as `processor` parked it; undefined when it is not parked. */
+export async function findParked(db: DbOrTrx, processor: string, stream: string): Promise<ParkedStream | undefined> {
+  return (await listParked(db, processor)).find((parked) => parked.stream === stream)
 }
 
 /** The processor's parked streams by name, each with where it stopped. */
@@ -129,11 +140,17 @@ export class StreamParking {
     return this.parked.size === 0 ? [...batch] : batch.filter((event) => !this.waits(event))
   }
 
-  /** Parks `event`'s stream, through `db` (the transaction that moves the processor past it, where there is one). */
-  async park(db: DbOrTrx, event: RecordedEvent, error: unknown, failures: number): Promise<void> {
+  /**
+   * Parks `event`'s stream, through `db` (the transaction that moves the processor past it, where
+   * there is one). A stream known parked already only adds its failures to its row: it is counted
+   * and logged once, however often it is tried again.
+   */
+  async park(db: DbOrTrx, event: ParkingEvent, error: unknown, failures: number): Promise<void> {
     const reason = describeFailure(error)
     await parkStream(db, this.processor, event, reason, failures)
-    this.parked.set(event.stream, this.parked.get(event.stream) ?? event.position)
+    const known = this.parked.get(event.stream)
+    this.parked.set(event.stream, known ?? event.position)
+    if (known) return
     this.metrics?.streamsParked.inc({ processor: this.processor })
     this.logger.warn(
       { processor: this.processor, stream: event.stream, eventId: event.id, eventType: event.type, reason, failures },
