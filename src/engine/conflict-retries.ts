@@ -18,7 +18,7 @@ export class TurnKeepsConflictingError extends Error {
   }
 }
 
-/** Whether a parked stream waits for the engine's conflict retries rather than for `flowd processors retry`. */
+/** Whether a parked stream waits for the engine's conflict retries: its reason, as `describeFailure` writes it, names the error. */
 export const parkedForConflicts = (parked: { reason: string }): boolean => parked.reason.startsWith(`${TURN_KEEPS_CONFLICTING}:`)
 
 /** The most a session waits between two scheduled tries; also how often parked sessions are adopted. */
@@ -38,7 +38,7 @@ interface Waiting {
   tries: number
   timer?: NodeJS.Timeout
   running?: Promise<void>
-  /** Scheduled again while its try ran: that try met conflicts again. */
+  /** Scheduled again while its try ran (its turn conflicted again, or it was adopted): one more try follows. */
   again: boolean
 }
 
@@ -46,9 +46,11 @@ interface Waiting {
  * The sessions whose turn keeps losing its append to other writers, each tried again on a timer of
  * its own, with backoff, until its pending turns are appended: one contested session never holds
  * the engine's batches for the others, and its messages are never given up. The sessions waiting
- * are kept in the database as streams parked for conflicts, so the schedule adopts the ones it
- * finds there when it starts and every `capMs`: none is lost to a restart, to a handover between
- * engines, or to a `flowd processors retry` that met conflicts in another process.
+ * are kept in the database as streams parked for conflicts, rather than by holding the engine's
+ * checkpoint before them (one session contested for good would cost a replay of the log since at
+ * every start): the schedule adopts the ones it finds there when it starts and every `capMs`, so
+ * none is lost to a restart, to a handover between engines, or to a `flowd processors retry` that
+ * met conflicts in another process.
  */
 export class ConflictRetries {
   private readonly waiting = new Map<string, Waiting>()

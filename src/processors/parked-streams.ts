@@ -1,8 +1,8 @@
-import { sql } from 'kysely'
+import { sql, type Selectable } from 'kysely'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
-import { toBigInt, type DbOrTrx } from '../store/database.js'
+import { toBigInt, type DbOrTrx, type ParkedStreamsTable } from '../store/database.js'
 import { describeFailure } from './failures.js'
 
 /**
@@ -45,26 +45,28 @@ export async function parkStream(db: DbOrTrx, processor: string, event: ParkingE
     .execute()
 }
 
+const toParkedStream = (row: Selectable<ParkedStreamsTable>): ParkedStream => ({
+  processor: row.processor,
+  stream: row.stream,
+  eventId: row.event_id,
+  eventType: row.event_type,
+  position: { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) },
+  reason: row.reason,
+  failures: row.failures,
+  parkedAt: new Date(row.parked_at as unknown as Date | string),
+})
+
 /** Parked streams, oldest first; of one processor when named. */
 export async function listParked(db: DbOrTrx, processor?: string): Promise<ParkedStream[]> {
   let query = db.selectFrom('parked_streams').selectAll().orderBy('parked_at').orderBy('processor').orderBy('stream')
   if (processor !== undefined) query = query.where('processor', '=', processor)
-  const rows = await query.execute()
-  return rows.map((row) => ({
-    processor: row.processor,
-    stream: row.stream,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    position: { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) },
-    reason: row.reason,
-    failures: row.failures,
-    parkedAt: new Date(row.parked_at as unknown as Date | string),
-  }))
+  return (await query.execute()).map(toParkedStream)
 }
 
 /** `stream` as `processor` parked it; undefined when it is not parked. */
 export async function findParked(db: DbOrTrx, processor: string, stream: string): Promise<ParkedStream | undefined> {
-  return (await listParked(db, processor)).find((parked) => parked.stream === stream)
+  const row = await db.selectFrom('parked_streams').selectAll().where('processor', '=', processor).where('stream', '=', stream).executeTakeFirst()
+  return row && toParkedStream(row)
 }
 
 /** The processor's parked streams by name, each with where it stopped. */
