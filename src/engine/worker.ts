@@ -11,8 +11,9 @@ import { runLogProcessor } from '../processors/loop.js'
 import { EventSchemaError, decideOnState } from '../commands/handle.js'
 import { withStreamLock } from '../eventstore/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
-import { StreamParking, listParked, unpark } from '../processors/parked-streams.js'
+import { StreamParking, findParked, listParked, parkedEvent, unpark, type ParkingEvent } from '../processors/parked-streams.js'
 import { foldStream } from '../eventstore/stream-state.js'
+import { ConflictRetries, TurnKeepsConflictingError, parkedForConflicts } from './conflict-retries.js'
 import type { FlowVersions } from './flow-versions.js'
 import type { RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
@@ -31,22 +32,17 @@ const CHECKPOINT = ENGINE_PROCESSOR
 // Ids a turn makes are derived from the session and the trigger, so a replay makes the same ones.
 const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
 /**
- * Appends of one turn that lost to another writer of its session, in a row, before the session's
- * stream is parked: each loss means another process wrote it meanwhile, so this many (with backoff
- * growing to a second) says something is wrong with the stream, not that it is busy.
+ * Appends of one turn lost in a row to other writers of its session before the session is handed
+ * to the conflict retries: two engines meeting on a turn settle in one, and waiting longer here
+ * would hold the batch, and so every other session, behind this one.
  */
-const CONFLICTS_BEFORE_PARKING = 30
-/** Conflicts retried at once before backing off: two engines meeting on a turn settle in one. */
-const CONFLICTS_RETRIED_AT_ONCE = 2
-
-/** Ran out of tries against other writers of the session (CONFLICTS_BEFORE_PARKING). */
-class RepeatedConflictsError extends Error {
-  override readonly name = 'RepeatedConflictsError'
-}
+const CONFLICTS_BEFORE_RETRY_SCHEDULE = 3
 
 const failureReason = (error: unknown): TurnFailureReason => (error instanceof EventSchemaError ? 'invalid_turn' : 'engine_error')
 
 type RunningSession = Exclude<Session, { status: 'none' }>
+
+const sessionOfStream = (stream: string): string => stream.slice(sessionStream('').length)
 
 /**
  * Whether a recorded turn has kanban actions to carry out on the board. A preview's turns record
@@ -84,6 +80,7 @@ export class EngineWorker {
   private unsaved?: Position
   private saving?: Promise<void>
   private readonly parking: StreamParking
+  private readonly conflictRetries: ConflictRetries
 
   private readonly db: Kysely<Database>
   private readonly store: EventStore
@@ -103,6 +100,7 @@ export class EngineWorker {
     logger: Logger,
     now: () => Date = () => new Date(),
     metrics?: Metrics,
+    conflictRetryCapMs?: number,
   ) {
     this.db = db
     this.store = store
@@ -113,11 +111,19 @@ export class EngineWorker {
     this.now = now
     this.metrics = metrics
     this.parking = new StreamParking(ENGINE_PROCESSOR, logger, metrics)
+    this.conflictRetries = new ConflictRetries({
+      retry: (stream) => this.retryConflicting(stream),
+      parked: async () => (await listParked(this.db, ENGINE_PROCESSOR)).filter(parkedForConflicts).map((parked) => parked.stream),
+      logger,
+      metrics,
+      capMs: conflictRetryCapMs,
+    })
   }
 
   async start(): Promise<void> {
     if (this.controller) return
     this.controller = new AbortController()
+    this.conflictRetries.start()
     this.loop = this.run(this.controller.signal)
   }
 
@@ -171,14 +177,19 @@ export class EngineWorker {
 
   /**
    * Runs `work` for `event`'s session; a failure that is not transient parks the session's stream
-   * at `event`, and the batch goes on. A transient one is the batch's, and it is read again.
+   * at `event`, and the batch goes on (a turn that keeps conflicting goes to the conflict retries
+   * too). A transient one is the batch's, and it is read again. True when `work` succeeded.
    */
-  private async settle(event: RecordedEvent, work: () => Promise<void>): Promise<void> {
+  private async settle(event: ParkingEvent, work: () => Promise<void>): Promise<boolean> {
     try {
       await work()
+      return true
     } catch (error) {
       if (isTransient(error)) throw error
-      await this.parking.park(this.db, event, error, FAILURES_BEFORE_PARKING)
+      const conflicts = error instanceof TurnKeepsConflictingError
+      await this.parking.park(this.db, event, error, conflicts ? error.conflicts : FAILURES_BEFORE_PARKING)
+      if (conflicts) this.conflictRetries.schedule(event.stream)
+      return false
     }
   }
 
@@ -204,8 +215,9 @@ export class EngineWorker {
    * read; after a conflict the stream is read again.
    *
    * A turn that fails again and again (FAILURES_BEFORE_PARKING tries) ends the session in error
-   * with `TurnFailed`; nothing else is given up: a turn that keeps losing to other writers is tried
-   * with backoff until it is appended, or, past CONFLICTS_BEFORE_PARKING, its stream parks.
+   * with `TurnFailed`; nothing else is given up: a turn that keeps losing to other writers
+   * (CONFLICTS_BEFORE_RETRY_SCHEDULE appends in a row) throws {@link TurnKeepsConflictingError},
+   * and `settle` hands its session to the conflict retries.
    */
   async drive(sessionId: string, seenThrough?: bigint): Promise<void> {
     const stream = sessionStream(sessionId)
@@ -231,8 +243,7 @@ export class EngineWorker {
         conflicts = failures = 0
         continue
       }
-      if (++conflicts >= CONFLICTS_BEFORE_PARKING) throw new RepeatedConflictsError(`${conflicts} appends in a row lost to other writers of ${stream}`)
-      if (conflicts > CONFLICTS_RETRIED_AT_ONCE) await delay(backoffMs(conflicts - CONFLICTS_RETRIED_AT_ONCE, 1_000))
+      if (++conflicts >= CONFLICTS_BEFORE_RETRY_SCHEDULE) throw new TurnKeepsConflictingError(stream, conflicts)
     }
   }
 
@@ -287,7 +298,7 @@ export class EngineWorker {
    * Failing again, it parks again where it stopped.
    */
   async retryParked(stream: string): Promise<boolean> {
-    const parked = (await listParked(this.db, ENGINE_PROCESSOR)).find((p) => p.stream === stream)
+    const parked = await findParked(this.db, ENGINE_PROCESSOR, stream)
     if (!parked) return false
     // Off the list first: events written from now on are the live engine's again, and the ones
     // before are replayed here; both sides are idempotent.
@@ -299,10 +310,23 @@ export class EngineWorker {
       if (this.parking.waits(recorded)) return true
     }
     const first = events[0]
-    const sessionId = stream.slice('session-'.length)
+    const sessionId = sessionOfStream(stream)
     if (first) await this.settle(first, () => this.drive(sessionId))
     else await this.drive(sessionId)
     return true
+  }
+
+  /**
+   * One scheduled try of a session parked because its turn kept conflicting (ConflictRetries). Its
+   * pending turns run while it stays parked: the live engine passes over its later events, so a
+   * later message never gets its turn before an earlier one. Once they are appended it is retried
+   * as any parked stream, which unparks it and carries out the kanban actions of the turns it held.
+   * Conflicting again, `settle` keeps it parked and schedules it again.
+   */
+  private async retryConflicting(stream: string): Promise<void> {
+    const parked = await findParked(this.db, ENGINE_PROCESSOR, stream)
+    if (!parked || !parkedForConflicts(parked)) return
+    if (await this.settle(parkedEvent(parked), () => this.drive(sessionOfStream(stream)))) await this.retryParked(stream)
   }
 
   /**
@@ -328,6 +352,7 @@ export class EngineWorker {
   async stop(): Promise<void> {
     this.controller?.abort()
     await this.loop
+    await this.conflictRetries.stop()
     await this.saving
     this.controller = undefined
   }

@@ -88,6 +88,12 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly sessionsRetryingConflicts = new Gauge({
+    name: 'flowd_engine_sessions_retrying_conflicts',
+    help: 'Sessions whose turn keeps losing its append to other writers, parked and tried again with backoff by the engine of this process now',
+    registers: [this.registry],
+  })
+
   readonly sessionStreamsOpen = new Gauge({
     name: 'flowd_session_streams_open',
     help: 'Session streams (GET /v1/sessions/{id}/stream) this process holds open now',

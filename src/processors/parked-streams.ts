@@ -1,8 +1,8 @@
-import { sql } from 'kysely'
+import { sql, type Selectable } from 'kysely'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
-import { toBigInt, type DbOrTrx } from '../store/database.js'
+import { toBigInt, type DbOrTrx, type ParkedStreamsTable } from '../store/database.js'
 import { describeFailure } from './failures.js'
 
 /**
@@ -21,8 +21,14 @@ export interface ParkedStream {
   parkedAt: Date
 }
 
+/** Where a stream parks: the event, as a parked stream records it. */
+export type ParkingEvent = Pick<RecordedEvent, 'id' | 'type' | 'stream' | 'position'>
+
+/** The event a parked stream stopped at. */
+export const parkedEvent = (parked: ParkedStream): ParkingEvent => ({ id: parked.eventId, type: parked.eventType, stream: parked.stream, position: parked.position })
+
 /** Records that `processor` stops at `event` of its stream; parking it again keeps the first event. */
-export async function parkStream(db: DbOrTrx, processor: string, event: RecordedEvent, reason: string, failures: number): Promise<void> {
+export async function parkStream(db: DbOrTrx, processor: string, event: ParkingEvent, reason: string, failures: number): Promise<void> {
   await db
     .insertInto('parked_streams')
     .values({
@@ -39,21 +45,28 @@ export async function parkStream(db: DbOrTrx, processor: string, event: Recorded
     .execute()
 }
 
+const toParkedStream = (row: Selectable<ParkedStreamsTable>): ParkedStream => ({
+  processor: row.processor,
+  stream: row.stream,
+  eventId: row.event_id,
+  eventType: row.event_type,
+  position: { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) },
+  reason: row.reason,
+  failures: row.failures,
+  parkedAt: new Date(row.parked_at as unknown as Date | string),
+})
+
 /** Parked streams, oldest first; of one processor when named. */
 export async function listParked(db: DbOrTrx, processor?: string): Promise<ParkedStream[]> {
   let query = db.selectFrom('parked_streams').selectAll().orderBy('parked_at').orderBy('processor').orderBy('stream')
   if (processor !== undefined) query = query.where('processor', '=', processor)
-  const rows = await query.execute()
-  return rows.map((row) => ({
-    processor: row.processor,
-    stream: row.stream,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    position: { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) },
-    reason: row.reason,
-    failures: row.failures,
-    parkedAt: new Date(row.parked_at as unknown as Date | string),
-  }))
+  return (await query.execute()).map(toParkedStream)
+}
+
+/** `stream` as `processor` parked it; undefined when it is not parked. */
+export async function findParked(db: DbOrTrx, processor: string, stream: string): Promise<ParkedStream | undefined> {
+  const row = await db.selectFrom('parked_streams').selectAll().where('processor', '=', processor).where('stream', '=', stream).executeTakeFirst()
+  return row && toParkedStream(row)
 }
 
 /** The processor's parked streams by name, each with where it stopped. */
@@ -129,11 +142,17 @@ export class StreamParking {
     return this.parked.size === 0 ? [...batch] : batch.filter((event) => !this.waits(event))
   }
 
-  /** Parks `event`'s stream, through `db` (the transaction that moves the processor past it, where there is one). */
-  async park(db: DbOrTrx, event: RecordedEvent, error: unknown, failures: number): Promise<void> {
+  /**
+   * Parks `event`'s stream, through `db` (the transaction that moves the processor past it, where
+   * there is one). A stream known parked already only adds its failures to its row: it is counted
+   * and logged once, however often it is tried again.
+   */
+  async park(db: DbOrTrx, event: ParkingEvent, error: unknown, failures: number): Promise<void> {
     const reason = describeFailure(error)
     await parkStream(db, this.processor, event, reason, failures)
-    this.parked.set(event.stream, this.parked.get(event.stream) ?? event.position)
+    const known = this.parked.get(event.stream)
+    this.parked.set(event.stream, known ?? event.position)
+    if (known) return
     this.metrics?.streamsParked.inc({ processor: this.processor })
     this.logger.warn(
       { processor: this.processor, stream: event.stream, eventId: event.id, eventType: event.type, reason, failures },

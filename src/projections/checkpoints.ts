@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { START, comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { readStreamThrough } from '../eventstore/postgres.js'
-import { listParked, unpark } from '../processors/parked-streams.js'
+import { findParked, unpark } from '../processors/parked-streams.js'
 import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
 import { applyAll, type Projection } from './projection.js'
@@ -125,7 +125,7 @@ export async function insertCheckpointIfMissing(db: Kysely<Database> | Transacti
  */
 export async function retryParkedStream(db: Kysely<Database>, store: EventStore, projection: Projection, stream: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const parked = (await listParked(trx, projection.name)).find((p) => p.stream === stream)
+    const parked = await findParked(trx, projection.name, stream)
     if (!parked) return false
     await insertCheckpointIfMissing(trx, projection.name)
     const row = await trx.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', projection.name).forUpdate().executeTakeFirstOrThrow()
