@@ -100,11 +100,11 @@ t.test('the editor test panel', { skip }, async (t) => {
   }
   // The columns beside the canvas never cover one another, and the canvas stays at a readable zoom.
   const checkLayout = async (t: Test, frame: Frame, name: string) => {
-    const { columns, zoom } = await frame.evaluate(() => {
+    const { columns, zoom } = (await frame.evaluate(`(() => {
       const shown = [...document.querySelectorAll('.workspace > *')].map((element) => element.getBoundingClientRect()).filter((box) => box.width > 0)
-      const viewport = document.querySelector<HTMLElement>('.react-flow__viewport')
+      const viewport = document.querySelector('.react-flow__viewport')
       return { columns: shown.map((box) => ({ left: box.left, right: box.right })), zoom: viewport ? new DOMMatrix(getComputedStyle(viewport).transform).a : 0 }
-    })
+    })()`)) as { columns: { left: number; right: number }[]; zoom: number }
     const overlaps = columns.slice(1).filter((column, i) => column.left < columns[i]!.right - 1).length
     t.equal(overlaps, 0, `${name}: no column of the editor covers the next`)
     t.ok(zoom >= 0.6, `${name}: the canvas is at a readable zoom`)
