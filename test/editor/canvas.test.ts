@@ -1,5 +1,7 @@
 import type { Frame } from 'playwright-core'
 import t from 'tap'
+import { nodeTypes } from '../../src/domain/nodes/index.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
 import { browserSkipReason, waitForMessage } from '../helpers/browser.js'
 import { LOOKS } from '../helpers/dashboard.js'
 import { captureEditor, openEditor, openEditorSetup, sampleFlow } from '../helpers/editor.js'
@@ -14,6 +16,25 @@ const drawn = (frame: Frame) =>
     nodes: [...document.querySelectorAll('.react-flow__node')].map((n) => n.dataset.id),
     edges: document.querySelectorAll('.react-flow__edge').length,
   })`) as Promise<{ nodes: string[]; edges: number }>
+
+/**
+ * A message key shown in place of its string (`type.wait`, `q.prompt`, `[media.image] …`): the
+ * translator gives the key back when neither language has it.
+ */
+const MESSAGE_KEY = /(?:^|[\s[(])[a-z]+(?:\.[a-z][A-Za-z_]*)+(?=$|[\s\]):,])/
+
+/** The words an element shows: each of its texts, and the placeholders, labels and titles in it. */
+const wordsIn = (frame: Frame, selector: string) =>
+  frame.evaluate(`(() => {
+    const root = document.querySelector(${JSON.stringify(selector)})
+    const words = []
+    const texts = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
+    for (let text = texts.nextNode(); text; text = texts.nextNode()) words.push(text.data.trim())
+    for (const element of root.querySelectorAll('[placeholder], [aria-label], [title]')) {
+      for (const name of ['placeholder', 'aria-label', 'title']) words.push(element.getAttribute(name) ?? '')
+    }
+    return words.filter(Boolean)
+  })()`) as Promise<string[]>
 
 const focusedElement = (frame: Frame) => frame.evaluate('document.activeElement && (document.activeElement.id || document.activeElement.className)') as Promise<string>
 
@@ -118,6 +139,40 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
     for (let i = 0; i < 3; i++) await keys.press('Control+z')
     await frame.waitForFunction(`document.querySelectorAll('.react-flow__node').length === 3`)
     t.match(await editor.getByTestId('save-state').textContent(), /All changes saved/, 'undo takes the pastes away again')
+  })
+
+  t.test("every node type's name, palette description, body and form are in words, in English and in Portuguese", async (t) => {
+    const flowId = await sampleFlow(setup, 'Every type')
+    for (const lang of ['en', 'pt'] as const) {
+      const opened = await openEditor(t, setup, flowId, { lang })
+      const { page, editor, frame } = opened
+      const keysShown = async (selector: string) => (await wordsIn(frame, selector)).filter((word) => MESSAGE_KEY.test(word)).map((word) => assertionMessage(word))
+      t.same(await keysShown('.palette'), [], `${lang}: the palette names and describes every type`)
+
+      const start = editor.locator('.react-flow__node[data-id="start"]')
+      await start.focus()
+      await page.keyboard.press('Enter')
+      await editor.getByTestId('node-panel').locator('h2.type-start').waitFor()
+      const shown = ['start']
+      t.same(await keysShown('[data-testid="node-start"]'), [], `${lang}: the start node's body`)
+      t.same(await keysShown('[data-testid="node-panel"]'), [], `${lang}: the start node's form`)
+
+      const paletteTypes = (await editor.locator('.palette-item').evaluateAll((items) => items.map((item) => item.getAttribute('data-testid')))).map((id) => id!.replace(/^palette-/, ''))
+      for (const type of paletteTypes) {
+        const before = await editor.locator(`[data-node-type="${type}"]`).count()
+        await editor.getByTestId(`palette-${type}`).focus()
+        await page.keyboard.press('Enter')
+        await editor.locator(`[data-node-type="${type}"]`).nth(before).waitFor()
+        await editor.getByTestId('node-panel').locator(`h2.type-${type}`).waitFor()
+        const id = await editor.locator(`[data-node-type="${type}"]`).nth(before).getAttribute('data-testid')
+        t.same(await keysShown(`[data-testid="${id}"]`), [], `${lang}: the ${type} node's body`)
+        t.same(await keysShown('[data-testid="node-panel"]'), [], `${lang}: the ${type} node's form`)
+        shown.push(type)
+      }
+      t.same(shown.sort(), Object.keys(nodeTypes).sort(), `${lang}: every type of the service's registry was shown`)
+      await captureEditor(t, opened, 'every-node-type', { lang, theme: 'light' }, { axe: false })
+      await page.close()
+    }
   })
 
   t.test('nodes added from the palette land apart, inside the visible canvas', async (t) => {

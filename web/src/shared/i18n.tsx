@@ -6,27 +6,43 @@ export type Theme = 'light' | 'dark'
 
 export type Translate<Key extends string> = (key: Key, params?: Record<string, string | number>) => string
 
+/** Every message of a set, in both languages. */
+export interface Dictionaries<Key extends string> {
+  en: Record<Key, string>
+  pt: Record<Key, string>
+}
+
 /** `pt`, `pt-BR`, … are Portuguese; anything else is English. */
 export const langOf = (value: string | null | undefined): Lang => {
   const lower = (value ?? '').toLowerCase()
   return lower === 'pt' || lower.startsWith('pt-') ? 'pt' : 'en'
 }
 
-/**
- * A translator and its React context for one app's messages: `{name}` placeholders are filled from
- * `params`; a key missing in Portuguese falls back to English. Both apps share this and the theme.
- */
-export function createI18n<Key extends string>(dictionaries: { en: Record<Key, string>; pt: Record<Key, string> }) {
-  const translator =
+/** A translator per language: `{name}` placeholders are filled from `params`; a key missing in Portuguese falls back to English. */
+function translators<Key extends string>(dictionaries: Dictionaries<Key>): Record<Lang, Translate<Key>> {
+  const inLang =
     (lang: Lang): Translate<Key> =>
     (key, params) => {
       const text = dictionaries[lang][key] ?? dictionaries.en[key] ?? key
       return params ? text.replace(/\{(\w+)\}/g, (all, name: string) => (name in params ? String(params[name]) : all)) : text
     }
-  const Context = createContext<Translate<Key>>(translator('en'))
+  return { en: inLang('en'), pt: inLang('pt') }
+}
+
+/**
+ * A translator and its React context for one app's messages. Both apps share this and the theme.
+ * `withStrings` adds a part's own messages (a node type's) to the app's, for that part alone.
+ */
+export function createI18n<Key extends string>(dictionaries: Dictionaries<Key>) {
+  const byLang = translators(dictionaries)
+  const translator = (lang: Lang): Translate<Key> => byLang[lang]
+  const LangContext = createContext<Lang>('en')
   function I18nProvider({ lang, children }: { lang: Lang; children: ReactNode }) {
-    return <Context.Provider value={translator(lang)}>{children}</Context.Provider>
+    return <LangContext.Provider value={lang}>{children}</LangContext.Provider>
   }
-  const useT = () => useContext(Context)
-  return { translator, I18nProvider, useT }
+  const useLang = () => useContext(LangContext)
+  const useT = () => byLang[useLang()]
+  const withStrings = <Own extends string>(own: Dictionaries<Own>): Record<Lang, Translate<Key | Own>> =>
+    translators<Key | Own>({ en: { ...dictionaries.en, ...own.en }, pt: { ...dictionaries.pt, ...own.pt } })
+  return { translator, I18nProvider, useT, useLang, withStrings }
 }

@@ -1,4 +1,4 @@
-import { useT } from '../i18n'
+import { useLang, useT } from '../i18n'
 import type { NodeType } from '../flow/types'
 import { NODE_TYPES, nodeUis } from '../nodes'
 
@@ -7,6 +7,7 @@ export const DRAG_TYPE = 'application/x-flowd-node'
 /** The node types to add: click adds one in the middle of the view, drag drops one where it lands. */
 export function Palette({ onAdd, hasStart }: { onAdd(type: NodeType): void; hasStart: boolean }) {
   const t = useT()
+  const lang = useLang()
   return (
     <aside className="palette" aria-label={t('palette.title')}>
       <h2>{t('palette.title')}</h2>
@@ -28,8 +29,8 @@ export function Palette({ onAdd, hasStart }: { onAdd(type: NodeType): void; hasS
             {nodeUis[type].icon}
           </span>
           <span>
-            <strong>{t(`type.${type}`)}</strong>
-            <small>{t(`desc.${type}`)}</small>
+            <strong>{nodeUis[type].strings[lang].name}</strong>
+            <small>{nodeUis[type].strings[lang].description}</small>
           </span>
         </button>
       ))}

@@ -1,15 +1,17 @@
 import { Handle, Position, useUpdateNodeInternals, type NodeProps, type NodeTypes } from '@xyflow/react'
 import { createContext, useContext, useEffect } from 'react'
-import { useT } from '../i18n'
+import { useLang, useT } from '../i18n'
 import { emptyProblems, exitsOf, hasEntry, type FlowNode, type ProblemIndex } from '../flow/model'
 import { clip } from '../nodes/node-ui'
-import { isNodeType, NODE_TYPES, nodeUiOf } from '../nodes'
+import { NODE_TYPES, nodeUiOf, useNodeTypeName } from '../nodes'
 
 export const ProblemsContext = createContext<ProblemIndex>(emptyProblems())
 
 /** Every node type: its header, a summary, an entry on the left and its exits on the right. */
 function FlowNodeView(props: NodeProps<FlowNode>) {
   const t = useT()
+  const lang = useLang()
+  const typeName = useNodeTypeName()
   const { id, type, data, selected } = props
   const ui = nodeUiOf(type)
   const exits = exitsOf(type, data)
@@ -26,7 +28,7 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
         <span className="node-icon" aria-hidden>
           {ui ? ui.icon : '•'}
         </span>
-        <span className="node-type">{isNodeType(type) ? t(`type.${type}`) : t('type.unknown', { type })}</span>
+        <span className="node-type">{typeName(type)}</span>
         <span className="node-id">{id}</span>
       </div>
       <div className="node-body">
@@ -47,7 +49,7 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
         <ul className="exits">
           {exits.map((exit) => (
             <li key={exit.id ?? ''} className={`exit-row ${exit.kind ?? 'choice'}`}>
-              <span>{clip(ui?.exitLabel?.(data, exit, t) ?? exit.label ?? '', 36)}</span>
+              <span>{clip(ui?.exitLabel?.(data, exit, lang) ?? exit.label ?? '', 36)}</span>
               <Handle type="source" position={Position.Right} id={exit.id ?? undefined} className="exit" />
             </li>
           ))}

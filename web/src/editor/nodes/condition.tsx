@@ -1,7 +1,51 @@
 import * as condition from '../../../../src/domain/nodes/condition.js'
 import { ListControls, NumberInput, Select, TextInput, moveItem, replaceAt, useReadableVariables } from '../forms/fields'
-import { useT } from '../i18n'
-import type { FormProps, NodeUi } from './node-ui'
+import { nodeStrings, type FormProps, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Condition',
+    description: 'Branches on variables',
+    'cond.rules': 'Rules',
+    'cond.hint': 'Checked in order: the first match leaves by its exit, otherwise by default.',
+    'cond.addRule': 'Add rule',
+    'cond.exitId': 'Exit id',
+    'cond.variable': 'Variable',
+    'cond.operator': 'Operator',
+    'cond.value': 'Value',
+    'op.equals': 'equals',
+    'op.not_equals': 'does not equal',
+    'op.contains': 'contains',
+    'op.starts_with': 'starts with',
+    'op.gt': 'greater than',
+    'op.gte': 'at least',
+    'op.lt': 'less than',
+    'op.lte': 'at most',
+    'op.exists': 'is set',
+    'op.regex': 'matches regex',
+  },
+  pt: {
+    name: 'Condição',
+    description: 'Ramifica conforme variáveis',
+    'cond.rules': 'Regras',
+    'cond.hint': 'Verificadas em ordem: a primeira que casar sai pela sua saída; senão, por default.',
+    'cond.addRule': 'Adicionar regra',
+    'cond.exitId': 'Id da saída',
+    'cond.variable': 'Variável',
+    'cond.operator': 'Operador',
+    'cond.value': 'Valor',
+    'op.equals': 'é igual a',
+    'op.not_equals': 'é diferente de',
+    'op.contains': 'contém',
+    'op.starts_with': 'começa com',
+    'op.gt': 'maior que',
+    'op.gte': 'pelo menos',
+    'op.lt': 'menor que',
+    'op.lte': 'no máximo',
+    'op.exists': 'está preenchida',
+    'op.regex': 'casa com a regex',
+  },
+})
 
 type Data = condition.Data
 
@@ -10,7 +54,7 @@ const nextRuleId = (rules: condition.Rule[]) => {
 }
 
 function ConditionForm({ data, onChange, onRenameExit }: FormProps<Data>) {
-  const t = useT()
+  const t = strings.useT()
   const readable = useReadableVariables()
   const rules = data.rules ?? []
   const set = (next: condition.Rule[]) => onChange({ ...data, rules: next })
@@ -35,7 +79,7 @@ function ConditionForm({ data, onChange, onRenameExit }: FormProps<Data>) {
                 setRule({ ...rule, id })
               }}
             />
-            <Select label={t('cond.variable')} value={rule.variable} placeholder={t('cond.choose')} options={readable.map((name) => ({ value: name, label: name }))} onChange={(variable) => setRule({ ...rule, variable })} />
+            <Select label={t('cond.variable')} value={rule.variable} placeholder={t('vars.choose')} options={readable.map((name) => ({ value: name, label: name }))} onChange={(variable) => setRule({ ...rule, variable })} />
             <Select
               label={t('cond.operator')}
               value={rule.operator}
@@ -65,12 +109,14 @@ function ConditionForm({ data, onChange, onRenameExit }: FormProps<Data>) {
 
 export const conditionUi: NodeUi<Data> = {
   icon: '◇',
+  strings,
   exits: condition.exits,
   newData: () => ({ rules: [{ id: 'rule_1', variable: 'lastMessage', operator: 'equals', value: '' }] }),
   Summary: () => null,
   Form: ConditionForm,
-  exitLabel: (data, exit, t) => {
+  exitLabel: (data, exit, lang) => {
     if (exit.kind) return undefined
+    const t = strings.translator(lang)
     const rule = data.rules?.find((r) => r.id === exit.id)
     return rule && `${rule.id}: ${rule.variable} ${t(`op.${rule.operator}`)}${rule.operator === 'exists' ? '' : ` ${String(rule.value ?? '')}`}`
   },

@@ -1,11 +1,26 @@
 import * as end from '../../../../src/domain/nodes/end.js'
-import { useT } from '../i18n'
-import type { NodeUi } from './node-ui'
+import { nodeStrings, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'End',
+    description: 'Finishes the session',
+    'node.finish': 'Session finishes',
+    'panel.endHelp': 'Finishes the session (function finish). An exit left unconnected does the same.',
+  },
+  pt: {
+    name: 'Fim',
+    description: 'Encerra a sessão',
+    'node.finish': 'A sessão termina',
+    'panel.endHelp': 'Encerra a sessão (função finish). Uma saída sem conexão faz o mesmo.',
+  },
+})
 
 export const endUi: NodeUi<end.Data> = {
   icon: '■',
+  strings,
   exits: end.exits,
   newData: () => ({}),
-  Summary: () => useT()('node.finish'),
-  Form: () => <p className="hint">{useT()('panel.endHelp')}</p>,
+  Summary: () => strings.useT()('node.finish'),
+  Form: () => <p className="hint">{strings.useT()('panel.endHelp')}</p>,
 }

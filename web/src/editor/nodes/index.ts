@@ -1,4 +1,5 @@
 import type { NodeData, NodeTypeName } from '../../../../src/domain/nodes/index.js'
+import { useLang, useT } from '../i18n'
 import { conditionUi } from './condition'
 import { endUi } from './end'
 import { kanbanMoveUi } from './kanban-move'
@@ -31,3 +32,10 @@ export const isNodeType = (type: string): type is NodeTypeName => Object.hasOwn(
  */
 export const nodeUiOf = (type: string | undefined): NodeUi<Record<string, unknown>> | undefined =>
   type !== undefined && isNodeType(type) ? (nodeUis[type] as unknown as NodeUi<Record<string, unknown>>) : undefined
+
+/** A node type's name in the editor's language; a type the editor does not know is named as unknown. */
+export function useNodeTypeName(): (type: string) => string {
+  const t = useT()
+  const lang = useLang()
+  return (type) => (isNodeType(type) ? nodeUis[type].strings[lang].name : t('type.unknown', { type }))
+}

@@ -2,14 +2,40 @@ import * as kanbanMove from '../../../../src/domain/nodes/kanban-move.js'
 import type { CardValue } from '../flow/types'
 import { CardValueInput } from '../forms/CardValueInput'
 import { Select, TagsInput } from '../forms/fields'
-import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
-import type { FormProps, NodeUi } from './node-ui'
+import { nodeStrings, type FormProps, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Kanban move',
+    description: 'Creates or moves a kanban card',
+    'node.noStage': 'No stage chosen',
+    'kb.pipeline': 'Pipeline',
+    'kb.choosePipeline': 'Choose a pipeline',
+    'kb.stage': 'Stage',
+    'kb.chooseStage': 'Choose a stage',
+    'kb.values': 'Field values',
+    'kb.tags': 'Card tags (comma separated)',
+    'kb.noPipelines': 'This workspace has no pipelines yet.',
+  },
+  pt: {
+    name: 'Mover no kanban',
+    description: 'Cria ou move um cartão do kanban',
+    'node.noStage': 'Nenhuma etapa escolhida',
+    'kb.pipeline': 'Funil',
+    'kb.choosePipeline': 'Escolha um funil',
+    'kb.stage': 'Etapa',
+    'kb.chooseStage': 'Escolha uma etapa',
+    'kb.values': 'Valores dos campos',
+    'kb.tags': 'Etiquetas do cartão (separadas por vírgula)',
+    'kb.noPipelines': 'Este espaço de trabalho ainda não tem funis.',
+  },
+})
 
 type Data = kanbanMove.Data
 
 function KanbanMoveSummary({ data }: { data: Partial<Data> }) {
-  const t = useT()
+  const t = strings.useT()
   const { pipelines } = useWorkspace()
   const pipeline = pipelines.find((p) => p.id === data.pipelineId)
   const stage = pipeline?.stages.find((s) => s.id === data.stageId)
@@ -17,7 +43,7 @@ function KanbanMoveSummary({ data }: { data: Partial<Data> }) {
 }
 
 function KanbanMoveForm({ data, onChange }: FormProps<Data>) {
-  const t = useT()
+  const t = strings.useT()
   const { pipelines } = useWorkspace()
   if (pipelines.length === 0) return <p className="hint">{t('kb.noPipelines')}</p>
   const pipeline = pipelines.find((p) => p.id === data.pipelineId)
@@ -75,6 +101,7 @@ function KanbanMoveForm({ data, onChange }: FormProps<Data>) {
 
 export const kanbanMoveUi: NodeUi<Data> = {
   icon: '▦',
+  strings,
   exits: kanbanMove.exits,
   newData: ({ pipelineId, stageId }) => ({ pipelineId: pipelineId ?? '', stageId: stageId ?? '' }),
   Summary: KanbanMoveSummary,

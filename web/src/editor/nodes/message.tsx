@@ -3,12 +3,28 @@ import * as message from '../../../../src/domain/nodes/message.js'
 import type { OutgoingMessage } from '../flow/types'
 import { ListControls, moveItem, replaceAt } from '../forms/fields'
 import { MessageComposer, messageOfKind } from '../forms/MessageComposer'
-import { useT } from '../i18n'
 import { NodeButtons } from '../canvas/NodeButtons'
-import { clip, previewMessage, type FormProps, type NodeUi } from './node-ui'
+import { clip, nodeStrings, previewMessage, type FormProps, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Message',
+    description: 'Sends one or more messages',
+    'node.messages': '{count} messages',
+    'msg.messages': 'Messages',
+    'msg.add': 'Add message',
+  },
+  pt: {
+    name: 'Mensagem',
+    description: 'Envia uma ou mais mensagens',
+    'node.messages': '{count} mensagens',
+    'msg.messages': 'Mensagens',
+    'msg.add': 'Adicionar mensagem',
+  },
+})
 
 function MessageSummary({ data }: { data: Partial<message.Data> }) {
-  const t = useT()
+  const t = strings.useT()
   const messages = data.messages ?? []
   return (
     <>
@@ -24,7 +40,7 @@ function MessageSummary({ data }: { data: Partial<message.Data> }) {
 }
 
 function MessageForm({ data, onChange }: FormProps<message.Data>) {
-  const t = useT()
+  const t = strings.useT()
   const messages = data.messages ?? []
   const set = (next: OutgoingMessage[]) => onChange({ ...data, messages: next })
   return (
@@ -48,6 +64,7 @@ function MessageForm({ data, onChange }: FormProps<message.Data>) {
 
 export const messageUi: NodeUi<message.Data> = {
   icon: '✉',
+  strings,
   exits: message.exits,
   newData: () => ({ messages: [{ type: 'text', text: { body: '' } }] }),
   Summary: MessageSummary,

@@ -1,15 +1,55 @@
 import * as question from '../../../../src/domain/nodes/question.js'
 import { MessageComposer, kindOf, messageOfKind } from '../forms/MessageComposer'
 import { NumberInput, Select } from '../forms/fields'
-import { useT } from '../i18n'
 import { NodeButtons } from '../canvas/NodeButtons'
 import { useWorkspace } from '../workspace'
-import { clip, previewMessage, type FormProps, type NodeUi } from './node-ui'
+import { clip, nodeStrings, previewMessage, type FormProps, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Question',
+    description: 'Asks and waits for a reply',
+    'node.savesTo': 'Saves to {name}',
+    'q.prompt': 'Prompt',
+    'q.input': 'Expected answer',
+    'input.text': 'Text',
+    'input.number': 'Number',
+    'input.email': 'E-mail',
+    'input.phone': 'Phone',
+    'input.media': 'Media',
+    'input.choice': 'Choice (buttons or list)',
+    'q.saveAs': 'Save the answer to',
+    'q.none': '(do not save)',
+    'q.maxRetries': 'Retries before the invalid exit',
+    'q.useRetry': 'Custom retry message',
+    'q.retryMessage': 'Retry message',
+    'q.choiceHint': 'A choice question asks with buttons or a list; each reply id is an exit.',
+  },
+  pt: {
+    name: 'Pergunta',
+    description: 'Pergunta e aguarda a resposta',
+    'node.savesTo': 'Salva em {name}',
+    'q.prompt': 'Pergunta enviada',
+    'q.input': 'Resposta esperada',
+    'input.text': 'Texto',
+    'input.number': 'Número',
+    'input.email': 'E-mail',
+    'input.phone': 'Telefone',
+    'input.media': 'Mídia',
+    'input.choice': 'Escolha (botões ou lista)',
+    'q.saveAs': 'Salvar a resposta em',
+    'q.none': '(não salvar)',
+    'q.maxRetries': 'Tentativas antes da saída inválida',
+    'q.useRetry': 'Mensagem de nova tentativa própria',
+    'q.retryMessage': 'Mensagem de nova tentativa',
+    'q.choiceHint': 'Uma pergunta de escolha usa botões ou lista; cada id de resposta é uma saída.',
+  },
+})
 
 type Data = question.Data
 
 function QuestionSummary({ data }: { data: Partial<Data> }) {
-  const t = useT()
+  const t = strings.useT()
   return (
     <>
       <p className="preview">{clip(previewMessage(data.prompt, t))}</p>
@@ -23,7 +63,7 @@ function QuestionSummary({ data }: { data: Partial<Data> }) {
 }
 
 function QuestionForm({ data, onChange, onRenameExit }: FormProps<Data>) {
-  const t = useT()
+  const t = strings.useT()
   const { variables } = useWorkspace()
   const choice = data.input?.kind === 'choice'
   const prompt = data.prompt ?? messageOfKind('text')
@@ -77,6 +117,7 @@ function QuestionForm({ data, onChange, onRenameExit }: FormProps<Data>) {
 
 export const questionUi: NodeUi<Data> = {
   icon: '?',
+  strings,
   exits: question.exits,
   newData: () => ({ prompt: { type: 'text', text: { body: '' } }, input: { kind: 'text' }, maxRetries: question.RETRIES.default }),
   Summary: QuestionSummary,

@@ -1,14 +1,38 @@
 import { useState } from 'react'
 import * as setVariable from '../../../../src/domain/nodes/set-variable.js'
 import { Field, NumberInput, Select, VarText } from '../forms/fields'
-import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
-import { clip, type FormProps, type NodeUi } from './node-ui'
+import { clip, nodeStrings, type FormProps, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Set variable',
+    description: 'Assigns a variable',
+    'node.sets': '{name} = {value}',
+    'set.variable': 'Variable',
+    'set.valueType': 'Value type',
+    'set.value': 'Value',
+    'set.invalidJson': 'Not a JSON object',
+    'set.true': 'true',
+    'set.false': 'false',
+  },
+  pt: {
+    name: 'Definir variável',
+    description: 'Atribui uma variável',
+    'node.sets': '{name} = {value}',
+    'set.variable': 'Variável',
+    'set.valueType': 'Tipo do valor',
+    'set.value': 'Valor',
+    'set.invalidJson': 'Não é um objeto JSON',
+    'set.true': 'verdadeiro',
+    'set.false': 'falso',
+  },
+})
 
 type Data = setVariable.Data
 
 function SetVariableSummary({ data }: { data: Partial<Data> }) {
-  const t = useT()
+  const t = strings.useT()
   return <p className="preview">{t('node.sets', { name: data.variable || '?', value: clip(typeof data.value === 'object' ? JSON.stringify(data.value) : String(data.value ?? ''), 40) })}</p>
 }
 
@@ -17,7 +41,7 @@ const valueKind = (value: unknown): ValueKind =>
   typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : typeof value === 'object' && value !== null ? 'object' : 'string'
 
 function SetVariableForm({ data, onChange }: FormProps<Data>) {
-  const t = useT()
+  const t = strings.useT()
   const { variables } = useWorkspace()
   const kind = valueKind(data.value)
   const [json, setJson] = useState(kind === 'object' ? JSON.stringify(data.value, null, 2) : '{}')
@@ -32,7 +56,7 @@ function SetVariableForm({ data, onChange }: FormProps<Data>) {
       <Select
         label={t('set.variable')}
         value={data.variable ?? ''}
-        placeholder={t('cond.choose')}
+        placeholder={t('vars.choose')}
         options={variables.map((v) => ({ value: v.name, label: `${v.name} (${t(`vtype.${v.type}`)})` }))}
         onChange={(variable) => {
           const type = variables.find((v) => v.name === variable)?.type
@@ -85,6 +109,7 @@ function SetVariableForm({ data, onChange }: FormProps<Data>) {
 
 export const setVariableUi: NodeUi<Data> = {
   icon: '=',
+  strings,
   exits: setVariable.exits,
   newData: () => ({ variable: '', value: '' }),
   Summary: SetVariableSummary,

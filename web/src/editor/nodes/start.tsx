@@ -1,11 +1,26 @@
 import * as start from '../../../../src/domain/nodes/start.js'
-import { useT } from '../i18n'
-import type { NodeUi } from './node-ui'
+import { nodeStrings, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Start',
+    description: 'Where every session begins',
+    'node.entry': 'Session starts here',
+    'panel.startHelp': 'The session begins here and follows its exit. A flow has exactly one start.',
+  },
+  pt: {
+    name: 'Início',
+    description: 'Onde toda sessão começa',
+    'node.entry': 'A sessão começa aqui',
+    'panel.startHelp': 'A sessão começa aqui e segue a saída. Um fluxo tem exatamente um início.',
+  },
+})
 
 export const startUi: NodeUi<start.Data> = {
   icon: '▶',
+  strings,
   exits: start.exits,
   newData: () => ({}),
-  Summary: () => useT()('node.entry'),
-  Form: () => <p className="hint">{useT()('panel.startHelp')}</p>,
+  Summary: () => strings.useT()('node.entry'),
+  Form: () => <p className="hint">{strings.useT()('panel.startHelp')}</p>,
 }

@@ -1,14 +1,46 @@
 import { useState } from 'react'
 import * as transfer from '../../../../src/domain/nodes/transfer.js'
 import { Select, TextInput } from '../forms/fields'
-import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
-import { clip, type FormProps, type NodeUi } from './node-ui'
+import { clip, nodeStrings, type FormProps, type NodeUi } from './node-ui'
+
+const strings = nodeStrings({
+  en: {
+    name: 'Transfer',
+    description: 'Hands over to a sector or agent',
+    'node.noSector': 'No sector chosen',
+    'node.sector': 'Sector: {name}',
+    'node.agent': 'Agent {id}',
+    'tr.targetType': 'Transfer to',
+    'tr.sector': 'Sector',
+    'tr.agent': 'Agent',
+    'tr.chooseSector': 'Choose a sector',
+    'tr.newSector': 'New sector',
+    'tr.sectorName': 'Name of the new sector',
+    'tr.create': 'Create',
+    'tr.agentId': 'Agent id (UUID)',
+  },
+  pt: {
+    name: 'Transferência',
+    description: 'Passa para um setor ou atendente',
+    'node.noSector': 'Nenhum setor escolhido',
+    'node.sector': 'Setor: {name}',
+    'node.agent': 'Atendente {id}',
+    'tr.targetType': 'Transferir para',
+    'tr.sector': 'Setor',
+    'tr.agent': 'Atendente',
+    'tr.chooseSector': 'Escolha um setor',
+    'tr.newSector': 'Novo setor',
+    'tr.sectorName': 'Nome do novo setor',
+    'tr.create': 'Criar',
+    'tr.agentId': 'Id do atendente (UUID)',
+  },
+})
 
 type Data = transfer.Data
 
 function TransferSummary({ data }: { data: Partial<Data> }) {
-  const t = useT()
+  const t = strings.useT()
   const { sectors } = useWorkspace()
   if (data.targetType === 'agent') return t('node.agent', { id: clip(data.targetId ?? '', 13) })
   const sector = sectors.find((s) => s.id === data.targetId)
@@ -16,7 +48,7 @@ function TransferSummary({ data }: { data: Partial<Data> }) {
 }
 
 function TransferForm({ data, onChange }: FormProps<Data>) {
-  const t = useT()
+  const t = strings.useT()
   const { sectors, createSector } = useWorkspace()
   const [name, setName] = useState('')
   const [busy, setBusy] = useState(false)
@@ -71,6 +103,7 @@ function TransferForm({ data, onChange }: FormProps<Data>) {
 
 export const transferUi: NodeUi<Data> = {
   icon: '⇄',
+  strings,
   exits: transfer.exits,
   newData: ({ sectorId }) => ({ targetType: 'sector', targetId: sectorId ?? '' }),
   Summary: TransferSummary,

@@ -1,6 +1,6 @@
 import { useT } from '../i18n'
 import { exitsOf, hasEntry, type FlowNode, type Graph } from '../flow/model'
-import { isNodeType } from '../nodes'
+import { useNodeTypeName } from '../nodes'
 import { Field } from '../forms/fields'
 
 export interface NextNodesProps {
@@ -16,13 +16,11 @@ export interface NextNodesProps {
  */
 export function NextNodes({ node, graph, onLink }: NextNodesProps) {
   const t = useT()
+  const typeName = useNodeTypeName()
   const exits = exitsOf(node.type, node.data)
   if (exits.length === 0) return null
   const targets = graph.nodes.filter((n) => hasEntry(n.type))
-  const name = (n: FlowNode) => {
-    const type = n.type ?? ''
-    return `${isNodeType(type) ? t(`type.${type}`) : t('type.unknown', { type })} · ${n.id}`
-  }
+  const name = (n: FlowNode) => `${typeName(n.type ?? '')} · ${n.id}`
   return (
     <fieldset className="group next-nodes" data-testid="next-nodes">
       <legend>{t('next.title')}</legend>

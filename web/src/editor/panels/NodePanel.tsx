@@ -2,7 +2,7 @@ import type { ReactNode } from 'react'
 import { useT } from '../i18n'
 import type { FlowNode } from '../flow/model'
 import type { Problem } from '../flow/types'
-import { isNodeType, nodeUiOf } from '../nodes'
+import { nodeUiOf, useNodeTypeName } from '../nodes'
 
 export interface NodePanelProps {
   node: FlowNode
@@ -17,6 +17,7 @@ export interface NodePanelProps {
 /** The side panel for the selected node: its problems and the form of its type. */
 export function NodePanel({ node, problems, onChange, onRenameExit, onDelete, children }: NodePanelProps) {
   const t = useT()
+  const typeName = useNodeTypeName()
   const type = node.type ?? ''
   const ui = nodeUiOf(type)
   return (
@@ -25,7 +26,7 @@ export function NodePanel({ node, problems, onChange, onRenameExit, onDelete, ch
         <span className="node-icon" aria-hidden>
           {ui ? ui.icon : '•'}
         </span>{' '}
-        {isNodeType(type) ? t(`type.${type}`) : t('type.unknown', { type })}
+        {typeName(type)}
       </h2>
       <p className="muted">
         {t('panel.nodeId')}: <code>{node.id}</code>

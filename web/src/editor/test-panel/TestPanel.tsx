@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState, type KeyboardEvent } from 'react'
 import type { FlowApi, InboundMessage, VariableValue } from '../api'
 import type { FlowNode } from '../flow/model'
-import { isNodeType } from '../nodes'
+import { isNodeType, useNodeTypeName } from '../nodes'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
 import { Chat } from './Chat'
@@ -40,6 +40,7 @@ const VIEWS: View[] = ['chat', 'debug']
  */
 export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWaitingAt }: TestPanelProps) {
   const t = useT()
+  const typeName = useNodeTypeName()
   const { variables } = useWorkspace()
   const [texts, setTexts] = useState<VariableTexts>(() => defaultTexts(variables))
   const [run, setRun] = useState<{ sessionId: string; draft: string }>()
@@ -125,7 +126,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
     if (!node) return id
     const label = node.data.label ?? node.data.title
     if (typeof label === 'string' && label.trim()) return label
-    return node.type && isNodeType(node.type) ? `${t(`type.${node.type}`)} · ${id}` : id
+    return node.type && isNodeType(node.type) ? `${typeName(node.type)} · ${id}` : id
   }
 
   const onTabKey = (event: KeyboardEvent) => {
