@@ -2,7 +2,7 @@ import type { Frame } from 'playwright-core'
 import t from 'tap'
 import { nodeTypes } from '../../src/domain/nodes/index.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
-import { browserSkipReason, waitForMessage } from '../helpers/browser.js'
+import { browserSkipReason, waitForMessage, waitInPage } from '../helpers/browser.js'
 import { LOOKS } from '../helpers/dashboard.js'
 import { captureEditor, openEditor, openEditorSetup, sampleFlow } from '../helpers/editor.js'
 
@@ -52,7 +52,7 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
     await keys.press('Tab')
     t.match(await focusedElement(frame), /skip-link/, 'the first Tab stop is the skip link')
     await keys.press('Enter')
-    await frame.waitForFunction("document.activeElement && document.activeElement.id === 'side-panel'")
+    await waitInPage(frame, "document.activeElement && document.activeElement.id === 'side-panel'")
     t.pass('Enter on it puts the focus in the side panel')
 
     // The palette by keyboard: the new node is selected and its form is in the side panel.
@@ -113,18 +113,18 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
     await messageNode.focus()
     await keys.press('Control+c')
     await keys.press('Control+v')
-    await frame.waitForFunction('document.querySelectorAll(\'[data-node-type="message"]\').length === 2')
+    await waitInPage(frame, 'document.querySelectorAll(\'[data-node-type="message"]\').length === 2')
     await keys.press('Control+d')
-    await frame.waitForFunction('document.querySelectorAll(\'[data-node-type="message"]\').length === 3')
+    await waitInPage(frame, 'document.querySelectorAll(\'[data-node-type="message"]\').length === 3')
     const copies = (await drawn(frame)).nodes.filter((id) => id.startsWith('message_') && id !== messageId)
     t.equal(new Set(copies).size, 2, 'a paste and a duplicate add two messages with new ids')
     const before = await drawn(frame)
     await keys.press('Control+a')
     await keys.press('Control+c')
     await keys.press('Control+v')
-    await frame.waitForFunction(`document.querySelectorAll('.react-flow__node').length === ${before.nodes.length * 2 - 1}`)
+    await waitInPage(frame, `document.querySelectorAll('.react-flow__node').length === ${before.nodes.length * 2 - 1}`)
     // An edge is drawn once both its nodes are measured, a frame or more after the nodes.
-    await frame.waitForFunction(`document.querySelectorAll('.react-flow__edge').length === ${before.edges * 2 - 1}`, undefined, { timeout: 10_000 }).catch(() => {})
+    await waitInPage(frame, `document.querySelectorAll('.react-flow__edge').length === ${before.edges * 2 - 1}`)
     const after = await drawn(frame)
     t.equal(after.edges, before.edges * 2 - 1, 'the copied edges among copied nodes come along; the start is never copied, nor its edge')
     t.equal(new Set(after.nodes).size, after.nodes.length, 'every node id is distinct')
@@ -137,7 +137,7 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
     })()`)
     t.ok(inView, 'the pasted nodes are in view')
     for (let i = 0; i < 3; i++) await keys.press('Control+z')
-    await frame.waitForFunction(`document.querySelectorAll('.react-flow__node').length === 3`)
+    await waitInPage(frame, `document.querySelectorAll('.react-flow__node').length === 3`)
     t.match(await editor.getByTestId('save-state').textContent(), /All changes saved/, 'undo takes the pastes away again')
   })
 
@@ -183,7 +183,7 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
       await editor.getByTestId(`palette-${type}`).focus()
       await page.keyboard.press('Enter')
     }
-    await frame.waitForFunction(`document.querySelectorAll('.react-flow__node').length === ${before.length + 6}`)
+    await waitInPage(frame, `document.querySelectorAll('.react-flow__node').length === ${before.length + 6}`)
     const placed = (await frame.evaluate(`(() => {
       const canvas = document.querySelector('.react-flow').getBoundingClientRect()
       const known = ${JSON.stringify(before)}
@@ -202,7 +202,7 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
     for (const look of LOOKS) {
       const opened = await openEditor(t, setup, flowId, { ...look, width: 800 })
       const { editor, frame, page } = opened
-      await frame.waitForFunction("getComputedStyle(document.querySelector('.react-flow__viewport')).transform !== 'none'")
+      await waitInPage(frame, "getComputedStyle(document.querySelector('.react-flow__viewport')).transform !== 'none'")
       const zoom = Number(await frame.evaluate("new DOMMatrix(getComputedStyle(document.querySelector('.react-flow__viewport')).transform).a"))
       t.ok(zoom >= 0.6, `${look.lang} ${look.theme}: fit view keeps text readable (zoom ${zoom})`)
       const fits = await frame.evaluate(`(() => {

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { setTimeout as delay } from 'node:timers/promises'
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
 import type { Test } from 'tap'
 
 /** Debian's chromium; nothing here ever downloads a browser (.ci/run installs this package). */
@@ -66,6 +67,19 @@ const HOST_PAGE = `<!doctype html>
 </script>
 </body></html>
 `
+
+/**
+ * Waits until `expression` is truthy in the page or frame. Polled through DevTools evaluation,
+ * which a page's CSP allows: `waitForFunction` polls with `eval`, which the editor's CSP (no
+ * 'unsafe-eval') refuses whenever the expression is not true at the first try.
+ */
+export async function waitInPage(target: Page | Frame, expression: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await target.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting in the page for ${expression}`)
+    await delay(50)
+  }
+}
 
 /** The messages the editor posted to the host so far. */
 export const receivedMessages = (page: Page): Promise<ReceivedMessage[]> => page.evaluate('window.received') as Promise<ReceivedMessage[]>
