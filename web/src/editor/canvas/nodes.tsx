@@ -47,12 +47,15 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
       {single && <Handle type="source" position={Position.Right} className="exit" />}
       {!single && exits.length > 0 && (
         <ul className="exits">
-          {exits.map((exit) => (
-            <li key={exit.id ?? ''} className={`exit-row ${exit.kind ?? 'choice'}`}>
-              <span>{clip(ui?.exitLabel?.(data, exit, lang) ?? exit.label ?? '', 36)}</span>
-              <Handle type="source" position={Position.Right} id={exit.id ?? undefined} className="exit" />
-            </li>
-          ))}
+          {exits.map((exit) => {
+            const label = ui?.exitLabel?.(data, exit, lang) ?? exit.label ?? ''
+            return (
+              <li key={exit.id ?? ''} className={`exit-row ${exit.kind ?? 'choice'}`}>
+                <span title={label}>{clip(label, 36)}</span>
+                <Handle type="source" position={Position.Right} id={exit.id ?? undefined} className="exit" />
+              </li>
+            )
+          })}
         </ul>
       )}
     </div>
