@@ -13,7 +13,7 @@ import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
 import { runCli, tempDir } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
-import { echoFlow } from '../helpers/flows.js'
+import { echoFlow, plansFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
 // The embedded store: the CLI reaches every store through the same port, and each spawned run
@@ -81,41 +81,7 @@ for (const { name, prepare } of targets) {
       const sector = (await call(key, 'GET', '/v1/sectors')).content[0]
       const plans = await call(key, 'POST', '/v1/flows', {
         name: 'Plans',
-        definition: {
-          schemaVersion: 1,
-          ...longLived,
-          nodes: [
-            { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
-            { id: 'hello', type: 'message', position: { x: 0, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' } }] } },
-            {
-              id: 'ask',
-              type: 'question',
-              position: { x: 0, y: 0 },
-              data: {
-                prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
-                input: { kind: 'choice' },
-                saveAs: 'plan',
-                maxRetries: 1,
-              },
-            },
-            { id: 'check', type: 'condition', position: { x: 0, y: 0 }, data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
-            { id: 'lead', type: 'kanbanMove', position: { x: 0, y: 0 }, data: { pipelineId: pipeline.id, stageId: pipeline.stages[0].id, tags: ['lead'] } },
-            { id: 'qualify', type: 'kanbanMove', position: { x: 0, y: 0 }, data: { pipelineId: pipeline.id, stageId: pipeline.stages[1].id } },
-            { id: 'human', type: 'transfer', position: { x: 0, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
-            { id: 'bye', type: 'end', position: { x: 0, y: 0 }, data: {} },
-          ],
-          edges: [
-            { id: 'e1', source: 'start', target: 'hello' },
-            { id: 'e2', source: 'hello', target: 'ask' },
-            { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
-            { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
-            { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
-            { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
-            { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
-            { id: 'e8', source: 'lead', target: 'qualify' },
-            { id: 'e9', source: 'qualify', target: 'human' },
-          ],
-        },
+        definition: { ...plansFlow({ pipelineId: pipeline.id, stageIds: [pipeline.stages[0].id, pipeline.stages[1].id], sectorId: sector.id }), ...longLived },
       })
       const echo = await call(key, 'POST', '/v1/flows', { name: 'Echo', definition: { ...echoFlow, ...longLived } })
       const quick = await call(key, 'POST', '/v1/flows', { name: 'Quick', definition: echoFlow })

@@ -16,3 +16,54 @@ export const echoFlow = {
     { id: 'e', source: 'say', target: 'ask' },
   ],
 }
+
+/**
+ * A flow that greets, asks for a plan by buttons, and for `pro` moves a lead card through two
+ * stages and transfers to a sector; `basic` ends, an invalid reply transfers. `lead` adds to the
+ * card moved into the first stage (values, tags); `retryMessage` is the question's retry prompt.
+ */
+export function plansFlow(to: {
+  pipelineId: string
+  stageIds: [string, string]
+  sectorId: string
+  leadValues?: Record<string, string>
+  retryMessage?: { type: 'text'; text: { body: string } }
+  greetingTags?: string[]
+}) {
+  const at = (x: number, y = 0) => ({ x, y })
+  return {
+    schemaVersion: 1,
+    nodes: [
+      { id: 'start', type: 'start', position: at(0), data: {} },
+      { id: 'hello', type: 'message', position: at(200), data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' }, ...(to.greetingTags && { tags: to.greetingTags }) }] } },
+      {
+        id: 'ask',
+        type: 'question',
+        position: at(400),
+        data: {
+          prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
+          input: { kind: 'choice' },
+          saveAs: 'plan',
+          maxRetries: 1,
+          ...(to.retryMessage && { retryMessage: to.retryMessage }),
+        },
+      },
+      { id: 'check', type: 'condition', position: at(600), data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
+      { id: 'lead', type: 'kanbanMove', position: at(800), data: { pipelineId: to.pipelineId, stageId: to.stageIds[0], ...(to.leadValues && { values: to.leadValues }), tags: ['lead'] } },
+      { id: 'qualify', type: 'kanbanMove', position: at(1000), data: { pipelineId: to.pipelineId, stageId: to.stageIds[1] } },
+      { id: 'human', type: 'transfer', position: at(1200), data: { targetType: 'sector', targetId: to.sectorId } },
+      { id: 'bye', type: 'end', position: at(600, 200), data: {} },
+    ],
+    edges: [
+      { id: 'e1', source: 'start', target: 'hello' },
+      { id: 'e2', source: 'hello', target: 'ask' },
+      { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
+      { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
+      { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
+      { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
+      { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
+      { id: 'e8', source: 'lead', target: 'qualify' },
+      { id: 'e9', source: 'qualify', target: 'human' },
+    ],
+  }
+}

@@ -3,6 +3,7 @@ import { bootstrap } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { openTestApp } from '../helpers/app.js'
+import { plansFlow } from '../helpers/flows.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -68,41 +69,14 @@ for (const backend of reachableBackends) {
       await call('POST', '/v1/sectors', { name: 'Sales' })
       const sector = (await call('GET', '/v1/sectors')).content[0]
 
-      const definition = {
-        schemaVersion: 1,
-        nodes: [
-          { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
-          { id: 'hello', type: 'message', position: { x: 200, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Hi {{name}}!' }, tags: ['greeting'] }] } },
-          {
-            id: 'ask',
-            type: 'question',
-            position: { x: 400, y: 0 },
-            data: {
-              prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
-              input: { kind: 'choice' },
-              saveAs: 'plan',
-              maxRetries: 1,
-              retryMessage: { type: 'text', text: { body: 'Please tap one of the buttons.' } },
-            },
-          },
-          { id: 'check', type: 'condition', position: { x: 600, y: 0 }, data: { rules: [{ id: 'isPro', variable: 'plan', operator: 'equals', value: 'pro' }] } },
-          { id: 'lead', type: 'kanbanMove', position: { x: 800, y: 0 }, data: { pipelineId: pipeline.id, stageId: newStage.id, values: { [planField]: '{{plan}}' }, tags: ['lead'] } },
-          { id: 'qualify', type: 'kanbanMove', position: { x: 1000, y: 0 }, data: { pipelineId: pipeline.id, stageId: qualified.id } },
-          { id: 'human', type: 'transfer', position: { x: 1200, y: 0 }, data: { targetType: 'sector', targetId: sector.id } },
-          { id: 'bye', type: 'end', position: { x: 600, y: 200 }, data: {} },
-        ],
-        edges: [
-          { id: 'e1', source: 'start', target: 'hello' },
-          { id: 'e2', source: 'hello', target: 'ask' },
-          { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'bye' },
-          { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'check' },
-          { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'human' },
-          { id: 'e6', source: 'check', sourceHandle: 'isPro', target: 'lead' },
-          { id: 'e7', source: 'check', sourceHandle: 'default', target: 'bye' },
-          { id: 'e8', source: 'lead', target: 'qualify' },
-          { id: 'e9', source: 'qualify', target: 'human' },
-        ],
-      }
+      const definition = plansFlow({
+        pipelineId: pipeline.id,
+        stageIds: [newStage.id, qualified.id],
+        sectorId: sector.id,
+        leadValues: { [planField]: '{{plan}}' },
+        retryMessage: { type: 'text', text: { body: 'Please tap one of the buttons.' } },
+        greetingTags: ['greeting'],
+      })
       const flow = await call('POST', '/v1/flows', { name: 'Plans', definition })
       return { admin, headers, call, settled, finishedLog, turns, pipeline, newStage, qualified, planField, sector, flow }
     }
