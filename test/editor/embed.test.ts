@@ -1,60 +1,20 @@
 import { mkdir } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { Browser, FrameLocator, Page } from 'playwright-core'
+import type { FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { awaitReadModels } from '../../src/commands/context.js'
 import { loadWorkspaceCatalog } from '../../src/commands/flows.js'
 import { handleCommand } from '../../src/commands/handle.js'
 import { flow, flowStream } from '../../src/domain/flow.js'
-import { browserSkipReason, launchBrowser, receivedMessages, serveHostPage, waitForMessage } from '../helpers/browser.js'
-import { openTestApp, type TestApp } from '../helpers/app.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { browserSkipReason, receivedMessages, waitForMessage } from '../helpers/browser.js'
+import { openEditorSetup, type EditorSetup } from '../helpers/editor.js'
 
 // One browser, one service and one host page for the whole file: each case opens its own page.
 const skip = browserSkipReason()
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/editor/', import.meta.url))
 
-interface Setup {
-  service: TestApp
-  base: string
-  browser: Browser
-  hostUrl(editorUrl: string, ott: string): string
-  ott(): Promise<string>
-  createFlow(name: string): Promise<string>
-}
-
-async function setUp(t: Test): Promise<Setup> {
-  const service = await openTestApp(t, pgliteBackend)
-  await service.app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
-  const key = { 'x-api-key': service.admin.apiKey }
-  const client = await service.app.inject({ method: 'POST', url: '/v1/clients', headers: key, payload: { name: 'Portal' } })
-  if (client.statusCode !== 201) throw new Error(`no OAuth client: ${client.body}`)
-  const { clientId, clientSecret } = client.json()
-  const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
-  const host = await serveHostPage(t)
-  return {
-    service,
-    base,
-    browser: await launchBrowser(t),
-    hostUrl: host.url,
-    async ott() {
-      // What the customer's backend does (spec §5.2 step 1).
-      const response = await service.app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic, 'content-type': 'application/json' } })
-      if (response.statusCode !== 200) throw new Error(`no OTT: ${response.body}`)
-      return response.json().ott
-    },
-    async createFlow(name) {
-      const response = await service.app.inject({ method: 'POST', url: '/v1/flows', headers: key, payload: { name } })
-      if (response.statusCode !== 201) throw new Error(`no flow: ${response.body}`)
-      return response.json().id
-    },
-  }
-}
-
 /** Opens the host page framing the editor at `path` (after the service's address) with `ott`. */
-async function openEditor(t: Test, setup: Setup, path: string, ott: string): Promise<{ page: Page; editor: FrameLocator; tokens: string[] }> {
+async function openEditor(t: Test, setup: EditorSetup, path: string, ott: string): Promise<{ page: Page; editor: FrameLocator; tokens: string[] }> {
   const page = await setup.browser.newPage({ viewport: { width: 1440, height: 900 } })
   t.teardown(() => page.close())
   page.setDefaultTimeout(10_000)
@@ -69,7 +29,7 @@ async function openEditor(t: Test, setup: Setup, path: string, ott: string): Pro
 }
 
 t.test('embedded editor in a real browser', { skip }, async (t) => {
-  const setup = await setUp(t)
+  const setup = await openEditorSetup(t)
   const { service, base } = setup
   const key = { 'x-api-key': service.admin.apiKey }
 
