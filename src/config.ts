@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import ipaddr from 'ipaddr.js'
+import { esdbConnectionStringProblem } from './eventstore/esdb-connection-string.js'
 
 export type EventStoreKind = 'postgres' | 'esdb'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -135,7 +136,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const eventStore = oneOf('EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres')
-  const eventstoreConnectionString = url('EVENTSTORE_CONNECTION_STRING', ['esdb:', 'esdb+discover:'])
+  const eventstoreConnectionString = value('EVENTSTORE_CONNECTION_STRING')
+  const connectionStringProblem = eventstoreConnectionString === undefined ? undefined : esdbConnectionStringProblem(eventstoreConnectionString)
+  if (connectionStringProblem) problems.push(`EVENTSTORE_CONNECTION_STRING: ${connectionStringProblem}`)
   if (eventStore === 'esdb' && !eventstoreConnectionString) problems.push('EVENTSTORE_CONNECTION_STRING: required when EVENT_STORE=esdb')
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:'])
   if (eventStore === 'esdb' && !databaseUrl) problems.push('DATABASE_URL: required when EVENT_STORE=esdb (the read models live in Postgres)')

@@ -26,8 +26,13 @@ async function collect(
 ): Promise<RecordedEvent[]> {
   const controller = new AbortController()
   const seen: RecordedEvent[] = []
+  let through = options.from
   for await (const batch of store.subscribeAll({ ...options, signal: controller.signal, maxBatch: 200 })) {
-    seen.push(...batch)
+    const last = batch.events.at(-1)
+    // A batch covers the log up to its `through`: never behind its last event, never going back.
+    if ((last && comparePositions(batch.through, last.position) < 0) || comparePositions(batch.through, through) <= 0) throw new Error('a batch reaches back behind its events or an earlier batch')
+    through = batch.through
+    seen.push(...batch.events)
     if (until(seen)) controller.abort()
   }
   return seen
@@ -203,7 +208,7 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
       const controller = new AbortController()
       const seen: number[] = []
       for await (const batch of store.subscribeAll({ from: START, streamPrefixes: [prefix], signal: controller.signal, maxBatch })) {
-        seen.push(...batch.map((e) => (e.data as { i: number }).i))
+        seen.push(...batch.events.map((e) => (e.data as { i: number }).i))
         if (seen.length >= total) controller.abort()
         // A slow consumer: the events appended meanwhile pile up for it.
         else if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs))
@@ -287,9 +292,9 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     const store = await open(t)
     const controller = new AbortController()
     setTimeout(() => controller.abort(), 50)
-    let batches = 0
-    for await (const _ of store.subscribeAll({ from: START, streamPrefixes: [`${run}nothing-`], signal: controller.signal })) batches++
-    t.equal(batches, 0)
+    let events = 0
+    for await (const batch of store.subscribeAll({ from: START, streamPrefixes: [`${run}nothing-`], signal: controller.signal })) events += batch.events.length
+    t.equal(events, 0)
   })
 }
 
