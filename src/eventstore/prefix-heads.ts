@@ -25,8 +25,9 @@ export class PrefixHeads {
   /** Every event up to here is counted in {@link heads}. */
   private readThrough: Position | undefined
   private probing: Promise<void> | undefined
-  /** When the newest finished probe began. */
-  private probedAt = Number.NEGATIVE_INFINITY
+  private probesStarted = 0
+  /** The newest finished probe: its number in start order, and when it began. */
+  private probed = { number: 0, at: Number.NEGATIVE_INFINITY }
 
   private readonly newestFirst: NewestFirst
   private readonly now: () => number
@@ -44,14 +45,17 @@ export class PrefixHeads {
   }
 
   /**
-   * The head of each filter, from a probe begun at most `maxAgeMs` before the call (0: after it,
-   * so every event appended before the call counts). Concurrent callers share a probe.
+   * The head of each filter, from a probe begun after the call (every event appended before the
+   * call counts) or, with `maxAgeMs`, at most that long before it. Concurrent callers share a probe.
    */
   async of(filters: readonly StreamFilter[], maxAgeMs: number): Promise<Position[]> {
     if (filters.length === 0) return []
     const prefixes = [...new Set(filters.flatMap(prefixesOf))]
     const askedAt = this.now()
-    while (this.probedAt < askedAt - maxAgeMs || prefixes.some((prefix) => !this.heads.has(prefix))) {
+    const startedBefore = this.probesStarted
+    const answered = () =>
+      (this.probed.number > startedBefore || (maxAgeMs > 0 && this.probed.at >= askedAt - maxAgeMs)) && prefixes.every((prefix) => this.heads.has(prefix))
+    while (!answered()) {
       this.probing ??= this.probe(prefixes.filter((prefix) => !this.heads.has(prefix))).finally(() => {
         this.probing = undefined
       })
@@ -61,7 +65,7 @@ export class PrefixHeads {
   }
 
   private async probe(untracked: readonly string[]): Promise<void> {
-    const startedAt = this.now()
+    const started = { number: ++this.probesStarted, at: this.now() }
     const known = [...this.heads.keys()]
     const found = new Map<string, Position>()
     const unfound = new Set(untracked)
@@ -69,16 +73,17 @@ export class PrefixHeads {
     for await (const { stream, position } of this.newestFirst()) {
       newest ??= position
       const counted = this.readThrough !== undefined && comparePositions(position, this.readThrough) <= 0
-      if (unfound.size === 0 && (counted || known.every((prefix) => found.has(prefix)))) break
+      if (counted && unfound.size === 0) break
       for (const prefix of counted ? unfound : [...known, ...unfound]) {
         if (found.has(prefix) || !stream.startsWith(prefix)) continue
         found.set(prefix, position)
         unfound.delete(prefix)
       }
+      if (unfound.size === 0 && known.every((prefix) => found.has(prefix))) break
     }
     for (const prefix of unfound) found.set(prefix, START)
     for (const [prefix, head] of found) if (newer(head, this.heads.get(prefix))) this.heads.set(prefix, head)
     if (newest && newer(newest, this.readThrough)) this.readThrough = newest
-    this.probedAt = startedAt
+    if (started.number > this.probed.number) this.probed = started
   }
 }

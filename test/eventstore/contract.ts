@@ -99,6 +99,20 @@ export function eventStoreContract(t: Test, open: (t: Test) => Promise<EventStor
     t.equal((await store.readStream(s)).length, 2)
   })
 
+  t.test('a retried append answers with its original result after later appends to its stream', async (t) => {
+    const store = await open(t)
+    const s = stream('idem-later')
+    await store.append(s, [newEvent('A')], { expectedRevision: 'no_stream' })
+    const batch = [newEvent('B'), newEvent('C')]
+    const original = await store.append(s, batch, { expectedRevision: 0n })
+    await store.append(s, [newEvent('D')], { expectedRevision: 2n })
+    const retried = await store.append(s, batch, { expectedRevision: 0n })
+    t.equal(retried.nextRevision, original.nextRevision, 'the revision it was given')
+    t.same(retried.position, original.position, 'and the position')
+    await t.rejects(store.append(s, [batch[0]!, newEvent('E')], { expectedRevision: 0n }), WrongExpectedVersionError, 'a partial overlap is a conflict')
+    t.equal((await store.readStream(s)).length, 4, 'nothing written twice')
+  })
+
   t.test('concurrent appends to many streams, each on its own expected revision: those that hold go in, each answered alone', async (t) => {
     const store = await open(t)
     const existing = Array.from({ length: 30 }, (_, i) => stream(`many-${i}`))
