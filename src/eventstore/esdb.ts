@@ -367,7 +367,8 @@ export class EsdbEventStore implements EventStore {
     let failures = 0
     try {
       while (!signal?.aborted) {
-        const subscription = this.client.subscribeToAll({ fromPosition: toReadPosition(position), filter: subscriptionFilter(streamPrefixes) })
+        // Room for a whole batch: a batch ends when nothing more waits, and the default room is 16.
+        const subscription = this.client.subscribeToAll({ fromPosition: toReadPosition(position), filter: subscriptionFilter(streamPrefixes) }, { highWaterMark: maxBatch })
         const confirmed = (): void => {
           failures = 0
           this.health.recovered(subscriber)
