@@ -82,8 +82,9 @@ const ANY_REVISION_REPEAT_WINDOW = 100
 export type EsdbFailureKind = 'conflict' | 'stream_not_found' | 'permanent' | 'transient' | 'other'
 
 /**
- * Bad credentials reach the client as access denied (it maps gRPC UNAUTHENTICATED so). A node that
- * is not the leader answers only when the connection asks for the leader and cannot reach it.
+ * Bad credentials reach the client as access denied (it maps gRPC UNAUTHENTICATED so). Not leader
+ * comes from a node that is not the leader when the connection requires the leader: a string
+ * naming a follower alone never passes; during an election the client finds the leader at the next try.
  */
 export function esdbFailureKind(error: unknown): EsdbFailureKind {
   if (error instanceof EsdbWrongExpectedVersionError) return 'conflict'
@@ -94,7 +95,7 @@ export function esdbFailureKind(error: unknown): EsdbFailureKind {
 }
 
 /** A failure in a few words: the client's error type (its errors are all named `Error`) and message. */
-export function describeFailure(error: unknown): string {
+function reasonOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const type = (error as { type?: unknown }).type
   const kind = typeof type === 'string' ? type : error.name
@@ -215,7 +216,7 @@ export class SubscriptionHealth {
   problem(): string | undefined {
     for (const { error, failures, permanent } of this.failing.values()) {
       if (!permanent && failures < FAILURES_BEFORE_NOT_READY) continue
-      const reason = describeFailure(error)
+      const reason = reasonOf(error)
       return permanent ? `subscription refused: ${reason}` : `subscription failed ${failures} times in a row: ${reason}`
     }
     return undefined
