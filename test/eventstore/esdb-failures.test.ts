@@ -1,10 +1,10 @@
-import { createServer } from 'node:net'
 import t from 'tap'
 import { convertToCommandError } from '@eventstore/db-client'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { EsdbEventStore, SubscriptionHealth, esdbFailureKind, toPortError } from '../../src/eventstore/esdb.js'
 import { EventStoreUnavailableError, WrongExpectedVersionError } from '../../src/eventstore/port.js'
 import { isTransient } from '../../src/processors/failures.js'
+import { freePort } from '../helpers/cli.js'
 
 // What needs no EventStoreDB server: a subscription that cannot reach one, the connection strings
 // the client takes, and what each of the client's errors means here. The errors are made by the
@@ -19,20 +19,11 @@ const { DEADLINE_EXCEEDED, NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION, UN
 const serverAnswer = (code: number, metadata: Record<string, string> = {}): unknown =>
   convertToCommandError(Object.assign(new Error(`${code}: answer`), { code, details: 'answer', metadata: { getMap: () => metadata } }) as never)
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
-
 t.test('a subscription that keeps failing is reported each time, waits longer each time, and makes the store not ready', async (t) => {
   const reported: { retryInMs: number; permanent: boolean }[] = []
   const controller = new AbortController()
   const store = new EsdbEventStore({
-    connectionString: `esdb://127.0.0.1:${await closedPort()}?tls=false`,
+    connectionString: `esdb://127.0.0.1:${await freePort()}?tls=false`,
     reconnectDelayMs: 10,
     onSubscriptionError: (_error, failure) => {
       reported.push(failure)
