@@ -53,7 +53,11 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       config.eventStore === 'esdb'
         ? new (await import('./eventstore/esdb.js')).EsdbEventStore({
             connectionString: config.eventstoreConnectionString!,
-            onSubscriptionError: (error, retryInMs) => logger.warn({ err: error, retryInMs }, 'EventStoreDB subscription failed; subscribing again'),
+            onSubscriptionError: (error, { retryInMs, permanent }) => {
+              metrics?.eventStoreSubscriptionErrors.inc({ kind: permanent ? 'permanent' : 'transient' })
+              if (permanent) logger.error({ err: error, retryInMs }, 'EventStoreDB refused a subscription: fix the connection string, the credentials or the ACLs; /readyz reports not ready until it subscribes')
+              else logger.warn({ err: error, retryInMs }, 'EventStoreDB subscription failed; subscribing again')
+            },
           })
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const store = metrics ? countingAppends(adapter, metrics) : adapter

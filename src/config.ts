@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
 import ipaddr from 'ipaddr.js'
 
@@ -59,6 +60,38 @@ export class ConfigError extends Error {
   constructor(problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`)
     this.problems = problems
+  }
+}
+
+interface ParseError extends Error {
+  /** Where the string stops making sense: [start, end) of the unexpected part. */
+  location?: [number, number]
+  /** What the client expected there. */
+  expected?: string
+}
+
+type Parse = (connectionString: string) => unknown
+
+// The client's own parser, so the service takes exactly the strings the client does. Loaded only
+// when a connection string is given: the client pulls in gRPC.
+const loadParser = (): Parse =>
+  (createRequire(import.meta.url)('@eventstore/db-client/dist/Client/parseConnectionString.js') as { parseConnectionString: Parse }).parseConnectionString
+
+/**
+ * Why `@eventstore/db-client` would refuse `connectionString`, or undefined when it takes it. The
+ * reason names the position and what was expected there, never the string itself (it may hold a password).
+ */
+function esdbConnectionStringProblem(connectionString: string, parse: Parse = loadParser()): string | undefined {
+  if (/^kurrentdb(\+discover)?:\/\//i.test(connectionString.trim())) {
+    return 'kurrentdb:// is for @kurrent/kurrentdb-client; the EventStoreDB client used here (6.2) takes esdb:// or esdb+discover://'
+  }
+  try {
+    parse(connectionString)
+    return undefined
+  } catch (error) {
+    const { location, expected } = error as ParseError
+    if (!location || !expected) return 'not a connection string the EventStoreDB client takes'
+    return `not a connection string the EventStoreDB client takes: at position ${location[0]}, expected ${expected}`
   }
 }
 
@@ -135,7 +168,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const eventStore = oneOf('EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres')
-  const eventstoreConnectionString = url('EVENTSTORE_CONNECTION_STRING', ['esdb:', 'esdb+discover:'])
+  const eventstoreConnectionString = value('EVENTSTORE_CONNECTION_STRING')
+  const connectionStringProblem = eventstoreConnectionString === undefined ? undefined : esdbConnectionStringProblem(eventstoreConnectionString)
+  if (connectionStringProblem) problems.push(`EVENTSTORE_CONNECTION_STRING: ${connectionStringProblem}`)
   if (eventStore === 'esdb' && !eventstoreConnectionString) problems.push('EVENTSTORE_CONNECTION_STRING: required when EVENT_STORE=esdb')
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:'])
   if (eventStore === 'esdb' && !databaseUrl) problems.push('DATABASE_URL: required when EVENT_STORE=esdb (the read models live in Postgres)')

@@ -143,11 +143,10 @@ export class EngineWorker {
           await this.parking.load(this.db)
           return readCheckpoint(this.db, CHECKPOINT)
         },
-        handle: async (batch) => {
-          await this.handleBatch(batch)
-          const position = batch[batch.length - 1]!.position
-          this.saveInBackground(position)
-          return { position }
+        handle: async (batch, _from, through) => {
+          if (batch.length > 0) await this.handleBatch(batch)
+          this.saveInBackground(through)
+          return { position: through }
         },
       },
       this.store,

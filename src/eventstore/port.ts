@@ -81,6 +81,11 @@ export class WrongExpectedVersionError extends Error {
   }
 }
 
+/** The store could not be reached or did not answer in time: retried like a database that is away. */
+export class EventStoreUnavailableError extends Error {
+  override readonly name = 'EventStoreUnavailableError'
+}
+
 export interface StreamFilter {
   /** Only events whose stream name starts with one of these. Absent or empty: every stream. */
   streamPrefixes?: readonly string[]
@@ -93,6 +98,16 @@ export interface SubscribeOptions extends StreamFilter {
   signal?: AbortSignal
   /** Largest batch handed out at once. */
   maxBatch?: number
+}
+
+/**
+ * What a subscription hands out: events in global order, and how far the log was read for the
+ * subscriber. `through` is the last event's position or further on, when the store has looked past
+ * events of other streams; `events` is empty when a store reports only such progress.
+ */
+export interface LogBatch {
+  events: RecordedEvent[]
+  through: Position
 }
 
 export interface ReadAllOptions extends StreamFilter {
@@ -114,10 +129,11 @@ export interface EventStore {
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>
 
   /**
-   * Catch-up then live subscription to the global log. Yields non-empty batches in global order.
-   * Survives lost connections by resuming after the last delivered position; ends when `signal` aborts.
+   * Catch-up then live subscription to the global log, batch by batch in global order; a subscriber
+   * saves `through` as its checkpoint, also for a batch without events. Survives lost connections
+   * by resuming after the last position handed out; ends when `signal` aborts.
    */
-  subscribeAll(options: SubscribeOptions): AsyncIterable<RecordedEvent[]>
+  subscribeAll(options: SubscribeOptions): AsyncIterable<LogBatch>
 
   /** Number of events matching the filter, for progress reporting; undefined when the store cannot tell cheaply. */
   count(filter?: StreamFilter): Promise<number | undefined>
@@ -127,11 +143,12 @@ export interface EventStore {
 
   /**
    * {@link headPosition} of each filter, in the order given, as one call: on Postgres one statement
-   * whatever the number of filters (readiness asks it for every read model at once).
+   * whatever the number of filters (readiness asks it for every read model at once). On
+   * EventStoreDB the answer may be up to a second old, shared by the callers of that second.
    */
   headPositions(filters: readonly StreamFilter[]): Promise<Position[]>
 
-  /** Throws when the store cannot be reached. */
+  /** Throws when the store cannot be reached, or its subscriptions in this process keep failing (the message says why). */
   ping(): Promise<void>
 
   close(): Promise<void>

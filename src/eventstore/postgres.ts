@@ -13,6 +13,7 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type LogBatch,
   type NewEvent,
   type Position,
   type ReadAllOptions,
@@ -55,6 +56,12 @@ const asError = (error: unknown): Error => (error instanceof Error ? error : new
 
 const isUniqueViolation = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === UNIQUE_VIOLATION
+
+/**
+ * A batch up to its last event: a checkpoint saved further on (at a page's `through`) would cost a
+ * write per wake-up of every idle subscriber, and the live tail already spares it the re-reading.
+ */
+const throughLastEvent = (events: RecordedEvent[]): LogBatch => ({ events, through: events[events.length - 1]!.position })
 
 const toRecorded = (row: EventRow): RecordedEvent => ({
   id: row.event_id,
@@ -457,7 +464,7 @@ export class PostgresEventStore implements EventStore {
    * Catches up with reads of its own (filtered, so a subscriber far behind reads only its streams),
    * then follows the live tail this process shares; back to catching up if it falls behind.
    */
-  async *subscribeAll({ from, streamPrefixes, signal, maxBatch = 500 }: SubscribeOptions): AsyncIterable<RecordedEvent[]> {
+  async *subscribeAll({ from, streamPrefixes, signal, maxBatch = 500 }: SubscribeOptions): AsyncIterable<LogBatch> {
     const filter = { streamPrefixes }
     let position: Position = from
     while (!signal?.aborted) {
@@ -470,7 +477,7 @@ export class PostgresEventStore implements EventStore {
         continue
       }
       position = page.through
-      if (page.events.length > 0) yield page.events
+      if (page.events.length > 0) yield throughLastEvent(page.events)
       if (page.events.length === maxBatch) continue
       const member = this.tail.join(filter, maxBatch, position)
       if (!member) {
@@ -482,7 +489,7 @@ export class PostgresEventStore implements EventStore {
         for (;;) {
           const events = await member.take(signal)
           if (events.length === 0) break
-          yield events
+          yield throughLastEvent(events)
         }
       } finally {
         this.tail.leave(member)

@@ -52,6 +52,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly eventStoreSubscriptionErrors = new Counter({
+    name: 'flowd_eventstore_subscription_errors_total',
+    help: 'EventStoreDB subscriptions of this process that failed, by kind: permanent (access denied, bad credentials, not the leader) or transient',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  })
+
   readonly eventsAppended = new Counter({
     name: 'flowd_events_appended_total',
     help: 'Events appended to the event store by this process, by event type',

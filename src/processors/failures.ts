@@ -1,3 +1,4 @@
+import { EventStoreUnavailableError } from '../eventstore/port.js'
 import { isDatabaseUnavailable } from '../store/unavailable.js'
 
 /**
@@ -7,13 +8,13 @@ import { isDatabaseUnavailable } from '../store/unavailable.js'
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014'])
 
 /**
- * Whether `error` says nothing about the event being processed: the database is away or the
- * transaction lost a race. Such a failure is retried, with backoff, for as long as it lasts; any
+ * Whether `error` says nothing about the event being processed: the database or the event store
+ * is away, or the transaction lost a race. Such a failure is retried, with backoff, for as long as it lasts; any
  * other failure may come back on every try (a deterministic one) and parks its stream after
  * {@link FAILURES_BEFORE_PARKING} tries.
  */
 export function isTransient(error: unknown): boolean {
-  if (isDatabaseUnavailable(error)) return true
+  if (isDatabaseUnavailable(error) || error instanceof EventStoreUnavailableError) return true
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)
 }

@@ -10,7 +10,7 @@ import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from './failures.js'
 // (`whileLeased`), as a lease may cover more than one processor.
 
 export interface BatchHandled {
-  /** Where the processor has got: the batch's last event, or where another reader moved its checkpoint. */
+  /** Where the processor has got: the batch's `through`, or where another reader moved its checkpoint. */
   position: Position
   /** Another reader moved the checkpoint: the loop reads the log again from `position`. */
   moved?: boolean
@@ -23,7 +23,13 @@ export interface LogProcessor {
   readonly maxBatch: number
   /** Where it goes on from: its stored checkpoint, read when it starts and after every failure. */
   resume(): Promise<Position>
-  handle(batch: RecordedEvent[], from: Position): Promise<BatchHandled>
+  /**
+   * Handles the events after `from` up to `through` (the batch's last event or further on; the
+   * events may be none, when the store reports having read past other streams only). The
+   * checkpoint moves to `through` either way, so a processor whose streams are quiet is not left
+   * behind a long stretch of others.
+   */
+  handle(batch: RecordedEvent[], from: Position, through: Position): Promise<BatchHandled>
   /**
    * Called once a batch has failed FAILURES_BEFORE_PARKING times in a row, not for a transient
    * reason: get past the failing event alone (parking its stream), so every other stream goes on;
@@ -52,7 +58,7 @@ export async function runLogProcessor(processor: LogProcessor, store: EventStore
         continue
       }
       for await (const batch of store.subscribeAll({ from: position, streamPrefixes: processor.streamPrefixes, signal, maxBatch: processor.maxBatch })) {
-        const handled = await processor.handle(batch, position)
+        const handled = await processor.handle(batch.events, position, batch.through)
         failures = 0
         position = handled.position
         if (handled.moved) break

@@ -72,12 +72,11 @@ export async function notMoved(db: Kysely<Database> | Transaction<Database>, nam
 }
 
 /**
- * A live batch with its checkpoint. When the projection's fold can put the whole write in one
+ * A live batch with its checkpoint, which moves to `reached` (its last event or further on). When the projection's fold can put the whole write in one
  * statement, the checkpoint moves in that statement: one round trip where a transaction takes four
  * (begin, move, write, commit). The webhook outbox does, as every webhook waits on its batches.
  */
-export async function applyLive(db: Kysely<Database>, projection: Projection, from: Position, batch: readonly RecordedEvent[]): Promise<BatchOutcome> {
-  const reached = batch[batch.length - 1]!.position
+export async function applyLive(db: Kysely<Database>, projection: Projection, from: Position, batch: readonly RecordedEvent[], reached: Position): Promise<BatchOutcome> {
   const fold = projection.fold?.()
   if (!fold?.inOneStatement) return writeWithCheckpoint(db, projection, from, reached, (trx) => applyAll(trx, projection, batch, fold))
   await fold.add(db, batch)

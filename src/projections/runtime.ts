@@ -130,8 +130,8 @@ export class ProjectionRuntime {
             state.active = true
             return state.position
           },
-          handle: async (batch) => {
-            const outcome = await this.applyBatch(state, batch)
+          handle: async (batch, _from, through) => {
+            const outcome = await this.applyBatch(state, batch, through)
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()
@@ -162,11 +162,15 @@ export class ProjectionRuntime {
     for (const listener of this.appliedListeners) listener(name)
   }
 
-  /** A live batch, less the events of parked streams (asked again under the checkpoint's lock, as a retry may have taken one off). */
-  private applyBatch(state: Running, batch: RecordedEvent[]): Promise<BatchOutcome> {
+  /**
+   * A live batch, less the events of parked streams (asked again under the checkpoint's lock, as a
+   * retry may have taken one off); without events, the checkpoint's move alone.
+   */
+  private applyBatch(state: Running, batch: RecordedEvent[], through: Position): Promise<BatchOutcome> {
     const { projection, parking } = state
-    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch)
-    return writeWithCheckpoint(this.db, projection, state.position, batch[batch.length - 1]!.position, async (trx) => {
+    if (batch.length === 0) return writeWithCheckpoint(this.db, projection, state.position, through, async () => {})
+    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch, through)
+    return writeWithCheckpoint(this.db, projection, state.position, through, async (trx) => {
       await parking.refresh(trx, batch)
       await applyAll(trx, projection, parking.passable(batch))
     })
@@ -342,12 +346,15 @@ export class ProjectionRuntime {
 
   /**
    * Each projection's pending events, reading at most `maxEvents` of them per projection (metrics);
-   * from the stored checkpoint of those another process applies.
+   * from the stored checkpoint of those another process applies. Only those behind the head of
+   * their streams read the log.
    */
   async lag(maxEvents: number): Promise<ProjectionLag[]> {
-    await this.readStoredCheckpoints()
+    const heads = await this.checkpointsAndHeads()
     return Promise.all(
-      [...this.running.values()].map(async ({ projection, position }) => {
+      this.projections.map(async (projection, i) => {
+        const { position } = this.running.get(projection.name)!
+        if (comparePositions(position, heads[i]!) >= 0) return { name: projection.name, eventsBehind: 0, oldestPendingAt: undefined }
         const pending = await this.store.readAll({ streamPrefixes: projection.streamPrefixes, from: position, limit: maxEvents })
         return { name: projection.name, eventsBehind: pending.length, oldestPendingAt: pending[0] ? new Date(pending[0].createdAt) : undefined }
       }),

@@ -137,11 +137,11 @@ export class TurnFeed {
     while (!signal.aborted) {
       try {
         for await (const batch of this.store.subscribeAll({ from: position, streamPrefixes: SESSION_STREAMS, signal, maxBatch: 500 })) {
-          for (const recorded of batch) {
+          for (const recorded of batch.events) {
             const listeners = this.listeners.get(recorded.stream.slice('session-'.length))
             if (listeners) for (const listener of listeners) listener(recorded)
-            if (comparePositions(recorded.position, position) > 0) position = recorded.position
           }
+          if (comparePositions(batch.through, position) > 0) position = batch.through
         }
       } catch (error) {
         if (signal.aborted) return

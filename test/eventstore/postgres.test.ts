@@ -90,7 +90,7 @@ if (postgresUrl) {
     const seen: string[] = []
     const following = (async () => {
       for await (const batch of follower.subscribeAll({ from: START, signal: controller.signal })) {
-        seen.push(...batch.map((e) => e.stream))
+        seen.push(...batch.events.map((e) => e.stream))
         if (seen.length >= burst) controller.abort()
       }
     })()

@@ -5,6 +5,7 @@ import { bootstrap, type Bootstrapped } from '../../src/commands/tenancy.js'
 import type { CommandContext } from '../../src/commands/context.js'
 import type { ScryptCost } from '../../src/commands/oauth-clients.js'
 import { loadConfig, type Config } from '../../src/config.js'
+import type { EventStore } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
@@ -13,7 +14,10 @@ import { DispatcherRole, type DispatcherRoleSettings } from '../../src/webhooks/
 import { createLogger } from '../../src/logger.js'
 import { allProjections } from '../../src/all-projections.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
+import type { Projection } from '../../src/projections/projection.js'
 import type { Storage } from '../../src/store/connect.js'
+import type { Database } from '../../src/store/database.js'
+import type { Kysely } from 'kysely'
 import type { Backend } from './storage.js'
 import { fakeDns } from './blocked-callbacks.js'
 
@@ -35,6 +39,30 @@ export interface TestApp {
   conversations: ConversationRunner | undefined
   /** Present when the test asked for webhook delivery. */
   webhooks: DispatcherRole | undefined
+}
+
+/**
+ * The app over `db` and `store` alone, its read models not started: for what the app answers of
+ * its dependencies (readiness, errors). Closed at the end of `t`.
+ */
+export async function appOver(
+  t: Test,
+  db: Kysely<Database>,
+  store: EventStore,
+  { config = loadConfig({}), projections = allProjections }: { config?: Config; projections?: readonly Projection[] } = {},
+): Promise<FastifyInstance> {
+  const app = await buildApp({
+    config,
+    db,
+    store,
+    readModels: new ProjectionRuntime(db, store, projections, silentLogger),
+    logger: silentLogger,
+    now: () => new Date(),
+    editorTokenKey: testEditorTokenKey,
+    resolveHost: fakeDns({}),
+  })
+  t.teardown(() => app.close())
+  return app
 }
 
 /** Delivery settings for a test; the schedule defaults to three quick attempts. */

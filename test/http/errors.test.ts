@@ -1,15 +1,10 @@
 import type { InjectOptions } from 'fastify'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
-import { allProjections } from '../../src/all-projections.js'
-import { buildApp } from '../../src/http/app.js'
-import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/http/errors.js'
 import { openStorage } from '../../src/store/connect.js'
 import { isDatabaseUnavailable } from '../../src/store/unavailable.js'
-import { openTestApp, silentLogger, testEditorTokenKey } from '../helpers/app.js'
-import { fakeDns } from '../helpers/blocked-callbacks.js'
+import { appOver, openTestApp } from '../helpers/app.js'
 import { freePort } from '../helpers/cli.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
@@ -134,18 +129,7 @@ t.test('with the database unreachable, requests answer 503 with Retry-After in t
   // Nothing listens on a port just freed: every connection attempt is refused.
   const storage = await openStorage({ kind: 'postgres', url: `postgres://flowd@127.0.0.1:${await freePort()}/flowd` })
   t.teardown(() => storage.close())
-  const store = new PostgresEventStore({ db: storage.db })
-  const app = await buildApp({
-    config: loadConfig({}),
-    db: storage.db,
-    store,
-    readModels: new ProjectionRuntime(storage.db, store, allProjections, silentLogger),
-    logger: silentLogger,
-    now: () => new Date(),
-    editorTokenKey: testEditorTokenKey,
-    resolveHost: fakeDns({}),
-  })
-  t.teardown(() => app.close())
+  const app = await appOver(t, storage.db, new PostgresEventStore({ db: storage.db }))
   const key = { 'x-api-key': 'wh_any-key-so-it-hits-the-database' }
   const requests: InjectOptions[] = [
     { method: 'GET', url: '/v1/workspaces', headers: key },

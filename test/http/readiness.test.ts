@@ -6,13 +6,11 @@ import { bootstrap } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { matchesFilter } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
-import { buildApp } from '../../src/http/app.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import type { Projection } from '../../src/projections/projection.js'
 import type { Database } from '../../src/store/database.js'
 import { PreparingClient } from '../../src/store/prepared.js'
-import { silentLogger, testEditorTokenKey } from '../helpers/app.js'
-import { fakeDns } from '../helpers/blocked-callbacks.js'
+import { appOver, silentLogger } from '../helpers/app.js'
 import { postgresBackend, postgresUrl, separatePool } from '../helpers/storage.js'
 
 /** Every statement sent on the pool's connections; while `held` is set, statements wait for it first. */
@@ -44,20 +42,7 @@ if (postgresUrl) {
     t.same((await live.status(5000)).filter((s) => !s.caughtUp).map((s) => s.name), [], 'the read models caught up')
     await live.stop()
 
-    const appWith = async (projections: readonly Projection[]) => {
-      const app = await buildApp({
-        config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' }),
-        db,
-        store,
-        readModels: new ProjectionRuntime(db, store, projections, silentLogger),
-        logger: silentLogger,
-        now: () => new Date(),
-        editorTokenKey: testEditorTokenKey,
-        resolveHost: fakeDns({}),
-      })
-      t.teardown(() => app.close())
-      return app
-    }
+    const appWith = (projections: readonly Projection[]) => appOver(t, db, store, { config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' }), projections })
     const statementsOfOneProbe = async (app: Awaited<ReturnType<typeof appWith>>) => {
       const before = sent.count
       const response = await app.inject({ method: 'GET', url: '/readyz' })

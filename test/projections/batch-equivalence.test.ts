@@ -271,10 +271,10 @@ for (const backend of reachableBackends) for (const projection of [webhookOutbox
           else inTransactions++
           // A reader the checkpoint has moved past (another process took over) writes nothing.
           const before = await snapshot(db, projection)
-          const stale = await applyLive(db, projection, { commit: from.commit - 1n, prepare: from.prepare - 1n }, batch)
+          const stale = await applyLive(db, projection, { commit: from.commit - 1n, prepare: from.prepare - 1n }, batch, batch.at(-1)!.position)
           assert.equal(stale.applied, false, 'a stale reader applies nothing')
           assert.deepStrictEqual(await snapshot(db, projection), before, 'a stale reader writes nothing')
-          const outcome = await applyLive(db, projection, from, batch)
+          const outcome = await applyLive(db, projection, from, batch, batch.at(-1)!.position)
           assert.deepStrictEqual(outcome, { applied: true, position: batch.at(-1)!.position })
           from = outcome.position
         }
