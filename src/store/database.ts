@@ -392,3 +392,12 @@ export type NewWorkspace = Insertable<WorkspacesTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 
 export const toBigInt = (value: string | number | bigint): bigint => (typeof value === 'bigint' ? value : BigInt(value))
+
+/**
+ * Runs `read` on one snapshot of the database: in a repeatable-read transaction of its own, or in
+ * the transaction `db` already is.
+ */
+export function inOneSnapshot<T>(db: DbOrTrx, read: (trx: DbOrTrx) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return read(db)
+  return (db as Kysely<Database>).transaction().setIsolationLevel('repeatable read').execute(read)
+}

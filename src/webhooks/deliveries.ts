@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import { v4 as uuidV4, v5 as uuidV5 } from 'uuid'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
-import type { DbOrTrx, DeliveryStatus } from '../store/database.js'
+import { inOneSnapshot, type DbOrTrx, type DeliveryStatus } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
 
 // Every statement on `webhook_deliveries` is here: the outbox makes deliveries (in its batches'
@@ -387,11 +387,14 @@ const OPEN_DELIVERY_STATUSES = ['pending', 'failed'] as const
 
 /** Deliveries by status, open and dead (the delivered ones are not counted). */
 export async function countUnsettledDeliveries(db: DbOrTrx): Promise<{ pending: number; failed: number; dead: number }> {
-  // Two queries, so each uses its partial index (open deliveries; dead ones).
-  const [open, dead] = await Promise.all([
-    db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<string>().as('count')]).where('status', 'in', OPEN_DELIVERY_STATUSES).groupBy('status').execute(),
-    db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'dead').executeTakeFirstOrThrow(),
-  ])
+  // Two queries, so each uses its partial index (open deliveries; dead ones), on one snapshot, so a
+  // delivery that dies between them is not counted both open and dead.
+  const [open, dead] = await inOneSnapshot(db, (trx) =>
+    Promise.all([
+      trx.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<string>().as('count')]).where('status', 'in', OPEN_DELIVERY_STATUSES).groupBy('status').execute(),
+      trx.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'dead').executeTakeFirstOrThrow(),
+    ]),
+  )
   const counts = { pending: 0, failed: 0, dead: Number(dead.count) }
   for (const row of open) counts[row.status as 'pending' | 'failed'] = Number(row.count)
   return counts
