@@ -13,7 +13,7 @@ import { LEASE_RETRY_MS, type Lease, type Leases } from '../store/lease.js'
 export const ENGINE_LEASE_APPLICATION_NAME = 'flowd-engine'
 /** The expiry sweeper's lease: one sweeper runs, wherever the partitions are. */
 export const SWEEPER_LEASE = 'engine-sweeper'
-/** The checkpoint the engine kept before sessions were partitioned: where a partition without a checkpoint of its own goes on from. */
+/** The unpartitioned engine checkpoint (one position for every session): where a partition without a checkpoint of its own goes on from. */
 export const UNPARTITIONED_CHECKPOINT = 'engine'
 
 export const partitionLease = (partition: number) => `engine:${partition}`

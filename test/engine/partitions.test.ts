@@ -1,6 +1,7 @@
 import t from 'tap'
 import { v5 as uuidV5 } from 'uuid'
 import { sessionStream, type SessionEvent } from '../../src/domain/session.js'
+import { ConfigError, loadConfig } from '../../src/config.js'
 import { START, comparePositions } from '../../src/eventstore/port.js'
 import { UNPARTITIONED_CHECKPOINT, everyPartition, fairShare, partitionCheckpoint, partitionOf, partitionPositions } from '../../src/engine/partitions.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
@@ -44,6 +45,14 @@ t.test('each engine process holds at most its fair share', async (t) => {
   t.equal(fairShare(16, 16), 1)
   t.equal(fairShare(16, 20), 1, 'more processes than partitions: one each, the rest stand by')
   t.equal(fairShare(16, 0), 16, 'not yet counted: this process alone')
+})
+
+t.test('ENGINE_PARTITIONS: 16 by default, a whole number from 1 to 256', async (t) => {
+  t.equal(loadConfig({}).enginePartitions, 16)
+  t.equal(loadConfig({ ENGINE_PARTITIONS: ' 8 ' }).enginePartitions, 8)
+  for (const raw of ['0', '257', 'all', '2.5']) {
+    t.throws(() => loadConfig({ ENGINE_PARTITIONS: raw }), new ConfigError([`ENGINE_PARTITIONS=${raw}: expected a whole number from 1 to 256`]), `${raw} is refused, by name`)
+  }
 })
 
 for (const backend of reachableBackends) {
