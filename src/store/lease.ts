@@ -92,6 +92,7 @@ export class AdvisoryLeases implements Leases {
   }
 
   async processes(): Promise<number> {
+    if (this.closed) return 0
     const connection = await this.connect()
     const { rows } = await query<{ processes: number }>(
       connection,
