@@ -84,8 +84,10 @@ export class PartitionLeases {
   async run(signal: AbortSignal): Promise<void> {
     try {
       while (!signal.aborted) {
-        await this.balance().catch((error: unknown) => this.logger.warn({ err: error }, 'could not balance the engine partitions; trying again'))
-        await delay(this.retryMs, undefined, { signal }).catch(() => {})
+        await this.balance().catch((error: unknown) => this.logger.error({ err: error }, 'engine partitions not applied; trying again'))
+        // A lease lost meanwhile (its connection failed) balances at once: its sessions stop being driven here.
+        const wake = AbortSignal.any([signal, ...[...this.held.values()].map((lease) => lease.lost)])
+        await delay(this.retryMs, undefined, { signal: wake }).catch(() => {})
       }
     } finally {
       await this.apply([])
@@ -96,18 +98,15 @@ export class PartitionLeases {
 
   private async balance(): Promise<void> {
     for (const [partition, lease] of this.held) if (lease.lost.aborted) this.held.delete(partition)
-    const share = fairShare(this.count, await this.leases.processes())
-    // From a random partition on, so processes starting together do not all ask for the same ones first.
-    const offset = Math.floor(Math.random() * this.count)
-    for (let i = 0; i < this.count && this.held.size < share; i++) {
-      const partition = (offset + i) % this.count
-      if (this.held.has(partition)) continue
-      const lease = await this.leases.tryAcquire(partitionLease(partition))
-      if (lease) this.held.set(partition, lease)
+    let handing: Lease[] = []
+    try {
+      const share = fairShare(this.count, await this.leases.processes())
+      await this.takeUpTo(share)
+      handing = this.handBackBeyond(share)
+    } catch (error) {
+      // Partitions lost meanwhile still stop being driven, below.
+      this.logger.warn({ err: error }, 'could not balance the engine partitions; trying again')
     }
-    const handedBack = this.partitions().slice(share)
-    const handing = handedBack.map((partition) => this.held.get(partition)!)
-    for (const partition of handedBack) this.held.delete(partition)
     try {
       const partitions = this.partitions()
       if (partitions.join() === this.driving) return
@@ -116,6 +115,28 @@ export class PartitionLeases {
     } finally {
       await Promise.all(handing.map((lease) => lease.release()))
     }
+  }
+
+  private async takeUpTo(share: number): Promise<void> {
+    // From a random partition on, so processes starting together do not all ask for the same ones first.
+    const offset = Math.floor(Math.random() * this.count)
+    for (let i = 0; i < this.count && this.held.size < share; i++) {
+      const partition = (offset + i) % this.count
+      if (this.held.has(partition)) continue
+      const lease = await this.leases.tryAcquire(partitionLease(partition))
+      if (lease) this.held.set(partition, lease)
+    }
+  }
+
+  /** Takes the partitions beyond `share` off those held; their leases, returned, are released once they are no longer driven. */
+  private handBackBeyond(share: number): Lease[] {
+    return this.partitions()
+      .slice(share)
+      .map((partition) => {
+        const lease = this.held.get(partition)!
+        this.held.delete(partition)
+        return lease
+      })
   }
 
   private partitions(): number[] {
