@@ -74,9 +74,9 @@ const lastMessageText = (trigger: Trigger): string => {
 }
 
 /**
- * Runs conversations: follows the session streams of the partitions it drives, and for each trigger (the start, then every
- * inbound message, in order) runs the interpreter once and appends its output as `TurnCompleted`
- * with the revision it read. Two workers racing for one trigger: the second append conflicts, the
+ * Runs conversations: follows the session streams of the partitions it drives, and for each
+ * trigger (the start, then every inbound message, in order) runs the interpreter once and appends
+ * its output as `TurnCompleted` with the revision it read. Two workers racing for one trigger: the second append conflicts, the
  * loser re-reads and finds the turn done.
  */
 export class EngineWorker {
