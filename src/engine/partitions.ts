@@ -65,6 +65,8 @@ export class PartitionLeases {
   private readonly held = new Map<number, Lease>()
   /** The partitions last given to `apply`. */
   private driving = ''
+  /** Ends the pause between two balances: when a lease is lost (its connection failed), its sessions stop being driven here at once. */
+  private wake = new AbortController()
 
   private readonly leases: Leases
   private readonly count: number
@@ -82,14 +84,17 @@ export class PartitionLeases {
 
   /** Balances until `signal` aborts, then stops driving and releases every partition. */
   async run(signal: AbortSignal): Promise<void> {
+    const stop = () => this.wake.abort()
+    signal.addEventListener('abort', stop, { once: true })
     try {
-      while (!signal.aborted) {
+      for (;;) {
+        this.wake = new AbortController()
+        if (signal.aborted) break
         await this.balance().catch((error: unknown) => this.logger.error({ err: error }, 'engine partitions not applied; trying again'))
-        // A lease lost meanwhile (its connection failed) balances at once: its sessions stop being driven here.
-        const wake = AbortSignal.any([signal, ...[...this.held.values()].map((lease) => lease.lost)])
-        await delay(this.retryMs, undefined, { signal: wake }).catch(() => {})
+        await delay(this.retryMs, undefined, { signal: this.wake.signal }).catch(() => {})
       }
     } finally {
+      signal.removeEventListener('abort', stop)
       await this.apply([])
       await Promise.all([...this.held.values()].map((lease) => lease.release()))
       this.held.clear()
@@ -124,7 +129,9 @@ export class PartitionLeases {
       const partition = (offset + i) % this.count
       if (this.held.has(partition)) continue
       const lease = await this.leases.tryAcquire(partitionLease(partition))
-      if (lease) this.held.set(partition, lease)
+      if (!lease) continue
+      this.held.set(partition, lease)
+      lease.lost.addEventListener('abort', () => this.wake.abort(), { once: true })
     }
   }
 
