@@ -38,6 +38,12 @@ const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
  * growing to a second) says something is wrong with the stream, not that it is busy.
  */
 const CONFLICTS_BEFORE_PARKING = 30
+/**
+ * The least time between two saves of the checkpoints: a save writes a row per partition held, and
+ * a busy engine reaches a new position every few milliseconds, while a checkpoint left behind only
+ * costs triggers found done when another run goes on from it.
+ */
+const CHECKPOINT_SAVE_PAUSE_MS = 50
 /** Conflicts retried at once before backing off: two engines meeting on a turn settle in one. */
 const CONFLICTS_RETRIED_AT_ONCE = 2
 
@@ -156,7 +162,7 @@ export class EngineWorker {
           const driven = batch.filter(drives)
           if (driven.length > 0) await this.handleBatch(driven)
           const position = batch[batch.length - 1]!.position
-          this.saveInBackground(position)
+          this.saveInBackground(position, signal)
           return { position }
         },
       },
@@ -322,12 +328,13 @@ export class EngineWorker {
   }
 
   /**
-   * Saves the checkpoint beside the next batches instead of before them, one save at a time, each
-   * of the newest position reached. A checkpoint left behind (a crash, a failed save) costs a replay
-   * of the triggers since, each found done: turns are appended at the revision they read, with ids
-   * derived from their trigger, and kanban actions are idempotent.
+   * Saves the checkpoints beside the next batches instead of before them, one save at a time, each
+   * of the newest position reached, and at most one save per CHECKPOINT_SAVE_PAUSE_MS while the
+   * worker runs (the last one when it stops at once). A checkpoint left behind (a crash, a failed
+   * save) costs a replay of the triggers since, each found done: turns are appended at the revision
+   * they read, with ids derived from their trigger, and kanban actions are idempotent.
    */
-  private saveInBackground(position: Position): void {
+  private saveInBackground(position: Position, running: AbortSignal): void {
     this.unsaved = position
     this.saving ??= (async () => {
       for (let next = this.unsaved; next; next = this.unsaved) {
@@ -337,6 +344,7 @@ export class EngineWorker {
         } catch (error) {
           this.logger.warn({ err: error }, 'engine checkpoint not saved; the next batch saves it')
         }
+        await delay(CHECKPOINT_SAVE_PAUSE_MS, undefined, { signal: running }).catch(() => {})
       }
     })().finally(() => (this.saving = undefined))
   }
