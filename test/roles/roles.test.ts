@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { allProjections } from '../../src/all-projections.js'
-import { cliPath, freePort, runCli, tempDir } from '../helpers/cli.js'
+import { cliPath, runCli, tempDir } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
-import { EXIT_TIMEOUT_MS, answers, postgresStorage, running, spawnCli, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
+import { EXIT_TIMEOUT_MS, logEntries, postgresStorage, running, startRole, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
 import { expect } from '../helpers/service-api.js'
 import { postgresUrl } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
@@ -24,28 +24,9 @@ const TAKEOVER_TIMEOUT_MS = 30_000
 const WEBHOOK_ENV = { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1' }
 const projectionLeases = allProjections.map((p) => `projection:${p.name}`).sort()
 
-/** `flowd start --role <role>` on a free port, answering /healthz. */
-async function startRole(t: Test, role: string, env: NodeJS.ProcessEnv): Promise<Service> {
-  const port = await freePort()
-  const proc = spawnCli(t, ['start', '--role', role], { ...env, PORT: String(port) })
-  const base = `http://127.0.0.1:${port}`
-  await until(proc, `the ${role} process's GET /healthz to answer 200`, ROLE_START_TIMEOUT_MS, () => answers(`${base}/healthz`, 200))
-  return { ...proc, base }
-}
-
-/**
- * The leases a process logged `message` for (its logs are JSON lines on stdout at LOG_LEVEL=info).
- * Complete lines only: the output read so far may end in the middle of one.
- */
-function leasesLogged(proc: Service, message: string): string[] {
-  const leases = new Set<string>()
-  for (const line of proc.stdout().split('\n').slice(0, -1)) {
-    if (!line.startsWith('{')) continue
-    const entry = JSON.parse(line) as { msg?: string; lease?: string }
-    if (entry.msg === message && entry.lease) leases.add(entry.lease)
-  }
-  return [...leases].sort()
-}
+/** The leases a process logged `message` for. */
+const leasesLogged = (proc: Service, message: string): string[] =>
+  [...new Set(logEntries<{ lease?: string }>(proc, message).flatMap((entry) => (entry.lease ? [entry.lease] : [])))].sort()
 
 const loggedEvery = (proc: Service, message: string) => async () => projectionLeases.every((lease) => leasesLogged(proc, message).includes(lease))
 
@@ -94,14 +75,14 @@ t.test('api, projector, engine and dispatcher as separate processes against one 
   const admin = setup.apiKey!
   const logged = { ...setup.env, LOG_LEVEL: 'info' }
 
-  const activeProjector = await startRole(t, 'projector', logged)
+  const activeProjector = await startRole(t, 'projector', logged, ROLE_START_TIMEOUT_MS)
   await until(activeProjector, 'the first projector to take every projection lease', ROLE_START_TIMEOUT_MS, loggedEvery(activeProjector, 'lease taken; active'))
   const [standbyProjector, engine, api, dispatcherA, dispatcherB] = await Promise.all([
-    startRole(t, 'projector', logged),
-    startRole(t, 'engine', setup.env),
-    startRole(t, 'api', setup.env),
-    startRole(t, 'dispatcher', setup.env),
-    startRole(t, 'dispatcher', setup.env),
+    startRole(t, 'projector', logged, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'engine', setup.env, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'api', setup.env, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'dispatcher', setup.env, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'dispatcher', setup.env, ROLE_START_TIMEOUT_MS),
   ])
   await until(standbyProjector, 'the second projector to stand by on every projection', ROLE_START_TIMEOUT_MS, loggedEvery(standbyProjector, 'another process holds the lease; standing by'))
 
