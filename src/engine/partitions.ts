@@ -49,6 +49,11 @@ export async function partitionPositions(db: DbOrTrx, partitions: readonly numbe
   return new Map(partitions.map((partition) => [partition, stored.get(partitionCheckpoint(partition)) ?? unpartitioned]))
 }
 
+/** How far the engine has driven every session: the earliest checkpoint of its `count` partitions. */
+export async function engineCheckpoint(db: DbOrTrx, count: number): Promise<Position> {
+  return earliest((await partitionPositions(db, everyPartition(count))).values())
+}
+
 /** The earliest of `positions`; START when there are none. */
 export const earliest = (positions: Iterable<Position>): Position => [...positions].reduce<Position | undefined>((min, p) => (min && comparePositions(min, p) <= 0 ? min : p), undefined) ?? START
 

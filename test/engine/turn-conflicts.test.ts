@@ -1,4 +1,6 @@
 import t from 'tap'
+import { DEFAULT_ENGINE_PARTITIONS } from '../../src/config.js'
+import { engineCheckpoint } from '../../src/engine/partitions.js'
 import { sessionStream, type SessionEvent } from '../../src/domain/session.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
 import { runTurn } from '../../src/engine/interpreter.js'
@@ -6,7 +8,6 @@ import { ENGINE_PROCESSOR, EngineWorker } from '../../src/engine/worker.js'
 import { WrongExpectedVersionError, comparePositions, type EventStore } from '../../src/eventstore/port.js'
 import { Metrics } from '../../src/metrics/registry.js'
 import { listParked } from '../../src/processors/parked-streams.js'
-import { readCheckpoint } from '../../src/projections/checkpoints.js'
 import { openTestApp, silentLogger } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
 import { reachableBackends } from '../helpers/storage.js'
@@ -81,7 +82,7 @@ for (const backend of reachableBackends) {
 
     await worker.stop()
     const heldEvent = (await store.readStream(sessionStream(contested))).find((event) => event.type === 'MessageReceived' && (event.data as { messageId?: string }).messageId === held)
-    const checkpoint = await readCheckpoint(storage.db, ENGINE_PROCESSOR)
+    const checkpoint = await engineCheckpoint(storage.db, DEFAULT_ENGINE_PARTITIONS)
     t.ok(heldEvent && comparePositions(checkpoint, heldEvent.position) > 0, 'the stopped engine’s checkpoint is past the held message')
     const conflictsBeforeRestart = competitor.conflicts
     worker = await startEngine()

@@ -1,7 +1,9 @@
 import t from 'tap'
+import { DEFAULT_ENGINE_PARTITIONS } from '../../src/config.js'
+import { engineCheckpoint } from '../../src/engine/partitions.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
 import { runTurn } from '../../src/engine/interpreter.js'
-import { ENGINE_PROCESSOR, EngineWorker } from '../../src/engine/worker.js'
+import { EngineWorker } from '../../src/engine/worker.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { positionToString, type EventStore, type LogBatch, type Position, type SubscribeOptions } from '../../src/eventstore/port.js'
 import { readCheckpoint } from '../../src/projections/checkpoints.js'
@@ -57,7 +59,7 @@ for (const backend of reachableBackends) {
       await worker.start()
       await handedOut
       await worker.stop()
-      t.equal(positionToString(await readCheckpoint(storage.db, ENGINE_PROCESSOR)), '4096/4096')
+      t.equal(positionToString(await engineCheckpoint(storage.db, DEFAULT_ENGINE_PARTITIONS)), '4096/4096')
     })
   })
 }
