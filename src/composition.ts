@@ -9,6 +9,7 @@ import { countingAppends } from './metrics/event-store.js'
 import type { Metrics } from './metrics/registry.js'
 import { ROLES, type Role } from './roles.js'
 import type { CommandContext } from './commands/context.js'
+import { ENGINE_LEASE_APPLICATION_NAME } from './engine/partitions.js'
 import { ConversationRunner } from './engine/runner.js'
 import { DispatcherRole } from './webhooks/dispatcher-role.js'
 import { countUnsettledDeliveries, oldestOpenDeliveryAt } from './webhooks/deliveries.js'
@@ -57,6 +58,10 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     // Processes sharing a Postgres database take turns: one active reader per projection and one
     // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
     const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
+    // The engine's leases on a connection of their own, named so that engine processes can count
+    // each other: the session that holds a process's partitions is the one that shows it alive,
+    // and both end together when the process dies, with nothing to expire.
+    const engineLeases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger, ENGINE_LEASE_APPLICATION_NAME) : undefined
     // The EventStoreDB client (gRPC) loads only where it is used.
     const adapter: EventStore =
       config.eventStore === 'esdb'
@@ -68,7 +73,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
     const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger, { applyDb: storage.projectorDb, leases, checkpointsMoved, metrics })
-    const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases })
+    const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases: engineLeases, partitions: config.enginePartitions })
     const webhooks = new DispatcherRole(
       storage.dispatcherDb,
       readModels,
@@ -89,6 +94,8 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       async close() {
         await webhooks.close()
         await conversations.stop()
+        // At once, so that other engine processes stop counting this one.
+        await engineLeases?.close()
         await readModels.stop()
         await checkpointsMoved?.close()
         await leases?.close()

@@ -20,8 +20,11 @@ export const LISTEN_CONNECTIONS = 2
 const UPKEEP_CONNECTIONS = 1
 /** The projections' reads of their next batches: short statements beside the applies, which hold the projector pool. */
 const PROJECTOR_EVENT_READS = 4
-/** The one connection that holds every lease of the process (src/store/lease.ts), with the projector or engine role. */
-export const LEASE_CONNECTIONS = 1
+/**
+ * A lease connection per leasing role (src/store/lease.ts): one holds the read models' leases, with
+ * the projector role; one the engine partitions' and the sweeper's, with the engine role.
+ */
+const LEASE_CONNECTION_PER_ROLE: Partial<Record<Role, number>> = { projector: 1, engine: 1 }
 
 /** One connection per read model applying at once, and one for a stored checkpoint or parking read beside them. */
 export const projectorPoolSize = (config: PoolSettings): number => config.projectorPoolSize ?? allProjections.length + 1
@@ -43,11 +46,11 @@ export function poolSizes(roles: readonly Role[], config: PoolSettings): PoolSiz
 
 /**
  * The most Postgres connections a `flowd start` process of `roles` opens: its pools, the LISTEN
- * connections among them, and its lease connection. `max_connections` must cover the sum over the
+ * connections among them, and its lease connections. `max_connections` must cover the sum over the
  * deployment's processes (docs/scaling.md).
  */
 export function connectionBudget(roles: readonly Role[], config: PoolSettings): number {
   const pools = poolSizes(roles, config)
-  const leases = roles.includes('projector') || roles.includes('engine') ? LEASE_CONNECTIONS : 0
+  const leases = roles.reduce((sum, role) => sum + (LEASE_CONNECTION_PER_ROLE[role] ?? 0), 0)
   return pools.shared + pools.projector + pools.dispatcher + leases
 }

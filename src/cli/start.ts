@@ -11,7 +11,8 @@ Runs the service. --role chooses what this process does (default: all):
   all         every role below, in this one process
   api         the HTTP API (writes wait for the read models by reading their stored checkpoints)
   projector   the read models (one active process per read model; others stand by and take over)
-  engine      the flow engine and the session-expiry sweeper (one active process; others stand by)
+  engine      the flow engine and the session-expiry sweeper (engine processes share the sessions
+              by partition, ENGINE_PARTITIONS; one of them sweeps)
   dispatcher  webhook delivery (any number of processes share the deliveries)
 Several at once: --role api,projector. Every process listens on PORT: with the api role the whole
 API, without it only /healthz, /readyz and /metrics (when enabled).

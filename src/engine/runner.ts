@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { CommandContext, ReadModels } from '../commands/context.js'
 import { applySessionKanban } from '../commands/session-cards.js'
+import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { EventStore } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
@@ -8,28 +9,41 @@ import type { Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
 import { FlowVersions } from './flow-versions.js'
 import { runTurn } from './interpreter.js'
+import { PartitionLeases, SWEEPER_LEASE, everyPartition } from './partitions.js'
 import { ExpirySweeper } from './sweeper.js'
 import { EngineWorker } from './worker.js'
 
-/** The engine's lease: one engine runs at a time (the `engine` checkpoint is one position for every session). */
-export const ENGINE_LEASE = 'engine'
-
 /**
  * The engine role: the worker that runs turns and the sweeper that expires idle sessions. With
- * leases (Postgres), one process at a time runs them, holding the `engine` lease; the others
- * stand by and take over when it goes.
+ * leases (Postgres), engine processes share the partitions of the sessions (src/engine/partitions.ts)
+ * and one of them holds the sweeper's lease; without (the embedded database, one process), this
+ * process drives every partition and sweeps.
  */
 export class ConversationRunner {
   readonly worker: EngineWorker
   readonly sweeper: ExpirySweeper
   private readonly leases: Leases | undefined
+  private readonly partitions: number
   private readonly logger: Logger
+  private readonly metrics: Metrics | undefined
   private controller?: AbortController
-  private loop?: Promise<void>
+  private loop?: Promise<unknown>
 
-  constructor(deps: { db: Kysely<Database>; store: EventStore; readModels: ReadModels; logger: Logger; now?: () => Date; sweepIntervalMs?: number; metrics?: Metrics; leases?: Leases }) {
+  constructor(deps: {
+    db: Kysely<Database>
+    store: EventStore
+    readModels: ReadModels
+    logger: Logger
+    now?: () => Date
+    sweepIntervalMs?: number
+    metrics?: Metrics
+    leases?: Leases
+    partitions?: number
+  }) {
     this.leases = deps.leases
+    this.partitions = deps.partitions ?? DEFAULT_ENGINE_PARTITIONS
     this.logger = deps.logger
+    this.metrics = deps.metrics
     const ctx = (actor: string): CommandContext => ({
       store: deps.store,
       readModels: deps.readModels,
@@ -44,22 +58,30 @@ export class ConversationRunner {
 
   async start(): Promise<void> {
     if (!this.leases) {
-      await this.worker.start()
+      await this.drive(everyPartition(this.partitions))
       this.sweeper.start()
       return
     }
     if (this.controller) return
     this.controller = new AbortController()
-    this.loop = whileLeased(this.leases, ENGINE_LEASE, this.controller.signal, (leased) => this.runWhile(leased), this.logger)
+    const { signal } = this.controller
+    const partitions = new PartitionLeases(this.leases, this.partitions, (held) => this.drive(held), this.logger)
+    this.loop = Promise.all([partitions.run(signal), whileLeased(this.leases, SWEEPER_LEASE, signal, (leased) => this.sweepWhile(leased), this.logger)])
   }
 
-  /** Runs the worker and the sweeper until `signal` aborts (the lease is lost, or stop). */
-  private async runWhile(signal: AbortSignal): Promise<void> {
-    await this.worker.start()
+  /** Drives the sessions of `held` from here on: the worker stops at a batch boundary, its checkpoints saved, and goes on with them. */
+  private async drive(held: number[]): Promise<void> {
+    await this.worker.stop()
+    if (held.length > 0) await this.worker.start({ count: this.partitions, held })
+    this.metrics?.enginePartitionsHeld.set(held.length)
+    this.logger.info({ partitions: held }, 'engine partitions held')
+  }
+
+  /** Runs the sweeper until `signal` aborts (the lease is lost, or stop). */
+  private async sweepWhile(signal: AbortSignal): Promise<void> {
     this.sweeper.start()
     if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
     await this.sweeper.stop()
-    await this.worker.stop()
   }
 
   async stop(): Promise<void> {

@@ -6,14 +6,16 @@ import { comparePositions, type EventStore, type Position, type RecordedEvent } 
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
-import { advanceCheckpoint, readCheckpoint } from '../projections/checkpoints.js'
+import { advanceCheckpoints } from '../projections/checkpoints.js'
 import { runLogProcessor } from '../processors/loop.js'
 import { EventSchemaError, decideOnState } from '../commands/handle.js'
 import { withStreamLock } from '../eventstore/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
 import { StreamParking, listParked, unpark } from '../processors/parked-streams.js'
 import { foldStream } from '../eventstore/stream-state.js'
+import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { FlowVersions } from './flow-versions.js'
+import { earliest, everyPartition, partitionCheckpoint, partitionOf, partitionPositions, type SessionPartitions } from './partitions.js'
 import type { RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
 
@@ -25,9 +27,9 @@ export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger
  */
 export type KanbanApplier = (turn: { sessionId: string; workspaceId: string; organizationId: string; messageId: string; position: Position }, actions: KanbanAction[]) => Promise<void>
 
-/** The engine's checkpoint, and its name as a processor of the log (parked streams). */
+/** The engine's name as a processor of the log (parked streams), whichever partition drives the session. */
 export const ENGINE_PROCESSOR = 'engine'
-const CHECKPOINT = ENGINE_PROCESSOR
+const SESSION_STREAM_PREFIX = 'session-'
 // Ids a turn makes are derived from the session and the trigger, so a replay makes the same ones.
 const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
 /**
@@ -36,6 +38,12 @@ const TURN_ID_NAMESPACE = '6f1c1a52-5a0e-4f0b-9a3c-2f7f4f1d9e10'
  * growing to a second) says something is wrong with the stream, not that it is busy.
  */
 const CONFLICTS_BEFORE_PARKING = 30
+/**
+ * The least time between two saves of the checkpoints: a save writes a row per partition held, and
+ * a busy engine reaches a new position every few milliseconds, while a checkpoint left behind only
+ * costs triggers found done when another run goes on from it.
+ */
+const CHECKPOINT_SAVE_PAUSE_MS = 50
 /** Conflicts retried at once before backing off: two engines meeting on a turn settle in one. */
 const CONFLICTS_RETRIED_AT_ONCE = 2
 
@@ -72,14 +80,18 @@ const lastMessageText = (trigger: Trigger): string => {
 }
 
 /**
- * Runs conversations: follows every session stream, and for each trigger (the start, then every
- * inbound message, in order) runs the interpreter once and appends its output as `TurnCompleted`
- * with the revision it read. Two workers racing for one trigger: the second append conflicts, the
+ * Runs conversations: follows the session streams of the partitions it drives, and for each
+ * trigger (the start, then every inbound message, in order) runs the interpreter once and appends
+ * its output as `TurnCompleted` with the revision it read. Two workers racing for one trigger: the second append conflicts, the
  * loser re-reads and finds the turn done.
  */
 export class EngineWorker {
   private controller?: AbortController
   private loop?: Promise<void>
+  /** Where each partition driven goes on from: its events up to there are handled. */
+  private from = new Map<number, Position>()
+  /** The checkpoints of the partitions driven. */
+  private checkpoints: string[] = []
   /** The newest position reached and not yet being saved, and the save running. */
   private unsaved?: Position
   private saving?: Promise<void>
@@ -115,32 +127,42 @@ export class EngineWorker {
     this.parking = new StreamParking(ENGINE_PROCESSOR, logger, metrics)
   }
 
-  async start(): Promise<void> {
+  /** Drives the sessions of `partitions` (every session, by default) until {@link stop}. */
+  async start(partitions: SessionPartitions = { count: DEFAULT_ENGINE_PARTITIONS, held: everyPartition(DEFAULT_ENGINE_PARTITIONS) }): Promise<void> {
     if (this.controller) return
     this.controller = new AbortController()
-    this.loop = this.run(this.controller.signal)
+    this.checkpoints = partitions.held.map(partitionCheckpoint)
+    this.loop = this.run(partitions, this.controller.signal)
   }
 
   /**
-   * Follows the session streams from the checkpoint, as a log processor (src/processors/loop.ts).
+   * Follows the session streams as one log processor (src/processors/loop.ts) for every partition
+   * driven: from the earliest of their checkpoints, each session's events handled only past its
+   * partition's, and every checkpoint moved to the end of each batch.
    * A session's own failures stay with it (drive, settle: its stream parks), so they never hold the
    * checkpoint for the others; what reaches the loop is transient (the database went away), and the
    * batch is read again after a pause.
    */
-  private run(signal: AbortSignal): Promise<void> {
+  private run({ count, held }: SessionPartitions, signal: AbortSignal): Promise<void> {
+    const drives = (event: RecordedEvent) => {
+      const from = this.from.get(partitionOf(event.stream.slice(SESSION_STREAM_PREFIX.length), count))
+      return from !== undefined && comparePositions(event.position, from) > 0
+    }
     return runLogProcessor(
       {
         name: ENGINE_PROCESSOR,
-        streamPrefixes: ['session-'],
+        streamPrefixes: [SESSION_STREAM_PREFIX],
         maxBatch: 200,
         resume: async () => {
           await this.parking.load(this.db)
-          return readCheckpoint(this.db, CHECKPOINT)
+          this.from = await partitionPositions(this.db, held)
+          return earliest(this.from.values())
         },
         handle: async (batch) => {
-          await this.handleBatch(batch)
+          const driven = batch.filter(drives)
+          if (driven.length > 0) await this.handleBatch(driven)
           const position = batch[batch.length - 1]!.position
-          this.saveInBackground(position)
+          this.saveInBackground(position, signal)
           return { position }
         },
       },
@@ -299,28 +321,30 @@ export class EngineWorker {
       if (this.parking.waits(recorded)) return true
     }
     const first = events[0]
-    const sessionId = stream.slice('session-'.length)
+    const sessionId = stream.slice(SESSION_STREAM_PREFIX.length)
     if (first) await this.settle(first, () => this.drive(sessionId))
     else await this.drive(sessionId)
     return true
   }
 
   /**
-   * Saves the checkpoint beside the next batches instead of before them, one save at a time, each
-   * of the newest position reached. A checkpoint left behind (a crash, a failed save) costs a replay
-   * of the triggers since, each found done: turns are appended at the revision they read, with ids
-   * derived from their trigger, and kanban actions are idempotent.
+   * Saves the checkpoints beside the next batches instead of before them, one save at a time, each
+   * of the newest position reached, and at most one save per CHECKPOINT_SAVE_PAUSE_MS while the
+   * worker runs (the last one when it stops at once). A checkpoint left behind (a crash, a failed
+   * save) costs a replay of the triggers since, each found done: turns are appended at the revision
+   * they read, with ids derived from their trigger, and kanban actions are idempotent.
    */
-  private saveInBackground(position: Position): void {
+  private saveInBackground(position: Position, running: AbortSignal): void {
     this.unsaved = position
     this.saving ??= (async () => {
       for (let next = this.unsaved; next; next = this.unsaved) {
         this.unsaved = undefined
         try {
-          await advanceCheckpoint(this.db, CHECKPOINT, next)
+          await advanceCheckpoints(this.db, this.checkpoints, next)
         } catch (error) {
           this.logger.warn({ err: error }, 'engine checkpoint not saved; the next batch saves it')
         }
+        await delay(CHECKPOINT_SAVE_PAUSE_MS, undefined, { signal: running }).catch(() => {})
       }
     })().finally(() => (this.saving = undefined))
   }

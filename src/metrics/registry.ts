@@ -94,6 +94,12 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly enginePartitionsHeld = new Gauge({
+    name: 'flowd_engine_partitions_held',
+    help: 'Partitions of the sessions (of ENGINE_PARTITIONS) whose turns this process runs now',
+    registers: [this.registry],
+  })
+
   private projections: ProjectionLagSource | undefined
   private outbox: Kysely<Database> | undefined
   private deliveries: DeliveryReadings | undefined

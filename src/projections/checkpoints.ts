@@ -91,22 +91,25 @@ export async function applyLive(db: Kysely<Database>, projection: Projection, fr
 }
 
 /**
- * Moves the checkpoint `name` to `position` unless it is there or further already: for a position
- * several writers may save (the engine's, saved beside its batches) or that must never go back.
+ * Moves each checkpoint of `names` to `position` unless it is there or further already: for a
+ * position several writers may save (the engine's, saved beside its batches) or that must never go
+ * back. One statement of one text for any number of names.
  */
-export async function advanceCheckpoint(db: DbOrTrx, name: string, position: Position): Promise<void> {
-  const values = { position_commit: String(position.commit), position_prepare: String(position.prepare) }
-  const save = db
-    .insertInto('projection_checkpoints')
-    .values({ projection: name, ...values })
-    .onConflict((oc) =>
-      oc
-        .column('projection')
-        .doUpdateSet({ ...values, updated_at: sql`now()` })
-        .where(sql<boolean>`(projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (${values.position_commit}::bigint, ${values.position_prepare}::bigint)`),
-    )
-  // Prepared: the engine saves its checkpoint after every batch.
-  await db.executeQuery(prepared(save.compile()))
+export async function advanceCheckpoints(db: DbOrTrx, names: readonly string[], position: Position): Promise<void> {
+  const save = sql`insert into projection_checkpoints (projection, position_commit, position_prepare)
+    select name, ${String(position.commit)}::bigint, ${String(position.prepare)}::bigint from unnest(${[...names]}::text[]) as name
+    on conflict (projection) do update
+      set position_commit = excluded.position_commit, position_prepare = excluded.position_prepare, updated_at = now()
+      where (projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (excluded.position_commit, excluded.position_prepare)`
+  // Prepared: the engine saves its checkpoints after every batch.
+  await db.executeQuery(prepared(save.compile(db)))
+}
+
+/** The stored checkpoints of `names`, by name; a name without one is left out. */
+export async function readCheckpoints(db: DbOrTrx, names: readonly string[]): Promise<Map<string, Position>> {
+  if (names.length === 0) return new Map()
+  const rows = await db.selectFrom('projection_checkpoints').select(['projection', 'position_commit', 'position_prepare']).where('projection', 'in', names).execute()
+  return new Map(rows.map((row) => [row.projection, { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) }]))
 }
 
 export async function insertCheckpointIfMissing(db: Kysely<Database> | Transaction<Database>, name: string): Promise<void> {

@@ -12,6 +12,8 @@ export interface Lease {
 export interface Leases {
   /** Takes the lease `name` unless another process (or this one) holds it; undefined then. */
   tryAcquire(name: string): Promise<Lease | undefined>
+  /** How many processes have a lease connection of this kind (its `application_name`) on the database, this one included. */
+  processes(): Promise<number>
   close(): Promise<void>
 }
 
@@ -54,13 +56,12 @@ export class AdvisoryLeases implements Leases {
 
   private readonly connectionString: string
   private readonly logger: Logger
+  private readonly applicationName: string
 
-  constructor(
-    connectionString: string,
-    logger: Logger,
-  ) {
+  constructor(connectionString: string, logger: Logger, applicationName = LEASE_APPLICATION_NAME) {
     this.connectionString = connectionString
     this.logger = logger
+    this.applicationName = applicationName
   }
 
   async tryAcquire(name: string): Promise<Lease | undefined> {
@@ -90,6 +91,17 @@ export class AdvisoryLeases implements Leases {
     }
   }
 
+  async processes(): Promise<number> {
+    if (this.closed) return 0
+    const connection = await this.connect()
+    const { rows } = await query<{ processes: number }>(
+      connection,
+      'select count(*)::int as processes from pg_stat_activity where application_name = $1 and datname = current_database()',
+      [this.applicationName],
+    )
+    return rows[0]?.processes ?? 1
+  }
+
   private connect(): Promise<Connection> {
     this.connection ??= this.open().catch((error: unknown) => {
       this.connection = undefined
@@ -99,7 +111,7 @@ export class AdvisoryLeases implements Leases {
   }
 
   private async open(): Promise<Connection> {
-    const client = new pg.Client({ connectionString: this.connectionString, application_name: LEASE_APPLICATION_NAME, keepAlive: true, query_timeout: QUERY_TIMEOUT_MS })
+    const client = new pg.Client({ connectionString: this.connectionString, application_name: this.applicationName, keepAlive: true, query_timeout: QUERY_TIMEOUT_MS })
     const drop = (reason: string) => {
       if (connection.dropped) return
       connection.dropped = true

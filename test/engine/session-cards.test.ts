@@ -169,7 +169,7 @@ for (const backend of reachableBackends) {
       await call('PATCH', `/v1/kanban/cards/${cardId}`, { stageId: LOST, tags: ['mine'] })
 
       await conversations!.stop()
-      await storage.db.deleteFrom('projection_checkpoints').where('projection', '=', 'engine').execute()
+      await storage.db.deleteFrom('projection_checkpoints').where('projection', 'like', 'engine-%').execute()
       await conversations!.start()
       // The engine goes through the log in order: a later session's card means it is past the first's turns.
       await cardOf(await startSession(), 1)

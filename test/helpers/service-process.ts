@@ -88,6 +88,30 @@ export async function startService(t: Test, env: NodeJS.ProcessEnv): Promise<Ser
   return { ...proc, base }
 }
 
+/** `flowd start --role <role>` on a free port, answering /healthz within `timeoutMs`. */
+export async function startRole(t: Test, role: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Service> {
+  const port = await freePort()
+  const proc = spawnCli(t, ['start', '--role', role], { ...env, PORT: String(port) })
+  const base = `http://127.0.0.1:${port}`
+  await until(proc, `the ${role} process's GET /healthz to answer 200`, timeoutMs, () => answers(`${base}/healthz`, 200))
+  return { ...proc, base }
+}
+
+/**
+ * The log entries a process wrote with `message` (every entry without it), oldest first (its logs
+ * are JSON lines on stdout at LOG_LEVEL=info). Complete lines only: the output read so far may end
+ * in the middle of one.
+ */
+export function logEntries<Entry extends object>(proc: Proc, message?: string): Entry[] {
+  return proc
+    .stdout()
+    .split('\n')
+    .slice(0, -1)
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Entry & { msg?: string })
+    .filter((entry) => message === undefined || entry.msg === message)
+}
+
 export async function stopGracefully(service: Service): Promise<Exit> {
   service.child.kill('SIGTERM')
   return within(service.exited, EXIT_TIMEOUT_MS, () => `no exit after SIGTERM; output:\n${service.output()}`)

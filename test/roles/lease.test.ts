@@ -61,6 +61,7 @@ t.test('advisory leases on Postgres', { skip }, async (t) => {
         if (!lease) refusals++
         return lease
       },
+      processes: () => b.processes(),
       close: () => b.close(),
     }
     const loopB = whileLeased(askingB, 'engine-test', stopB.signal, work('b'), silentLogger, 50)

@@ -4,8 +4,8 @@ import { allProjections } from '../../src/all-projections.js'
 import { cliPath, runCli, tempDir } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
-import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesLogged, parseWebhook, sessionEvents, startRole } from '../helpers/role-processes.js'
-import { EXIT_TIMEOUT_MS, postgresStorage, running, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
+import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesLogged, parseWebhook, sessionEvents } from '../helpers/role-processes.js'
+import { EXIT_TIMEOUT_MS, postgresStorage, running, startRole, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
 import { expect } from '../helpers/service-api.js'
 import { postgresUrl } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
@@ -59,14 +59,14 @@ t.test('api, projector, engine and dispatcher as separate processes against one 
   const admin = setup.apiKey!
   const logged = { ...setup.env, LOG_LEVEL: 'info' }
 
-  const activeProjector = await startRole(t, 'projector', logged)
+  const activeProjector = await startRole(t, 'projector', logged, ROLE_START_TIMEOUT_MS)
   await until(activeProjector, 'the first projector to take every projection lease', ROLE_START_TIMEOUT_MS, loggedEvery(activeProjector, 'lease taken; active'))
   const [standbyProjector, engine, api, dispatcherA, dispatcherB] = await Promise.all([
-    startRole(t, 'projector', logged),
-    startRole(t, 'engine', setup.env),
-    startRole(t, 'api', setup.env),
-    startRole(t, 'dispatcher', setup.env),
-    startRole(t, 'dispatcher', setup.env),
+    startRole(t, 'projector', logged, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'engine', setup.env, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'api', setup.env, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'dispatcher', setup.env, ROLE_START_TIMEOUT_MS),
+    startRole(t, 'dispatcher', setup.env, ROLE_START_TIMEOUT_MS),
   ])
   await until(standbyProjector, 'the second projector to stand by on every projection', ROLE_START_TIMEOUT_MS, loggedEvery(standbyProjector, 'another process holds the lease; standing by'))
 

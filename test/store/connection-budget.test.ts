@@ -34,11 +34,11 @@ t.test('pool sizes: defaults, values, and each bad value reported by name', asyn
   }
 })
 
-t.test('a process of several roles adds up their budgets, sharing the LISTEN, upkeep and lease connections', async (t) => {
+t.test('a process of several roles adds up their budgets, sharing the LISTEN and upkeep connections', async (t) => {
   const config = loadConfig({})
   const alone = ROLES.reduce((sum, role) => sum + connectionBudget([role], config), 0)
-  // Four processes each have two LISTEN connections and one of upkeep; projector and engine each a lease connection.
-  t.equal(connectionBudget(ROLES, config), alone - 3 * 3 - 1)
+  // Four processes each have two LISTEN connections and one of upkeep; one process has them once.
+  t.equal(connectionBudget(ROLES, config), alone - 3 * 3)
 })
 
 t.test("docs/scaling.md's budget table is connectionBudget's at the default settings", async (t) => {
