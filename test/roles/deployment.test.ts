@@ -73,12 +73,12 @@ function countConnections(database: string) {
       await sleep(SAMPLE_EVERY_MS)
     }
   })()
-  const stopping = { done: undefined as Promise<void> | undefined }
+  let ended: Promise<void> | undefined
   return {
     async stop() {
       stopped = true
-      stopping.done ??= loop.finally(() => pool.end())
-      await stopping.done
+      ended ??= loop.finally(() => pool.end())
+      await ended
       return { most, samples }
     },
   }
