@@ -56,7 +56,8 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     const storage = await openStorage(storageTarget(config, roles))
     await migrateToLatest(storage.db)
     // Processes sharing a Postgres database take turns: one active reader per projection and one
-    // engine (leases), and they tell each other when a checkpoint moves. The embedded database is one process.
+    // engine per partition of the sessions (leases), and they tell each other when a checkpoint
+    // moves. The embedded database is one process.
     const leases = config.databaseUrl ? new AdvisoryLeases(config.databaseUrl, logger) : undefined
     // The engine's leases on a connection of their own, named so that engine processes can count
     // each other: the session that holds a process's partitions is the one that shows it alive,

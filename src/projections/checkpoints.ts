@@ -101,7 +101,7 @@ export async function advanceCheckpoints(db: DbOrTrx, names: readonly string[], 
     on conflict (projection) do update
       set position_commit = excluded.position_commit, position_prepare = excluded.position_prepare, updated_at = now()
       where (projection_checkpoints.position_commit, projection_checkpoints.position_prepare) < (excluded.position_commit, excluded.position_prepare)`
-  // Prepared: the engine saves its checkpoints after every batch.
+  // Prepared: the engine saves its checkpoints as its batches go, many times a second.
   await db.executeQuery(prepared(save.compile(db)))
 }
 

@@ -61,12 +61,15 @@ t.test('engine processes share the partitions of the sessions, take over a dead 
   const admin = setup.apiKey!
   const logged = { ...setup.env, LOG_LEVEL: 'info' }
   const startEngine = () => startRole(t, 'engine', logged, ROLE_START_TIMEOUT_MS)
-  const [api, a, b, c] = await Promise.all([startRole(t, 'api,projector', setup.env, ROLE_START_TIMEOUT_MS), startEngine(), startEngine(), startEngine()])
+  const [api, ...engines] = await Promise.all([startRole(t, 'api,projector', setup.env, ROLE_START_TIMEOUT_MS), startEngine(), startEngine(), startEngine()])
 
-  await spreadOver([a, b, c], fairShare(PARTITIONS, 3), 'three engines to share every partition')
+  await spreadOver(engines, fairShare(PARTITIONS, 3), 'three engines to share every partition')
   t.pass(`three engines hold the ${PARTITIONS} partitions between them, at most ${fairShare(PARTITIONS, 3)} each, none twice`)
-  await until(a, 'an engine to take the sweeper lease', REBALANCE_TIMEOUT_MS, async () => sweepers([a, b, c]).length > 0)
-  t.equal(sweepers([a, b, c]).length, 1, 'one of them sweeps')
+  await until(api, 'an engine to take the sweeper lease', REBALANCE_TIMEOUT_MS, async () => sweepers(engines).length > 0)
+  t.equal(sweepers(engines).length, 1, 'one of them sweeps')
+  // The sweeping engine is the one killed, so that both its partitions and the sweeper move.
+  const [victim] = sweepers(engines)
+  const [a, b] = engines.filter((engine) => engine !== victim) as [Service, Service]
 
   await expect(api, admin, 201, 'POST', '/v1/variables', { name: 'said', type: 'string' })
   const flow = await expect(api, admin, 201, 'POST', '/v1/flows', { name: 'Echo', definition: echoFlow })
@@ -82,14 +85,14 @@ t.test('engine processes share the partitions of the sessions, take over a dead 
     )
 
   await sendRound('before the kill')
-  c.child.kill('SIGKILL')
+  victim!.child.kill('SIGKILL')
   // Sent while the survivors take the dead engine's partitions over.
   const duringTakeover = sendRound('during the takeover')
-  t.equal((await within(c.exited, EXIT_TIMEOUT_MS, () => 'no exit after SIGKILL')).signal, 'SIGKILL', 'one engine was killed')
+  t.equal((await within(victim!.exited, EXIT_TIMEOUT_MS, () => 'no exit after SIGKILL')).signal, 'SIGKILL', 'the sweeping engine was killed')
   await spreadOver([a, b], fairShare(PARTITIONS, 2), 'the two survivors to hold every partition')
   t.pass(`the survivors hold every partition between them, at most ${fairShare(PARTITIONS, 2)} each`)
   await until(a, 'a survivor to sweep', REBALANCE_TIMEOUT_MS, async () => sweepers([a, b]).length > 0)
-  t.equal(sweepers([a, b]).length, 1, 'one survivor sweeps')
+  t.equal(sweepers([a, b]).length, 1, 'one survivor took the sweeper over')
   await duringTakeover
 
   const d = await startEngine()
