@@ -15,7 +15,7 @@ export interface PoolSizes {
 }
 
 /** Every process listens on two channels at most (`flowd_events`, `flowd_checkpoints`), each on a connection of the shared pool held for good. */
-export const LISTEN_CONNECTIONS = 2
+const LISTEN_CONNECTIONS = 2
 /** Startup's migration check, then readiness (one statement however many probes wait on it), metrics and stored checkpoint reads. */
 const UPKEEP_CONNECTIONS = 1
 /** The projections' reads of their next batches: short statements beside the applies, which hold the projector pool. */
