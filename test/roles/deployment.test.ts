@@ -29,7 +29,7 @@ const MESSAGES_PER_SECOND = 30
 const LOAD_MS = 30_000
 /** The kills come once this share of the load's time has passed. */
 const KILL_AT_SHARE = 0.4
-/** The guarantee: no session waits more than this for a webhook because of a kill. */
+/** The guarantee: no session waits more than this for a webhook because of a kill. */
 const KILL_DELAY_LIMIT_MS = 3_000
 const PROBE_EVERY_MS = 100
 const SAMPLE_EVERY_MS = 100
