@@ -7,12 +7,14 @@ import { WakeUp } from './eventstore/wake-up.js'
 import type { Logger } from './logger.js'
 import { countingAppends } from './metrics/event-store.js'
 import type { Metrics } from './metrics/registry.js'
+import { ROLES, type Role } from './roles.js'
 import type { CommandContext } from './commands/context.js'
 import { ENGINE_LEASE_APPLICATION_NAME } from './engine/partitions.js'
 import { ConversationRunner } from './engine/runner.js'
 import { DispatcherRole } from './webhooks/dispatcher-role.js'
 import { countUnsettledDeliveries, oldestOpenDeliveryAt } from './webhooks/deliveries.js'
 import { allProjections } from './all-projections.js'
+import { poolSizes } from './connection-budget.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
 import { openStorage, type DatabaseTarget, type Storage } from './store/connect.js'
 import { AdvisoryLeases, type Leases } from './store/lease.js'
@@ -36,15 +38,22 @@ export interface Backend {
   close(): Promise<void>
 }
 
-export const storageTarget = (config: Config): DatabaseTarget =>
-  config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl, projectorPoolSize: allProjections.length + 1 } : { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }
+/** The database, with the pools a process of `roles` needs (CLI commands: every role's). */
+export function storageTarget(config: Config, roles: readonly Role[] = ROLES): DatabaseTarget {
+  if (!config.databaseUrl) return { kind: 'pglite', dataDir: join(config.dataDir, 'pglite') }
+  const pools = poolSizes(roles, config)
+  return { kind: 'postgres', url: config.databaseUrl, poolSize: pools.shared, projectorPoolSize: pools.projector, dispatcherPoolSize: pools.dispatcher }
+}
 
-/** With `metrics`, appends, turns and webhook attempts are counted and read-model lag and the outbox are read on scrape. */
-export async function openBackend(config: Config, logger: Logger, metrics?: Metrics): Promise<Backend> {
+/**
+ * With `metrics`, appends, turns and webhook attempts are counted and read-model lag and the outbox
+ * are read on scrape. `roles`: those the process will start, which size its pools.
+ */
+export async function openBackend(config: Config, logger: Logger, metrics?: Metrics, roles: readonly Role[] = ROLES): Promise<Backend> {
   const embedded = !config.databaseUrl
   const unlock = embedded ? lockDataDir(config.dataDir) : () => {}
   try {
-    const storage = await openStorage(storageTarget(config))
+    const storage = await openStorage(storageTarget(config, roles))
     await migrateToLatest(storage.db)
     // Processes sharing a Postgres database take turns: one active reader per projection and one
     // engine per partition of the sessions (leases), and they tell each other when a checkpoint
@@ -68,7 +77,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
         : new PostgresEventStore({ db: storage.db, pool: storage.pool })
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
-    const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, logger, { leases, checkpointsMoved, metrics })
+    const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger, { applyDb: storage.projectorDb, leases, checkpointsMoved, metrics })
     const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases: engineLeases, partitions: config.enginePartitions })
     const webhooks = new DispatcherRole(
       storage.dispatcherDb,

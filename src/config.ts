@@ -25,6 +25,14 @@ export interface Config {
   webhookMaxInFlight: number
   /** How long a claimed delivery stays with the process that claimed it; must outlast an attempt (10 s). */
   webhookLeaseSeconds: number
+  /** Postgres connections for requests in a process with the api role (src/connection-budget.ts). */
+  apiPoolSize: number
+  /** Postgres connections for turns in a process with the engine role. */
+  enginePoolSize: number
+  /** Postgres connections applying read models in a process with the projector role; undefined: one per read model and one more. */
+  projectorPoolSize: number | undefined
+  /** Postgres connections for claims and attempt records in a process with the dispatcher role. */
+  dispatcherPoolSize: number
   sessionTtlSeconds: number
   /**
    * Partitions of the sessions among engine processes (a lease and a checkpoint each). Fixed for a
@@ -121,7 +129,9 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = env[name]?.trim()
     return raw === '' ? undefined : raw
   }
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
+  function integer(name: string, fallback: number, min: number, max: number): number
+  function integer(name: string, fallback: undefined, min: number, max: number): number | undefined
+  function integer(name: string, fallback: number | undefined, min: number, max: number): number | undefined {
     const raw = value(name)
     if (raw === undefined) return fallback
     const n = Number(raw)
@@ -219,6 +229,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule,
     webhookMaxInFlight: integer('WEBHOOK_MAX_IN_FLIGHT', 128, 1, 1024),
     webhookLeaseSeconds: integer('WEBHOOK_LEASE_SECONDS', 2, 1, 3600),
+    apiPoolSize: integer('API_POOL_SIZE', 10, 1, 1000),
+    enginePoolSize: integer('ENGINE_POOL_SIZE', 10, 1, 1000),
+    projectorPoolSize: integer('PROJECTOR_POOL_SIZE', undefined, 1, 1000),
+    dispatcherPoolSize: integer('DISPATCHER_POOL_SIZE', 10, 1, 1000),
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
     enginePartitions: integer('ENGINE_PARTITIONS', DEFAULT_ENGINE_PARTITIONS, 1, 256),
     streamHeartbeatSeconds: integer('STREAM_HEARTBEAT_SECONDS', 15, 1, 3600),

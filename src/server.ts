@@ -7,10 +7,8 @@ import type { Logger } from './logger.js'
 import { Metrics } from './metrics/registry.js'
 import { dashboardSignInUrl, issueSignInLink } from './auth/dashboard-sessions.js'
 import { oldestAdminKeyHash } from './projections/api-keys.js'
+import { ROLES, type Role } from './roles.js'
 
-/** What a process runs (`flowd start --role`); the default, and the embedded database, run them all. */
-export const ROLES = ['api', 'projector', 'engine', 'dispatcher'] as const
-export type Role = (typeof ROLES)[number]
 
 export interface RunningService {
   app: FastifyInstance
@@ -38,7 +36,7 @@ export interface RunningService {
  */
 export async function startService(config: Config, logger: Logger, roles: readonly Role[] = ROLES): Promise<RunningService> {
   const metrics = config.metricsEnabled ? new Metrics(logger) : undefined
-  const backend = await openBackend(config, logger, metrics)
+  const backend = await openBackend(config, logger, metrics, roles)
   try {
     if (roles.includes('projector')) await backend.readModels.start()
     if (roles.includes('engine')) await backend.conversations.start()

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../config.js'
-import { ROLES, startService, type Role } from '../server.js'
+import { ROLES, type Role } from '../roles.js'
+import { startService } from '../server.js'
 import type { CliContext } from './main.js'
 import { UsageError } from './usage.js'
 

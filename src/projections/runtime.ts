@@ -46,6 +46,11 @@ export interface ProjectionRuntimeOptions {
   /** Announces this process's checkpoint moves to the others and wakes its waits on theirs (Postgres). */
   checkpointsMoved?: WakeUp
   metrics?: Metrics
+  /**
+   * Where the batches are applied, once `start` has been called (Postgres: the projector pool);
+   * absent, the runtime's `db`, which also serves the stored checkpoints' reads and readiness.
+   */
+  applyDb?: Kysely<Database>
 }
 
 interface Waiter {
@@ -73,6 +78,7 @@ export class ProjectionRuntime {
   private followingStoredCheckpoints = false
 
   private readonly db: Kysely<Database>
+  private readonly applyDb: Kysely<Database>
   private readonly store: EventStore
   readonly projections: readonly Projection[]
   private readonly logger: Logger
@@ -86,6 +92,7 @@ export class ProjectionRuntime {
     options: ProjectionRuntimeOptions = {},
   ) {
     this.db = db
+    this.applyDb = options.applyDb ?? db
     this.store = store
     this.projections = projections
     this.logger = logger
@@ -106,7 +113,7 @@ export class ProjectionRuntime {
     // Every projection's lease, retry sleep and subscription listen to this one signal.
     setMaxListeners(3 * this.projections.length + 10, signal)
     for (const state of this.running.values()) {
-      await insertCheckpointIfMissing(this.db, state.projection.name)
+      await insertCheckpointIfMissing(this.applyDb, state.projection.name)
       this.loops.push(whileLeased(this.options.leases, projectionLeaseName(state.projection.name), signal, (leased) => this.run(state, leased), this.logger))
     }
   }
@@ -125,8 +132,8 @@ export class ProjectionRuntime {
           streamPrefixes: projection.streamPrefixes,
           maxBatch: BATCH,
           resume: async () => {
-            state.position = await readCheckpoint(this.db, projection.name)
-            await state.parking.load(this.db)
+            state.position = await readCheckpoint(this.applyDb, projection.name)
+            await state.parking.load(this.applyDb)
             state.active = true
             return state.position
           },
@@ -168,9 +175,9 @@ export class ProjectionRuntime {
    */
   private applyBatch(state: Running, batch: RecordedEvent[], through: Position): Promise<BatchOutcome> {
     const { projection, parking } = state
-    if (batch.length === 0) return writeWithCheckpoint(this.db, projection, state.position, through, async () => {})
-    if (!parking.meets(batch)) return applyLive(this.db, projection, state.position, batch, through)
-    return writeWithCheckpoint(this.db, projection, state.position, through, async (trx) => {
+    if (batch.length === 0) return writeWithCheckpoint(this.applyDb, projection, state.position, through, async () => {})
+    if (!parking.meets(batch)) return applyLive(this.applyDb, projection, state.position, batch, through)
+    return writeWithCheckpoint(this.applyDb, projection, state.position, through, async (trx) => {
       await parking.refresh(trx, batch)
       await applyAll(trx, projection, parking.passable(batch))
     })
@@ -191,14 +198,14 @@ export class ProjectionRuntime {
       let parked = false
       for (let failures = 1; !outcome; failures++) {
         try {
-          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event])))
+          outcome = await writeWithCheckpoint(this.applyDb, projection, from, event.position, (trx) => (parking.waits(event) ? Promise.resolve() : applyAll(trx, projection, [event])))
         } catch (error) {
           if (isTransient(error)) throw error
           if (failures < FAILURES_BEFORE_PARKING) {
             await delay(backoffMs(failures))
             continue
           }
-          outcome = await writeWithCheckpoint(this.db, projection, from, event.position, (trx) => parking.park(trx, event, error, failures)).catch((parkError: unknown) => {
+          outcome = await writeWithCheckpoint(this.applyDb, projection, from, event.position, (trx) => parking.park(trx, event, error, failures)).catch((parkError: unknown) => {
             parking.forget(event.stream)
             throw parkError
           })

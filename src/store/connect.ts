@@ -12,9 +12,12 @@ export type DatabaseTarget =
   | {
       kind: 'postgres'
       url: string
+      /** The shared pool: the event store, requests, turns, LISTEN connections. */
       poolSize?: number
-      /** Connections for read models: one per projection applying at once, and a rebuild beside them. */
+      /** Connections for read models: one per projection applying at once, and a rebuild beside them. 0: never opened. */
       projectorPoolSize?: number
+      /** Connections for webhook claims and attempt records. 0: never opened. */
+      dispatcherPoolSize?: number
     }
   /** `dataDir` undefined: in memory (tests), optionally starting from a dump of another instance. */
   | { kind: 'pglite'; dataDir?: string; initialData?: Blob }
@@ -50,9 +53,6 @@ export interface Storage {
   close(): Promise<void>
 }
 
-/** Claims and attempt records at once; a delivery holds a connection only for those, not for its POST. */
-const DISPATCHER_POOL_SIZE = 10
-
 function newPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool({ ...config, Client: PreparingClient })
   // A client losing its connection (the database restarting) must not crash the process. Idle,
@@ -63,38 +63,42 @@ function newPool(config: pg.PoolConfig): pg.Pool {
   return pool
 }
 
+/** The dispatcher's pool: a delivery holds a connection for its claim and its attempt record, not for its POST. */
+function dispatcherHandle(url: string, size: number): Kysely<Database> {
+  const dispatcherPool = newPool({ connectionString: url, max: size, application_name: DISPATCHER_APPLICATION_NAME })
+  // A claim walks the open deliveries in order. An index scan marks the entries of deliveries sent
+  // since as dead as it passes them, so the next claim skips them; a bitmap scan (the planner's
+  // pick on a busy outbox's stale estimates) visits them all again until VACUUM comes, so every
+  // claim grows with each delivery sent (after 8,500: 4.7 ms, against 0.05 ms with the index scan).
+  dispatcherPool.on('connect', (client) => void client.query('set enable_bitmapscan = off').catch(() => {}))
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: dispatcherPool }) })
+}
+
+/** A handle on a pool this process does not open: any query on it fails naming `what`, so a role using another's pool shows at once. */
+const unopened = (what: string): Kysely<Database> =>
+  new Kysely<Database>({ dialect: new PostgresDialect({ pool: () => Promise.reject(new Error(`${what} is not open in this process`)) }) })
+
 export async function openStorage(target: DatabaseTarget): Promise<Storage> {
   if (target.kind === 'postgres') {
     const pool = newPool({ connectionString: target.url, max: target.poolSize ?? 10 })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    const projectorDb = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: target.projectorPoolSize ?? 16, application_name: PROJECTOR_APPLICATION_NAME }) }),
-    })
-    // Opened on first use: only a process with the dispatcher role connects it.
-    const dispatcherPool = newPool({ connectionString: target.url, max: DISPATCHER_POOL_SIZE, application_name: DISPATCHER_APPLICATION_NAME })
-    // A claim walks the open deliveries in order. An index scan marks the entries of deliveries sent
-    // since as dead as it passes them, so the next claim skips them; a bitmap scan (the planner's
-    // pick on a busy outbox's stale estimates) visits them all again until VACUUM comes, so every
-    // claim grows with each delivery sent (after 8,500: 4.7 ms, against 0.05 ms with the index scan).
-    dispatcherPool.on('connect', (client) => void client.query('set enable_bitmapscan = off').catch(() => {}))
-    const dispatcherDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dispatcherPool }) })
+    const projectorPoolSize = target.projectorPoolSize ?? 16
+    const projectorHandle = (options?: string) =>
+      projectorPoolSize > 0
+        ? new Kysely<Database>({
+            dialect: new PostgresDialect({ pool: newPool({ connectionString: target.url, max: projectorPoolSize, application_name: PROJECTOR_APPLICATION_NAME, options }) }),
+          })
+        : unopened('the projector pool, which only a process with the projector role opens')
+    const projectorDb = projectorHandle()
+    const dispatcherPoolSize = target.dispatcherPoolSize ?? 10
+    const dispatcherDb = dispatcherPoolSize > 0 ? dispatcherHandle(target.url, dispatcherPoolSize) : unopened('the dispatcher pool, which only a process with the dispatcher role opens')
     return {
       db,
       projectorDb,
       dispatcherDb,
       target,
       pool,
-      inSchema: (schema) =>
-        new Kysely<Database>({
-          dialect: new PostgresDialect({
-            pool: newPool({
-              connectionString: target.url,
-              max: target.projectorPoolSize ?? 16,
-              application_name: PROJECTOR_APPLICATION_NAME,
-              options: `-c search_path=${schema},public`,
-            }),
-          }),
-        }),
+      inSchema: (schema) => projectorHandle(`-c search_path=${schema},public`),
       close: async () => {
         await dispatcherDb.destroy()
         await projectorDb.destroy()

@@ -10,6 +10,12 @@ export interface ReceivedRequest {
   path: string
   headers: Record<string, string | string[] | undefined>
   body: string
+  /** `performance.now()` when the whole request had arrived. */
+  arrivedAt: number
+  /** The sender's port: which process sent it, while the connection is open. */
+  remotePort: number | undefined
+  /** Whether the answer went out; false while it is delayed, and for good when the sender went first. */
+  answered: boolean
 }
 
 export interface ReceiverResponse {
@@ -60,7 +66,17 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: { ...req.headers }, body: Buffer.concat(chunks).toString('utf8') })
+      const request: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: { ...req.headers },
+        body: Buffer.concat(chunks).toString('utf8'),
+        arrivedAt: performance.now(),
+        remotePort: req.socket.remotePort,
+        answered: false,
+      }
+      requests.push(request)
+      res.once('finish', () => (request.answered = true))
       const next = queue.shift() ?? { status: 200, body: 'ok' }
       const respond = () => {
         // The sender may have gone (killed) while the answer waited.

@@ -98,17 +98,18 @@ export async function startRole(t: Test, role: string, env: NodeJS.ProcessEnv, t
 }
 
 /**
- * The log entries a process wrote with `message`, oldest first (its logs are JSON lines on stdout
- * at LOG_LEVEL=info). Complete lines only: the output read so far may end in the middle of one.
+ * The log entries a process wrote with `message` (every entry without it), oldest first (its logs
+ * are JSON lines on stdout at LOG_LEVEL=info). Complete lines only: the output read so far may end
+ * in the middle of one.
  */
-export function logEntries<Entry extends object>(proc: Proc, message: string): Entry[] {
+export function logEntries<Entry extends object>(proc: Proc, message?: string): Entry[] {
   return proc
     .stdout()
     .split('\n')
     .slice(0, -1)
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Entry & { msg?: string })
-    .filter((entry) => entry.msg === message)
+    .filter((entry) => message === undefined || entry.msg === message)
 }
 
 export async function stopGracefully(service: Service): Promise<Exit> {

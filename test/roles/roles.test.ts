@@ -3,8 +3,9 @@ import t from 'tap'
 import { allProjections } from '../../src/all-projections.js'
 import { cliPath, runCli, tempDir } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
-import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
-import { EXIT_TIMEOUT_MS, logEntries, postgresStorage, running, startRole, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
+import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
+import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesLogged, parseWebhook, sessionEvents } from '../helpers/role-processes.js'
+import { EXIT_TIMEOUT_MS, postgresStorage, running, startRole, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
 import { expect } from '../helpers/service-api.js'
 import { postgresUrl } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
@@ -16,36 +17,19 @@ import { eventually } from '../helpers/wait.js'
 const SESSIONS = 5
 const MESSAGES = 4
 const DELIVERY_TIMEOUT_MS = 90_000
-/** Six processes start side by side, on a machine that may be busy. */
-const ROLE_START_TIMEOUT_MS = 120_000
 /** A standby asks for its leases every second; the killed holder's session ends at once. */
 const TAKEOVER_TIMEOUT_MS = 30_000
 
-const WEBHOOK_ENV = { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1' }
 const projectionLeases = allProjections.map((p) => `projection:${p.name}`).sort()
 
-/** The leases a process logged `message` for. */
-const leasesLogged = (proc: Service, message: string): string[] =>
-  [...new Set(logEntries<{ lease?: string }>(proc, message).flatMap((entry) => (entry.lease ? [entry.lease] : [])))].sort()
-
 const loggedEvery = (proc: Service, message: string) => async () => projectionLeases.every((lease) => leasesLogged(proc, message).includes(lease))
-
-interface Webhook {
-  sessionId: string
-  messageId: string
-}
-const parse = (request: ReceivedRequest): Webhook => JSON.parse(request.body) as Webhook
 
 /** Waits (bounded) until every id of `expected` arrived at the receiver; fails early if `api` dies. */
 async function allArrived(api: Service, receiver: HttpsReceiver, expected: string[], what: string, timeoutMs: number): Promise<void> {
   await until(api, what, timeoutMs, async () => {
-    const arrived = new Set(receiver.requests.map((r) => parse(r).messageId))
+    const arrived = new Set(receiver.requests.map((r) => parseWebhook(r).messageId))
     return expected.every((id) => arrived.has(id))
   })
-}
-
-async function sessionEvents(api: Service, apiKey: string, sessionId: string): Promise<{ type: string; data: { messageId: string } }[]> {
-  return (await expect(api, apiKey, 200, 'GET', `/v1/sessions/${sessionId}/events?size=500`)).content
 }
 
 t.before(() => {
@@ -116,7 +100,7 @@ t.test('api, projector, engine and dispatcher as separate processes against one 
   await allArrived(api, receiver, expected, `all ${expected.length} turns at the receiver`, DELIVERY_TIMEOUT_MS)
   // A repeat (a bug) still on its way is caught by the same check at the end, once every process
   // has exited and the receiver has read all they sent.
-  const webhooksOf = (sessionId: string) => receiver.requests.map(parse).filter((w) => w.sessionId === sessionId).map((w) => w.messageId)
+  const webhooksOf = (sessionId: string) => receiver.requests.map(parseWebhook).filter((w) => w.sessionId === sessionId).map((w) => w.messageId)
   for (const sessionId of sessionIds) {
     t.same(webhooksOf(sessionId), expectedOf(sessionId), `session ${sessionId}: one webhook per turn, in send order, with two dispatchers sharing the work`)
     const events = await sessionEvents(api, apiKey, sessionId)

@@ -1,0 +1,43 @@
+import type { ReceivedRequest } from './https-receiver.js'
+import { logEntries, type Service } from './service-process.js'
+import { expect } from './service-api.js'
+
+// What the tests of a deployment split by role share: the webhook settings, the leases processes
+// log, and what their webhooks carry.
+
+/** Several processes start side by side, on a machine that may be busy. */
+export const ROLE_START_TIMEOUT_MS = 120_000
+
+/** Webhooks to the test's HTTPS receiver on 127.0.0.1, retried every second after a failure. */
+export const WEBHOOK_ENV = { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1' }
+
+interface LeaseEntry {
+  msg?: string
+  lease?: string
+  leases?: string[]
+}
+
+/** The leases a process logged `message` for. */
+export const leasesLogged = (proc: Service, message: string): string[] =>
+  [...new Set(logEntries<LeaseEntry>(proc, message).flatMap((entry) => (entry.lease ? [entry.lease] : [])))].sort()
+
+/** The leases a live process holds by its logs: each taken and not lost since. */
+export function leasesHeld(proc: Service): string[] {
+  const held = new Set<string>()
+  for (const entry of logEntries<LeaseEntry>(proc)) {
+    if (entry.msg === 'lease taken; active' && entry.lease) held.add(entry.lease)
+    else if (entry.msg === 'lease lost; standing by' && entry.lease) held.delete(entry.lease)
+    else if (entry.msg === 'lease connection lost; its leases are given up') for (const lease of entry.leases ?? []) held.delete(lease)
+  }
+  return [...held].sort()
+}
+
+export interface Webhook {
+  sessionId: string
+  messageId: string
+}
+export const parseWebhook = (request: ReceivedRequest): Webhook => JSON.parse(request.body) as Webhook
+
+export async function sessionEvents(api: Service, apiKey: string, sessionId: string): Promise<{ type: string; data: { messageId: string } }[]> {
+  return (await expect(api, apiKey, 200, 'GET', `/v1/sessions/${sessionId}/events?size=500`)).content
+}

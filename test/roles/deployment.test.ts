@@ -1,0 +1,379 @@
+import { existsSync } from 'node:fs'
+import t, { type Test } from 'tap'
+import { loadConfig } from '../../src/config.js'
+import { connectionBudget } from '../../src/connection-budget.js'
+import { fairShare } from '../../src/engine/partitions.js'
+import type { Role } from '../../src/roles.js'
+import { assertionMessage } from '../helpers/assertion-message.js'
+import { cliPath } from '../helpers/cli.js'
+import { echoFlow } from '../helpers/flows.js'
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
+import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesHeld, parseWebhook, sessionEvents } from '../helpers/role-processes.js'
+import { call, expect } from '../helpers/service-api.js'
+import { EXIT_TIMEOUT_MS, logEntries, postgresStorage, running, startRole, stopGracefully, within, type Service } from '../helpers/service-process.js'
+import { localPortsTo, processOfLocalPort } from '../helpers/socket-owner.js'
+import { postgresUrl, separatePool } from '../helpers/storage.js'
+import { eventually, sleep } from '../helpers/wait.js'
+
+// A deployment split by role under steady load: 2 api, 3 engine, 2 projector and 2 dispatcher
+// processes against one fresh Postgres database, every process probed for readiness 10 times a
+// second and the database's connections counted every 100 ms. Mid-run two of the engines holding
+// partitions, the projector holding most read-model leases and a dispatcher with deliveries in
+// flight are SIGKILLed at once, and a new engine joins. Every acknowledged message gets exactly one turn and one
+// answered webhook, in per-session order; no kill holds a session's webhook back more than 3 s;
+// the connections stay within the sum of the processes' budgets (src/connection-budget.ts); the
+// partitions end spread over the live engines.
+
+const SESSIONS = 20
+const MESSAGES_PER_SECOND = 30
+const LOAD_MS = 30_000
+/** The kills come once this share of the load's time has passed. */
+const KILL_AT_SHARE = 0.4
+/** The guarantee: no session waits more than this for a webhook because of a kill. */
+const KILL_DELAY_LIMIT_MS = 3_000
+const PROBE_EVERY_MS = 100
+const SAMPLE_EVERY_MS = 100
+const PROBE_TIMEOUT_MS = 10_000
+/** The receiver answers each webhook this long after it arrived, so a dispatcher always has some in flight. */
+const RECEIVER_ANSWER_DELAY_MS = 50
+const DRAIN_TIMEOUT_MS = 60_000
+const TAKEOVER_TIMEOUT_MS = 30_000
+/** Pools sized so that the whole deployment's budget fits this server's max_connections (100 by default). */
+const POOL_ENV = { API_POOL_SIZE: '3', ENGINE_POOL_SIZE: '3', PROJECTOR_POOL_SIZE: '8', DISPATCHER_POOL_SIZE: '3' }
+const DEPLOYMENT: Record<Role, number> = { api: 2, engine: 3, projector: 2, dispatcher: 2 }
+const PARTITIONS_LOGGED = 'engine partitions held'
+
+interface Member {
+  name: string
+  role: Role
+  service: Service
+  /** `performance.now()` when the test SIGKILLed it. */
+  killedAt?: number
+}
+
+interface Acknowledged {
+  sessionId: string
+  messageId: string
+  sentAt: number
+  /** `performance.now()` when its 202 (or the session's 201) arrived. */
+  ackedAt: number
+}
+
+/** Counts the connections to `database` every SAMPLE_EVERY_MS, from a connection to another database of the server, until stopped. */
+function countConnections(database: string) {
+  const pool = separatePool({ connectionString: postgresUrl, max: 1 })
+  let most = 0
+  let samples = 0
+  let stopped = false
+  const loop = (async () => {
+    while (!stopped) {
+      const { rows } = await pool.query<{ count: number }>('select count(*)::int as count from pg_stat_activity where datname = $1', [database])
+      most = Math.max(most, rows[0]!.count)
+      samples++
+      await sleep(SAMPLE_EVERY_MS)
+    }
+  })()
+  let ended: Promise<void> | undefined
+  return {
+    async stop() {
+      stopped = true
+      ended ??= loop.finally(() => pool.end())
+      await ended
+      return { most, samples }
+    },
+  }
+}
+
+interface Probe {
+  member: Member
+  at: number
+  status?: number
+  error?: string
+}
+
+/** GET /readyz on every member not killed, every PROBE_EVERY_MS, without waiting for the previous answer. */
+function probeReadiness(members: readonly Member[]) {
+  const probes: Probe[] = []
+  const inFlight = new Set<Promise<void>>()
+  const timer = setInterval(() => {
+    for (const member of members) {
+      if (member.killedAt !== undefined) continue
+      const probe = fetch(`${member.service.base}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
+        .then(async (response) => {
+          await response.arrayBuffer()
+          probes.push({ member, at: performance.now(), status: response.status })
+        })
+        .catch((error: unknown) => {
+          probes.push({ member, at: performance.now(), error: assertionMessage(error) })
+        })
+      inFlight.add(probe)
+      void probe.finally(() => inFlight.delete(probe))
+    }
+  }, PROBE_EVERY_MS)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await Promise.all(inFlight)
+      return probes
+    },
+  }
+}
+
+/**
+ * Sends a message every 1/MESSAGES_PER_SECOND s for LOAD_MS, alternating between the api
+ * processes, each to the next session that is not waiting for the answer to its previous one, so
+ * each session's messages have one order.
+ */
+async function sendSteadily(apis: readonly Service[], apiKey: string, sessionIds: readonly string[], acknowledged: Acknowledged[], midway: () => void, signal: AbortSignal) {
+  const refused: number[] = []
+  const waiting = new Set<string>()
+  const sends: Promise<void>[] = []
+  let next = 0
+  let skipped = 0
+  const started = performance.now()
+  let pastMidway = false
+  for (let n = 0; performance.now() - started < LOAD_MS && !signal.aborted; n++) {
+    if (!pastMidway && performance.now() - started >= KILL_AT_SHARE * LOAD_MS) {
+      pastMidway = true
+      midway()
+    }
+    const sessionId = sessionIds.map((_, i) => sessionIds[(next + i) % sessionIds.length]!).find((id) => !waiting.has(id))
+    next = (next + 1) % sessionIds.length
+    if (sessionId === undefined) skipped++
+    else {
+      waiting.add(sessionId)
+      const api = apis[n % apis.length]!
+      const sentAt = performance.now()
+      sends.push(
+        call(api, apiKey, 'POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: `m${n}` } })
+          .then((reply) => {
+            if (reply.status === 202) acknowledged.push({ sessionId, messageId: reply.body.messageId as string, sentAt, ackedAt: performance.now() })
+            else refused.push(reply.status)
+          })
+          .catch(() => {
+            refused.push(0)
+          })
+          .finally(() => waiting.delete(sessionId)),
+      )
+    }
+    await sleep(Math.max(0, started + ((n + 1) * 1000) / MESSAGES_PER_SECOND - performance.now()))
+  }
+  await Promise.all(sends)
+  return { refused, skipped }
+}
+
+const webhookId = (request: ReceivedRequest) => String(request.headers['webhook-id'])
+
+/** The receiver's answered webhooks: the first of each webhook-id, in arrival order, and the others. */
+function answeredWebhooks(receiver: HttpsReceiver) {
+  const first = new Map<string, ReceivedRequest>()
+  const repeats: ReceivedRequest[] = []
+  for (const request of receiver.requests.filter((r) => r.answered)) {
+    if (first.has(webhookId(request))) repeats.push(request)
+    else first.set(webhookId(request), request)
+  }
+  return { first, repeats }
+}
+
+interface PartitionsEntry {
+  partitions?: number[]
+}
+
+/** Each live engine's partitions, from the last PARTITIONS_LOGGED line it printed. */
+const partitionsHeld = (engines: readonly Member[]) =>
+  new Map(
+    engines
+      .filter((engine) => engine.killedAt === undefined)
+      .flatMap((engine) => {
+        const last = logEntries<PartitionsEntry>(engine.service, PARTITIONS_LOGGED).at(-1)
+        return last ? [[engine, last.partitions ?? []] as const] : []
+      }),
+  )
+
+/** The engines doing engine work, all but one of those holding partitions: a survivor keeps going. */
+const engineVictims = (engines: readonly Member[]): Member[] =>
+  [...partitionsHeld(engines)].filter(([, held]) => held.length > 0).map(([engine]) => engine).slice(1)
+
+/** The dispatcher that sent a webhook the receiver has not answered yet. */
+function dispatcherWithDeliveryInFlight(dispatchers: readonly Member[], receiver: HttpsReceiver): Member | undefined {
+  const pids = dispatchers.map((d) => d.service.child.pid!)
+  for (const request of receiver.requests.filter((r) => !r.answered && r.remotePort !== undefined)) {
+    const pid = processOfLocalPort(request.remotePort!, pids)
+    const dispatcher = dispatchers.find((d) => d.service.child.pid === pid)
+    if (dispatcher) return dispatcher
+  }
+  return undefined
+}
+
+t.before(() => {
+  if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' first`)
+})
+
+const skip = postgresUrl ? false : 'DATABASE_URL is unset: the deployment runs as processes sharing a Postgres database'
+
+t.test('a deployment split by role under load, with kills and a joining engine, within its connection budget', { skip }, async (t: Test) => {
+  const receiver = await startHttpsReceiver()
+  t.teardown(() => receiver.close())
+  receiver.delay(RECEIVER_ANSWER_DELAY_MS)
+  const setup = await postgresStorage.prepare(t, { ...WEBHOOK_ENV, ...POOL_ENV, WEBHOOK_CA_FILE: receiver.caFile })
+  const admin = setup.apiKey!
+  const config = loadConfig(setup.env)
+  const database = new URL(config.databaseUrl!).pathname.slice(1)
+  // Leases and partitions are read from the info lines of engines and projectors.
+  const envOf = (role: Role) => (role === 'engine' || role === 'projector' ? { ...setup.env, LOG_LEVEL: 'info' } : setup.env)
+
+  const members: Member[] = []
+  const join = async (role: Role, name: string) => {
+    const member = { name, role, service: await startRole(t, role, envOf(role), ROLE_START_TIMEOUT_MS) }
+    members.push(member)
+    return member
+  }
+  await Promise.all(Object.entries(DEPLOYMENT).flatMap(([role, count]) => Array.from({ length: count }, (_, i) => join(role as Role, `${role} ${i + 1}`))))
+  const ofRole = (role: Role) => members.filter((m) => m.role === role)
+  const apis = ofRole('api').map((m) => m.service)
+  const [api] = apis
+
+  const connections = countConnections(database)
+  t.teardown(() => connections.stop())
+  const readiness = probeReadiness(members)
+  t.teardown(() => readiness.stop())
+
+  const { apiKey } = await expect(api!, admin, 201, 'POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` })
+  await expect(api!, apiKey, 201, 'POST', '/v1/variables', { name: 'said', type: 'string' })
+  const flow = await expect(api!, apiKey, 201, 'POST', '/v1/flows', { name: 'Echo', definition: echoFlow })
+  const acknowledged: Acknowledged[] = []
+  const sessionIds: string[] = await Promise.all(
+    Array.from({ length: SESSIONS }, async () => {
+      const sentAt = performance.now()
+      const { sessionId } = await expect(api!, apiKey, 201, 'POST', `/v1/sessions/flows/${flow.id}/create`)
+      const ackedAt = performance.now()
+      const started = (await sessionEvents(api!, apiKey, sessionId)).find((e) => e.type === 'SessionStarted')!
+      acknowledged.push({ sessionId, messageId: started.data.messageId, sentAt, ackedAt })
+      return sessionId as string
+    }),
+  )
+
+  const stopLoad = new AbortController()
+  t.teardown(() => stopLoad.abort())
+  let reachedMidway!: () => void
+  const midway = new Promise<void>((resolve) => (reachedMidway = resolve))
+  const load = sendSteadily(apis, apiKey, sessionIds, acknowledged, reachedMidway, stopLoad.signal)
+
+  // Mid-run: the engine work, the read models' leases and deliveries in flight lose their process at once.
+  await midway
+  const engines = await eventually('engines holding partitions', () => {
+    const victims = engineVictims(ofRole('engine'))
+    return victims.length > 0 ? victims : undefined
+  })
+  const projector = ofRole('projector').reduce((most, p) => (leasesHeld(p.service).length > leasesHeld(most.service).length ? p : most))
+  t.ok(leasesHeld(projector.service).length > 0, `${projector.name} holds read-model leases when killed`)
+  const dispatcher = await eventually('a dispatcher with a delivery in flight', () => dispatcherWithDeliveryInFlight(ofRole('dispatcher'), receiver))
+  const victims = [...engines, projector, dispatcher]
+  // Its connections to the receiver, read while it lives: which of the receiver's requests it sent.
+  const killedDispatcherPorts = localPortsTo(dispatcher.service.child.pid!, receiver.port)
+  const killedAt = performance.now()
+  for (const victim of victims) {
+    victim.killedAt = killedAt
+    victim.service.child.kill('SIGKILL')
+  }
+  for (const victim of victims) await within(victim.service.exited, EXIT_TIMEOUT_MS, () => `${victim.name} did not exit after SIGKILL`)
+  t.pass(`SIGKILLed ${victims.map((v) => v.name).join(', ')}`)
+  await join('engine', 'engine 4 (joined after the kills)')
+  const joinedAt = performance.now()
+
+  const { refused, skipped } = await load
+  t.same(refused, [], 'every message sent was acknowledged (202) by the api processes')
+  const answerTimes = acknowledged.map((a) => a.ackedAt - a.sentAt).sort((a, b) => a - b)
+  t.comment(`message to 202: median ${Math.round(answerTimes[Math.floor(answerTimes.length / 2)]!)} ms, longest ${Math.round(answerTimes.at(-1)!)} ms`)
+  t.comment(`${acknowledged.length} turns acknowledged (${SESSIONS} session starts and ${acknowledged.length - SESSIONS} messages); ${skipped} sends left out while every session waited for an answer`)
+
+  // A webhook answered while its attempt was not yet recorded when its dispatcher died goes out again,
+  // with the same webhook-id (at least once): a receiver keeps the first of each webhook-id.
+  const everyTurnDelivered = () => {
+    const delivered = new Set([...answeredWebhooks(receiver).first.values()].map((r) => parseWebhook(r).messageId))
+    return acknowledged.every((a) => delivered.has(a.messageId))
+  }
+  await eventually('an answered webhook for every acknowledged turn', () => (everyTurnDelivered() ? true : undefined), DRAIN_TIMEOUT_MS)
+  const { first: firstAnswered, repeats } = answeredWebhooks(receiver)
+  const probes = await readiness.stop()
+  const { most, samples } = await connections.stop()
+
+  // Delivery: one turn and one webhook per acknowledged message, in per-session order.
+  const expectedOf = (sessionId: string) => acknowledged.filter((a) => a.sessionId === sessionId).map((a) => a.messageId)
+  const deliveredOf = (sessionId: string, first = firstAnswered) => [...first.values()].map(parseWebhook).filter((w) => w.sessionId === sessionId).map((w) => w.messageId)
+  const sessionsOutOfOrder = async () => {
+    const wrong: string[] = []
+    for (const sessionId of sessionIds) {
+      const turns = (await sessionEvents(api!, apiKey, sessionId)).filter((e) => e.type === 'TurnCompleted').map((e) => e.data.messageId)
+      if (JSON.stringify(turns) !== JSON.stringify(expectedOf(sessionId))) wrong.push(`${sessionId}: turns`)
+      if (JSON.stringify(deliveredOf(sessionId)) !== JSON.stringify(expectedOf(sessionId))) wrong.push(`${sessionId}: webhooks`)
+    }
+    return wrong
+  }
+  t.same(await sessionsOutOfOrder(), [], `each of the ${acknowledged.length} acknowledged turns: exactly one TurnCompleted and one webhook, in per-session order`)
+  const sentByKilledDispatcher = (request: ReceivedRequest) => request.remotePort !== undefined && killedDispatcherPorts.has(request.remotePort)
+  const firstSentByKilledDispatcher = (repeat: ReceivedRequest) => sentByKilledDispatcher(firstAnswered.get(webhookId(repeat))!)
+  const cutOff = receiver.requests.filter((r) => !r.answered)
+  t.same(
+    [...repeats.filter((r) => !firstSentByKilledDispatcher(r)), ...cutOff.filter((r) => !sentByKilledDispatcher(r))].map((r) => parseWebhook(r).messageId),
+    [],
+    `only the killed dispatcher's attempts went out twice: ${cutOff.length} cut off by the kill, ${repeats.length} answered but not yet recorded, each sent again with its webhook-id`,
+  )
+  t.ok(cutOff.length + repeats.length > 0, 'the killed dispatcher had deliveries in flight')
+
+  const deliveredAt = new Map([...firstAnswered.values()].map((r) => [parseWebhook(r).messageId, r.arrivedAt]))
+  // The kills hold no session back more than 3 s: each turn not yet delivered at the kill arrives within that of the kill, or of its 202 if later.
+  const heldBack = acknowledged
+    .map((a) => ({ ...a, arrivedAt: deliveredAt.get(a.messageId)! }))
+    .filter((a) => a.arrivedAt > killedAt)
+    .map((a) => ({ ...a, held: a.arrivedAt - Math.max(a.ackedAt, killedAt) }))
+    .sort((a, b) => b.held - a.held)
+  const [longest] = heldBack
+  t.ok(longest && longest.held <= KILL_DELAY_LIMIT_MS, `no webhook held back more than ${KILL_DELAY_LIMIT_MS} ms by the kills (longest: ${Math.round(longest?.held ?? NaN)} ms over ${heldBack.length} turns delivered after them)`)
+  const sinceKill = (at: number) => `${Math.round(at - killedAt)} ms`
+  t.comment(`the longest held back: acknowledged at ${sinceKill(longest!.ackedAt)} after the kills, delivered at ${sinceKill(longest!.arrivedAt)}; the new engine answered at ${sinceKill(joinedAt)}`)
+  const waits = acknowledged.map((a) => deliveredAt.get(a.messageId)! - a.ackedAt).sort((a, b) => a - b)
+  t.comment(`202 to webhook: median ${Math.round(waits[Math.floor(waits.length / 2)]!)} ms, longest ${Math.round(waits.at(-1)!)} ms`)
+
+  // Connections: the sum of every started process's budget, killed ones included (their sessions end as the kernel closes their sockets).
+  const budget = members.reduce((sum, m) => sum + connectionBudget([m.role], config), 0)
+  t.ok(samples > 0 && most <= budget, `at most ${most} connections to the database over ${samples} samples, within the deployment's budget of ${budget}`)
+  const server = separatePool({ connectionString: postgresUrl, max: 1 })
+  t.teardown(() => server.end())
+  const { rows } = await server.query<{ available: number }>("select current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int as available")
+  t.ok(budget <= rows[0]!.available, `the budget fits the server: ${budget} of ${rows[0]!.available} connections`)
+  const tooMany = members.filter((m) => m.service.output().includes('too many clients')).map((m) => m.name)
+  t.same(tooMany, [], 'no process was refused a connection (too many clients)')
+
+  // Readiness: every probe answered 200 or 503, except those of a process killed on their way.
+  const unanswered = probes.filter((p) => p.error !== undefined && !(p.member.killedAt !== undefined && p.at >= p.member.killedAt))
+  t.same(
+    unanswered.map((p) => `${p.member.name}: ${p.error}`),
+    [],
+    `${probes.length} readiness probes: ${probes.filter((p) => p.status === 200).length} ready, ${probes.filter((p) => p.status === 503).length} not ready, ${probes.length - probes.filter((p) => p.status !== undefined).length} cut off by a kill`,
+  )
+  t.same([...new Set(probes.flatMap((p) => (p.status === undefined ? [] : [p.status])))].filter((s) => s !== 200 && s !== 503), [], 'every answer was 200 or 503')
+
+  await t.test('engine partitions: every partition held once, spread over the live engines', async (t) => {
+    const live = ofRole('engine').filter((engine) => engine.killedAt === undefined)
+    const all = new Set(ofRole('engine').flatMap((engine) => logEntries<PartitionsEntry>(engine.service, PARTITIONS_LOGGED).flatMap((entry) => entry.partitions ?? [])))
+    const share = fairShare(all.size, live.length)
+    const spread = () => {
+      const held = [...partitionsHeld(live).values()]
+      const each = held.flat().sort((a, b) => a - b)
+      return each.length === all.size && new Set(each).size === all.size && held.every((partitions) => partitions.length <= share)
+    }
+    await eventually('the partitions to spread over the live engines', () => (spread() ? true : undefined), TAKEOVER_TIMEOUT_MS).catch(() => undefined)
+    const held = partitionsHeld(live)
+    t.ok(spread(), `${all.size} partitions over ${live.length} live engines, each holding at most ${share}: ${[...held].map(([engine, partitions]) => `${engine.name} ${partitions.length}`).join(', ')}`)
+  })
+
+  for (const member of members.filter((m) => m.killedAt === undefined)) {
+    t.same(await stopGracefully(member.service), { code: 0, signal: null }, `${member.name} stops cleanly on SIGTERM`)
+  }
+  await eventually('the receiver to have read everything the dispatchers sent', async () => ((await receiver.openConnections()) === 0 ? true : undefined), EXIT_TIMEOUT_MS)
+  const atExit = answeredWebhooks(receiver)
+  t.ok(sessionIds.every((sessionId) => JSON.stringify(deliveredOf(sessionId, atExit.first)) === JSON.stringify(expectedOf(sessionId))), 'still one webhook per turn once every process has exited')
+  t.ok(atExit.repeats.every(firstSentByKilledDispatcher), "and none answered twice but the killed dispatcher's")
+  t.ok(members.every((m) => !running(m.service)), 'every process has exited')
+})
