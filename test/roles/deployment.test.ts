@@ -40,6 +40,9 @@ const DRAIN_TIMEOUT_MS = 60_000
 const TAKEOVER_TIMEOUT_MS = 30_000
 /** Pools sized so that the whole deployment's budget fits this server's max_connections (100 by default). */
 const POOL_ENV = { API_POOL_SIZE: '3', ENGINE_POOL_SIZE: '3', PROJECTOR_POOL_SIZE: '8', DISPATCHER_POOL_SIZE: '3' }
+// The shortest claim lease: with the default 2 s a killed dispatcher's claims come out again 2 to
+// 2.5 s after the kill, which leaves a loaded machine too little of the 3 s the deployment promises.
+const FAILOVER_ENV = { WEBHOOK_LEASE_SECONDS: '1' }
 const DEPLOYMENT: Record<Role, number> = { api: 2, engine: 3, projector: 2, dispatcher: 2 }
 const PARTITIONS_LOGGED = 'engine partitions held'
 
@@ -215,7 +218,7 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
   receiver.delay(RECEIVER_ANSWER_DELAY_MS)
-  const setup = await postgresStorage.prepare(t, { ...WEBHOOK_ENV, ...POOL_ENV, WEBHOOK_CA_FILE: receiver.caFile })
+  const setup = await postgresStorage.prepare(t, { ...WEBHOOK_ENV, ...POOL_ENV, ...FAILOVER_ENV, WEBHOOK_CA_FILE: receiver.caFile })
   const admin = setup.apiKey!
   const config = loadConfig(setup.env)
   const database = new URL(config.databaseUrl!).pathname.slice(1)
