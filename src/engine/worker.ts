@@ -349,7 +349,7 @@ export class EngineWorker {
    * One scheduled try of a session parked because its turn kept conflicting (ConflictRetries). Its
    * pending turns run while it stays parked: the live engine passes over its later events, so a
    * later message never gets its turn before an earlier one. Once they are appended it is retried
-   * as any parked stream, which unparks it and carries out the kanban actions of the turns it held.
+   * like every other parked stream, which unparks it and carries out the kanban actions of the turns it held.
    * Conflicting again, `settle` keeps it parked and schedules it again.
    */
   private async retryConflicting(stream: string): Promise<void> {
