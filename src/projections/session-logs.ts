@@ -11,7 +11,7 @@ export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
 type NewSessionLog = Insertable<SessionLogsTable>
 
 /** What a batch's messages, turns and expiries change in one session's log, merged. */
-interface LogChange {
+export interface LogChange {
   id: string
   expires_at: string | null
   warnings: number
@@ -25,10 +25,14 @@ interface LogChange {
 }
 
 /** The two tables of the read model: the logs, and apart from them the logs of preview sessions. */
-type LogTable = 'session_logs' | 'preview_session_logs'
+export type LogTable = 'session_logs' | 'preview_session_logs'
 
-/** One statement of merged changes of many sessions, changing nothing where `onlyIf` is false. */
-const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyIf: RawBuilder<boolean>) => sql`
+/**
+ * One statement of merged changes of many sessions, changing nothing where `onlyIf` is false. The
+ * logs are found by `= any(ids)`, an index lookup in any plan: joined on the recordset alone, the
+ * generic plan cached while the table was small read the whole table on every batch.
+ */
+export const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyIf: RawBuilder<boolean>) => sql`
   update ${sql.table(table)} as s set
     expires_at = coalesce(v.expires_at, s.expires_at),
     warnings = s.warnings + v.warnings,
@@ -38,7 +42,7 @@ const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyIf: RawB
       else coalesce(v.failed_at, v.expired_at, s.finished_at) end
   from jsonb_to_recordset(cast(${JSON.stringify(changes)} as jsonb))
     as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz, failed_at timestamptz)
-  where s.id = v.id and ${onlyIf}`
+  where s.id = any(${changes.map((change) => change.id)}::uuid[]) and s.id = v.id and ${onlyIf}`
 
 /** One statement of new logs (a repeated start changes nothing), inserting nothing where `onlyIf` is false. */
 const insertLogs = (table: LogTable, starts: readonly NewSessionLog[], onlyIf: RawBuilder<boolean>) => sql`

@@ -27,7 +27,8 @@ export interface NewDelivery {
 
 /**
  * Makes deliveries on their sessions' stored routes `r`, where `onlyIf` holds; one made already (a
- * replay) stays as it is.
+ * replay) stays as it is. Routes are found by `= any`, an index lookup in any plan (see
+ * {@link recordAttempts}).
  */
 export const insertDeliveries = (deliveries: readonly NewDelivery[], onlyIf: RawBuilder<boolean>) => sql`
   insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
@@ -37,7 +38,7 @@ export const insertDeliveries = (deliveries: readonly NewDelivery[], onlyIf: Raw
   from jsonb_to_recordset(cast(${JSON.stringify(deliveries)} as jsonb))
     as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
   join webhook_sessions r on r.session_id = v.session_id
-  where ${onlyIf}
+  where r.session_id = any(${[...new Set(deliveries.map((delivery) => delivery.session_id))]}::uuid[]) and ${onlyIf}
   order by v.source_commit, v.source_prepare
   on conflict (id) do nothing`
 
@@ -108,7 +109,7 @@ export async function renewClaims(db: DbOrTrx, claims: readonly Pick<ClaimedDeli
   const renew = sql`
     update webhook_deliveries w set lease_until = ${leaseUntil}::timestamptz
     from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leaseToken)}::uuid[]) as c(id, lease_token)
-    where w.id = c.id and w.lease_token = c.lease_token`.compile(db)
+    where w.id = any(${claims.map((c) => c.id)}::uuid[]) and w.id = c.id and w.lease_token = c.lease_token`.compile(db)
   await db.executeQuery(prepared(renew))
 }
 
@@ -140,6 +141,11 @@ export interface MadeAttempt {
  */
 export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]): Promise<void> {
   if (made.length === 0) return
+  await db.executeQuery(prepared(attemptsRecord(made).compile(db)))
+}
+
+/** The statement of {@link recordAttempts}. */
+export function attemptsRecord(made: readonly MadeAttempt[]): RawBuilder<unknown> {
   const rows = made.map(({ delivery, attempt, outcome }, seq) => ({
     seq,
     delivery_id: delivery.id,
@@ -155,7 +161,10 @@ export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]):
     delivered_at: outcome.status === 'delivered' ? attempt.attemptedAt.toISOString() : null,
     last_error: attempt.error ?? (outcome.status === 'delivered' ? null : `HTTP ${attempt.statusCode}`),
   }))
-  const record = sql`
+  // The rows are found by `= any(ids)`, an index lookup in any plan: a join on the recordset let the
+  // cached generic plan, made while the table was small, walk the whole table to find them.
+  const ids = [...new Set(made.map(({ delivery }) => delivery.id))]
+  return sql`
     with made as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as m(
         seq integer, delivery_id uuid, lease_token uuid, attempted_at timestamptz, status_code integer,
@@ -164,7 +173,7 @@ export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]):
     ),
     held as materialized (
       select d.id, d.attempt_count, d.lease_token from webhook_deliveries d
-      where d.id in (select delivery_id from made)
+      where d.id = any(${ids}::uuid[])
       order by d.id
       for no key update
     ),
@@ -192,8 +201,7 @@ export async function recordAttempts(db: DbOrTrx, made: readonly MadeAttempt[]):
       lease_token = case when l.seq is null then w.lease_token end,
       lease_until = case when l.seq is null then w.lease_until end
     from per_delivery p left join made l on l.seq = p.leased_seq
-    where w.id = p.delivery_id`.compile(db)
-  await db.executeQuery(prepared(record))
+    where w.id = p.delivery_id and w.id = any(${ids}::uuid[])`
 }
 
 export interface DeliveryAttemptView {
