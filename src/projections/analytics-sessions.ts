@@ -1,7 +1,8 @@
-import { sql, type Selectable, type Transaction } from 'kysely'
+import { sql, type RawBuilder, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import { invalidReplyWarning, type TurnOutput } from '../domain/turn.js'
 import type { AnalyticsSessionsTable, Database, DbOrTrx } from '../store/database.js'
+import { prepared } from '../store/prepared.js'
 import { ROWS_PER_STATEMENT, defineProjection, inChunks, type TypedFold } from './projection.js'
 
 /**
@@ -78,7 +79,10 @@ class SessionsFold implements TypedFold<SessionEvent> {
       if (beingWritten) this.sessions.set(event.data.sessionId, { ...beingWritten })
       else unread.add(event.data.sessionId)
     }
-    if (unread.size > 0) for (const row of await db.selectFrom('analytics_sessions').selectAll().where('session_id', 'in', [...unread]).execute()) this.sessions.set(row.session_id, row)
+    if (unread.size > 0) {
+      const read = sql<SessionRow>`select * from analytics_sessions where session_id = any(${[...unread]}::uuid[])`.compile(db)
+      for (const row of (await db.executeQuery(prepared(read))).rows) this.sessions.set(row.session_id, row)
+    }
     for (const { event } of events) this.addOne(event)
   }
 
@@ -127,9 +131,10 @@ class SessionsFold implements TypedFold<SessionEvent> {
     }
   }
 
+  // Every statement of a batch is prepared (a fixed text): the live read model runs them many times a second.
   async write(trx: Transaction<Database>): Promise<void> {
     await inChunks(this.sessions.values(), ROWS_PER_STATEMENT, (rows) =>
-      sql`
+      runPrepared(trx, sql`
         insert into analytics_sessions as s
           (session_id, organization_id, workspace_id, flow_id, flow_version, status, started_at, finished_at, last_node_id, turns)
         select * from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
@@ -138,10 +143,10 @@ class SessionsFold implements TypedFold<SessionEvent> {
         on conflict (session_id) do update set
           status = excluded.status, finished_at = excluded.finished_at, last_node_id = excluded.last_node_id, turns = excluded.turns
         -- A row as its session began says nothing new: a repeated start leaves the stored row as it is.
-        where excluded.turns > 0 or excluded.status <> 'running'`.execute(trx),
+        where excluded.turns > 0 or excluded.status <> 'running'`),
     )
     await inChunks(this.visits.values(), ROWS_PER_STATEMENT, (rows) =>
-      sql`
+      runPrepared(trx, sql`
         insert into analytics_session_nodes as n
           (session_id, node_id, flow_id, flow_version, workspace_id, session_started_at, first_reached_at, visits, answered_at)
         select * from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
@@ -149,9 +154,13 @@ class SessionsFold implements TypedFold<SessionEvent> {
                session_started_at timestamptz, first_reached_at timestamptz, visits integer, answered_at timestamptz)
         on conflict (session_id, node_id) do update set
           visits = n.visits + excluded.visits,
-          answered_at = coalesce(n.answered_at, excluded.answered_at)`.execute(trx),
+          answered_at = coalesce(n.answered_at, excluded.answered_at)`),
     )
   }
+}
+
+const runPrepared = async (trx: Transaction<Database>, statement: RawBuilder<unknown>): Promise<void> => {
+  await trx.executeQuery(prepared(statement.compile(trx)))
 }
 
 /**

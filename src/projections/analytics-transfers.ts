@@ -1,7 +1,7 @@
-import { sql, type Transaction } from 'kysely'
+import { sql, type RawBuilder, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx } from '../store/database.js'
-import { ROWS_PER_STATEMENT, defineProjection, inChunks, type TypedFold } from './projection.js'
+import { ALWAYS, ROWS_PER_STATEMENT, defineProjection, slices, type TypedFold } from './projection.js'
 
 interface Transfer {
   session_id: string
@@ -31,13 +31,24 @@ class TransfersFold implements TypedFold<SessionEvent> {
   }
 
   async write(trx: Transaction<Database>): Promise<void> {
+    for (const part of this.parts(ALWAYS)) await part.execute(trx)
+  }
+
+  /** The same write as one statement with the checkpoint's move: most batches hold no transfer, and move the checkpoint alone. */
+  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    if (this.rows.length > ROWS_PER_STATEMENT) return undefined
+    return this.parts(checkpointMoved)
+  }
+
+  private parts(onlyIf: RawBuilder<boolean>): RawBuilder<unknown>[] {
     // Microseconds since the epoch, exactly: timestamptz keeps microseconds.
-    await inChunks(this.rows, ROWS_PER_STATEMENT, (rows) => sql`
+    return slices(this.rows).map((rows) => sql`
       insert into analytics_transfers (session_id, timestamp_micros, target_type, target_id, node_id, transferred_at)
       select v.session_id, v.timestamp_micros, v.target_type, v.target_id, v.node_id, timestamptz 'epoch' + v.timestamp_micros * interval '1 microsecond'
       from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
         as v(session_id uuid, timestamp_micros bigint, target_type text, target_id text, node_id text)
-      on conflict (session_id, timestamp_micros) do nothing`.execute(trx))
+      where ${onlyIf}
+      on conflict (session_id, timestamp_micros) do nothing`)
   }
 }
 

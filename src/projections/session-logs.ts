@@ -28,11 +28,12 @@ export interface LogChange {
 export type LogTable = 'session_logs' | 'preview_session_logs'
 
 /**
- * One statement of merged changes of many sessions, changing nothing where `onlyIf` is false. The
- * logs are found by `= any(ids)`, an index lookup in any plan: joined on the recordset alone, the
- * generic plan cached while the table was small read the whole table on every batch.
+ * One statement of merged changes of many sessions, changing nothing where `onlyIf` is false.
+ * `byIndex`: the logs are also named by `= any(ids)`, an index lookup in any plan, for the live
+ * batch's prepared statement, whose generic plan, cached while the table was small, read the whole
+ * table on every batch; a rebuild's bulk update, planned each time, joins faster without it.
  */
-export const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyIf: RawBuilder<boolean>) => sql`
+export const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyIf: RawBuilder<boolean>, byIndex = false) => sql`
   update ${sql.table(table)} as s set
     expires_at = coalesce(v.expires_at, s.expires_at),
     warnings = s.warnings + v.warnings,
@@ -42,7 +43,7 @@ export const updateLogs = (table: LogTable, changes: readonly LogChange[], onlyI
       else coalesce(v.failed_at, v.expired_at, s.finished_at) end
   from jsonb_to_recordset(cast(${JSON.stringify(changes)} as jsonb))
     as v(id uuid, expires_at timestamptz, warnings integer, status text, finished_at timestamptz, expired_at timestamptz, failed_at timestamptz)
-  where s.id = any(${changes.map((change) => change.id)}::uuid[]) and s.id = v.id and ${onlyIf}`
+  where ${byIndex ? sql`s.id = any(${changes.map((change) => change.id)}::uuid[]) and` : sql``} s.id = v.id and ${onlyIf}`
 
 /** One statement of new logs (a repeated start changes nothing), inserting nothing where `onlyIf` is false. */
 const insertLogs = (table: LogTable, starts: readonly NewSessionLog[], onlyIf: RawBuilder<boolean>) => sql`
@@ -122,13 +123,13 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
    * and only the one holding the session has a row to change. Preview sessions are few, so the
    * second update is cheap.
    */
-  private parts(onlyIf: RawBuilder<boolean>): RawBuilder<unknown>[] {
+  private parts(onlyIf: RawBuilder<boolean>, byIndex = false): RawBuilder<unknown>[] {
     const changes = [...this.changes.values()]
     return [
       ...slices(this.starts).map((rows) => insertLogs('session_logs', rows, onlyIf)),
       ...slices(this.previewStarts).map((rows) => insertLogs('preview_session_logs', rows, onlyIf)),
-      ...slices(changes).map((rows) => updateLogs('session_logs', rows, onlyIf)),
-      ...slices(changes).map((rows) => updateLogs('preview_session_logs', rows, onlyIf)),
+      ...slices(changes).map((rows) => updateLogs('session_logs', rows, onlyIf, byIndex)),
+      ...slices(changes).map((rows) => updateLogs('preview_session_logs', rows, onlyIf, byIndex)),
     ]
   }
 
@@ -143,7 +144,7 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
   inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
     if (this.rowsHeld > ROWS_PER_STATEMENT) return undefined
     if ([...this.starts, ...this.previewStarts].some((start) => this.changes.has(start.id))) return undefined
-    return this.parts(checkpointMoved)
+    return this.parts(checkpointMoved, true)
   }
 }
 

@@ -69,7 +69,16 @@ function newPool(config: pg.PoolConfig): pg.Pool {
  * whole table after it has grown, until the next ANALYZE: a few rows' update scanned thousands of
  * rows on every batch. Without the sequential scan the plan is an index lookup at any size.
  */
-const KEYED_ONLY = 'set enable_seqscan = off'
+const KEYED_ONLY = 'set enable_seqscan = off; set plan_cache_mode = force_generic_plan'
+
+/**
+ * For the live read models' connections: a batch's commit does not wait for its WAL flush. What
+ * they write is derived from the log and moves with its checkpoint in one transaction, so a crash
+ * that loses the last unflushed batches takes their checkpoints back with them, and the reader
+ * applies those events again. Any later flushed commit flushes them first, so nothing built on
+ * a batch (a delivery claimed and sent) outlives it. A batch's commit returns a flush sooner.
+ */
+const DERIVED_WRITES = 'set synchronous_commit = off'
 
 /** Runs `settings` first on each new connection of `pool` (a query, not a startup option, which PgBouncer refuses). */
 function settingOnConnect(pool: pg.Pool, settings: string): pg.Pool {
@@ -101,7 +110,7 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
       const projectorPool = newPool({ connectionString: target.url, max: projectorPoolSize, application_name: PROJECTOR_APPLICATION_NAME, options })
       return new Kysely<Database>({ dialect: new PostgresDialect({ pool: settings ? settingOnConnect(projectorPool, settings) : projectorPool }) })
     }
-    const projectorDb = projectorHandle(undefined, KEYED_ONLY)
+    const projectorDb = projectorHandle(undefined, `${KEYED_ONLY}; ${DERIVED_WRITES}`)
     const dispatcherPoolSize = target.dispatcherPoolSize ?? 10
     const dispatcherDb = dispatcherPoolSize > 0 ? dispatcherHandle(target.url, dispatcherPoolSize) : unopened('the dispatcher pool, which only a process with the dispatcher role opens')
     return {

@@ -83,7 +83,7 @@ class OutboxWrites {
     if (this.turns.some((turn) => this.routes.has(turn.session_id))) return undefined
     return [
       ...(this.routes.size > 0 ? [insertRoutes([...this.routes.values()], checkpointMoved)] : []),
-      ...(this.turns.length > 0 ? [insertDeliveries(this.turns, checkpointMoved)] : []),
+      ...(this.turns.length > 0 ? [insertDeliveries(this.turns, checkpointMoved, true)] : []),
       ...(this.finished.size > 0 ? [closeRoutes([...this.finished], checkpointMoved)] : []),
     ]
   }

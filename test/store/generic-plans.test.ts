@@ -118,7 +118,7 @@ if (postgresUrl) {
     const delivery = { id: randomUUID(), session_id: sessionId, message_id: randomUUID(), body: '{}', event_ids: [randomUUID()], source_commit: '1', source_prepare: '1', created_at: new Date().toISOString() }
     const scans = await genericPlanAfterGrowth(
       projectorDb,
-      insertDeliveries([delivery], sql<boolean>`true`).compile(projectorDb),
+      insertDeliveries([delivery], sql<boolean>`true`, true).compile(projectorDb),
       'webhook_sessions',
       `insert into webhook_sessions (session_id, organization_id, workspace_id, api_key_id, callback_url, active)
        select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'https://example.test/hook', true from generate_series(1, ${ROWS})`,
@@ -131,7 +131,7 @@ if (postgresUrl) {
     const change = { id: randomUUID(), expires_at: new Date().toISOString(), warnings: 0, status: null, finished_at: null, expired_at: null, failed_at: null }
     const scans = await genericPlanAfterGrowth(
       projectorDb,
-      updateLogs('session_logs', [change], sql<boolean>`true`).compile(projectorDb),
+      updateLogs('session_logs', [change], sql<boolean>`true`, true).compile(projectorDb),
       'session_logs',
       `insert into session_logs (id, workspace_id, organization_id, flow_id, flow_version, status, started_at, expires_at)
        select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 1, 'running', now(), now() + interval '1 hour' from generate_series(1, ${ROWS})`,
