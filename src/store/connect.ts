@@ -67,7 +67,9 @@ function newPool(config: pg.PoolConfig): pg.Pool {
  * For pools whose every statement finds its rows by key. Their statements are prepared, and a
  * generic plan made while a table was young (a new database, a fresh deployment) keeps reading the
  * whole table after it has grown, until the next ANALYZE: a few rows' update scanned thousands of
- * rows on every batch. Without the sequential scan the plan is an index lookup at any size.
+ * rows on every batch. Without the sequential scan the plan is an index lookup at any size, and so
+ * the generic plan is always taken: a statement whose custom plans looked cheaper was otherwise
+ * planned again on every run.
  */
 const KEYED_ONLY = 'set enable_seqscan = off; set plan_cache_mode = force_generic_plan'
 
