@@ -17,11 +17,15 @@ export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', impor
  */
 export const cliNodeArgs = ['--liftoff-only']
 
+/** A `flowd start` process of every role then opens at most 36 connections (src/connection-budget.ts), against 54 by default. */
+const SMALL_POOLS = { API_POOL_SIZE: '4', ENGINE_POOL_SIZE: '4', DISPATCHER_POOL_SIZE: '4' }
+
 /** Environment for a child: no inherited database settings unless given. */
 export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {
   const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, ...rest } = process.env
   // Fault tests send bursts through one key; rate limits have their own tests (test/http/rate-limit.test.ts).
-  return { ...rest, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...env }
+  // Small pools: tap's parallel files share the server's max_connections (shareServer in storage.ts).
+  return { ...rest, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...SMALL_POOLS, ...env }
 }
 
 export function tempDir(t: Test): string {

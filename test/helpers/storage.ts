@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Socket } from 'node:net'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { openStorage, type Storage } from '../../src/store/connect.js'
@@ -30,6 +31,39 @@ function refuseToDropPostgres(): undefined {
   return undefined
 }
 
+/**
+ * tap runs two test files at once, and they share the server's max_connections (100 by default).
+ * A file that needs most of them for itself (a deployment of many processes) calls this at its
+ * top: it then waits for the files running beside it to end, and files starting meanwhile wait
+ * for it. Every other file needs little enough that any two fit.
+ */
+export function takeServerAlone(): void {
+  serverAlone = true
+}
+
+let serverAlone = false
+let serverShare: Promise<void> | undefined
+/** An advisory lock key of the test database's; its value means nothing. */
+const SERVER_SHARE_LOCK = 6_414_307
+
+/**
+ * Before a file's first database: a shared hold on the server (exclusive after `takeServerAlone`),
+ * on a connection of its own kept until the file's process exits. A lock waited for goes first, so an
+ * exclusive request is not starved by shared ones that keep coming.
+ */
+function shareServer(): Promise<void> {
+  serverShare ??= (async () => {
+    const client = new pg.Client({ connectionString: postgresUrl })
+    client.on('error', () => {})
+    await client.connect()
+    await client.query(serverAlone ? 'select pg_advisory_lock($1)' : 'select pg_advisory_lock_shared($1)', [SERVER_SHARE_LOCK])
+    // Held until the process exits, whose end closes the connection and so lets the lock go.
+    const { stream } = (client as unknown as { connection: { stream: Socket } }).connection
+    stream.unref()
+  })()
+  return serverShare
+}
+
 export interface Backend {
   name: 'pglite' | 'postgres'
   /** A fresh, migrated, empty database of this backend, dropped when the test ends. */
@@ -52,6 +86,7 @@ export const pgliteBackend: Backend = {
  */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   if (!postgresUrl) throw new Error('DATABASE_URL is not set')
+  await shareServer()
   const name = `flowd_test_${process.pid}_${randomBytes(4).toString('hex')}`
   const admin = new pg.Client({ connectionString: postgresUrl })
   await admin.connect()
@@ -74,7 +109,7 @@ export const postgresBackend: Backend = {
   name: 'postgres',
   async open(t) {
     const database = await createTestDatabase()
-    const storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 24 })
+    const storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 12 })
     t.teardown(async () => {
       await storage.close()
       await database.drop()

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { loadConfig, ConfigError } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
-import { START } from '../../src/eventstore/port.js'
+import { START, comparePositions } from '../../src/eventstore/port.js'
 import { echoFlow } from '../helpers/flows.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
@@ -193,7 +193,10 @@ for (const backend of reachableBackends) {
       const sector = `sector-${randomUUID()}`
       // An event no projection acts on, in a stream the sectors read model follows: pending, harmless.
       await h.store.append(sector, [{ id: randomUUID(), type: 'MetricsProbe', data: {} }], { expectedRevision: 'no_stream' })
-      await h.store.append(sector, [{ id: randomUUID(), type: 'MetricsProbe', data: {} }], { expectedRevision: 0n })
+      const { position } = await h.store.append(sector, [{ id: randomUUID(), type: 'MetricsProbe', data: {} }], { expectedRevision: 0n })
+      // On Postgres the log shows an event once every transaction begun before it has ended, in
+      // any database of the server (the gap rule, DESIGN.md): a test file beside this one may hold one.
+      await eventually('both events visible in the log', async () => (comparePositions(await h.store.headPosition({ streamPrefixes: [sector] }), position) >= 0 ? true : undefined))
       const older = Date.parse((await h.store.readStream(sector))[0]!.createdAt)
       // An age worth telling from zero: the clock itself is what is waited for.
       await eventually('the clock 50 ms past the older event', () => (Date.now() >= older + 50 ? true : undefined))

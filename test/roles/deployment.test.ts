@@ -12,7 +12,7 @@ import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesHeld, parseWebhook, sessionEv
 import { call, expect } from '../helpers/service-api.js'
 import { EXIT_TIMEOUT_MS, logEntries, postgresStorage, running, startRole, stopGracefully, within, type Service } from '../helpers/service-process.js'
 import { localPortsTo, processOfLocalPort } from '../helpers/socket-owner.js'
-import { postgresUrl, separatePool } from '../helpers/storage.js'
+import { postgresUrl, separatePool, takeServerAlone } from '../helpers/storage.js'
 import { eventually, sleep } from '../helpers/wait.js'
 
 // A deployment split by role under steady load: 2 api, 3 engine, 2 projector and 2 dispatcher
@@ -213,6 +213,8 @@ t.before(() => {
 })
 
 const skip = postgresUrl ? false : 'DATABASE_URL is unset: the deployment runs as processes sharing a Postgres database'
+// Its processes' budgets together take most of the server's max_connections.
+takeServerAlone()
 
 t.test('a deployment split by role under load, with kills and a joining engine, within its connection budget', { skip }, async (t: Test) => {
   const receiver = await startHttpsReceiver()
