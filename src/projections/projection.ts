@@ -51,6 +51,12 @@ export interface Projection {
   readonly tables: readonly (keyof Database & string)[]
   /** The event types `apply` acts on, when not every type of its streams: a write of other types does not wait for it. */
   readonly eventTypes?: readonly string[]
+  /**
+   * On the way from a message to its webhook (the outbox): each batch is applied as soon as it is
+   * read. Every other projection gathers events between batches while nobody waits for it
+   * (src/projections/runtime.ts).
+   */
+  readonly onWebhookPath?: boolean
   apply(trx: Transaction<Database>, event: RecordedEvent): Promise<void>
   /** Folds batches to write them in a few statements instead of one or more per event. */
   fold?(options?: FoldOptions): Fold
@@ -86,6 +92,7 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
     streamPrefixes: readonly string[]
     tables: readonly (keyof Database & string)[]
     eventTypes?: readonly Event['type'][]
+    onWebhookPath?: boolean
   } & (
     | { apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>; fold?: never }
     | { fold(options: TypedFoldOptions<Event>): TypedFold<Event>; apply?: never }

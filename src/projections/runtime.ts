@@ -35,6 +35,8 @@ interface Running {
   active: boolean
   /** Its streams stopped at an event that failed again and again; their events wait for a retry. */
   parking: StreamParking
+  /** Ends its gathering between two batches (see `gather`), while it gathers. */
+  endGathering?: () => void
 }
 
 export interface ProjectionRuntimeOptions {
@@ -51,6 +53,8 @@ export interface ProjectionRuntimeOptions {
    * absent, the runtime's `db`, which also serves the stored checkpoints' reads and readiness.
    */
   applyDb?: Kysely<Database>
+  /** How long a projection off the webhook path gathers events between batches (GATHER_MS). */
+  gatherMs?: number
 }
 
 interface Waiter {
@@ -60,6 +64,13 @@ interface Waiter {
 }
 
 const BATCH = 500
+/**
+ * How long a projection off the webhook path lets events gather between the starts of two batches,
+ * while no write waits for it. A steady trickle (a few events a millisecond) then makes batches of
+ * dozens of events that share one transaction, checkpoint move and set of statements, instead of
+ * a batch of one or two events each; the read models' lists may lag this much behind the log.
+ */
+const GATHER_MS = 25
 /** The NOTIFY channel on which processes announce that a projection's checkpoint moved. */
 export const CHECKPOINTS_CHANNEL = 'flowd_checkpoints'
 /** How often a wait on a projection applied by another process reads the checkpoints when no NOTIFY woke it. */
@@ -138,12 +149,15 @@ export class ProjectionRuntime {
             return state.position
           },
           handle: async (batch, _from, through) => {
+            const started = performance.now()
             const outcome = await this.applyBatch(state, batch, through)
             state.position = outcome.position
             state.lastError = undefined
             this.settleWaiters()
-            if (outcome.applied) this.announceApplied(projection.name)
-            return { position: outcome.position, moved: !outcome.applied }
+            if (!outcome.applied) return { position: outcome.position, moved: true }
+            this.announceApplied(projection.name)
+            if (!projection.onWebhookPath) await this.gather(state, started, signal)
+            return { position: outcome.position }
           },
           isolate: async () => {
             await this.isolate(state)
@@ -162,6 +176,32 @@ export class ProjectionRuntime {
     } finally {
       state.active = false
     }
+  }
+
+  /**
+   * Lets the events of `state`'s streams gather until `gatherMs` after `since` (the last batch's
+   * start), unless a write waits for this projection or the runtime stops; a wait that starts
+   * meanwhile ends it (`waitForProjections`).
+   */
+  private async gather(state: Running, since: number, signal: AbortSignal): Promise<void> {
+    const remainingMs = (this.options.gatherMs ?? GATHER_MS) - (performance.now() - since)
+    if (remainingMs <= 0 || signal.aborted || this.isAwaited(state)) return
+    await new Promise<void>((resolve) => {
+      const end = () => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', end)
+        state.endGathering = undefined
+        resolve()
+      }
+      const timer = setTimeout(end, remainingMs)
+      signal.addEventListener('abort', end, { once: true })
+      state.endGathering = end
+    })
+  }
+
+  /** A write waits for `state`'s projection to apply an event it has not applied yet. */
+  private isAwaited(state: Running): boolean {
+    return this.waiters.some((waiter) => waiter.projections.includes(state.projection.name) && comparePositions(state.position, waiter.position) < 0)
   }
 
   private announceApplied(name: string): void {
@@ -259,6 +299,10 @@ export class ProjectionRuntime {
       }
       const timer = setTimeout(() => waiter.resolve(false), timeoutMs)
       this.waiters.push(waiter)
+      for (const name of names) {
+        const state = this.running.get(name)
+        if (state && this.isAwaited(state)) state.endGathering?.()
+      }
       this.followStoredCheckpoints()
     })
   }

@@ -179,4 +179,5 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   fold: ({ appliedBefore }) => new OutboxFold(appliedBefore),
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
   eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
+  onWebhookPath: true,
 })

@@ -5,7 +5,7 @@ import { issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
 import { createCard, createPipeline, deleteCard, updateCard } from '../../src/commands/kanban.js'
 import { createSector } from '../../src/commands/sectors.js'
 import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
-import type { RecordedEvent } from '../../src/eventstore/port.js'
+import { comparePositions, type RecordedEvent } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { allProjections } from '../../src/all-projections.js'
 import type { Projection } from '../../src/projections/projection.js'
@@ -161,6 +161,24 @@ for (const backend of reachableBackends) {
       const outboxOnly = new ProjectionRuntime(db, store, [webhookOutboxProjection], silentLogger)
       t.equal(await outboxOnly.waitFor('session-x', position, { timeoutMs: 100, eventTypes: ['MessageReceived'] }), true, 'but not for the webhook outbox, which makes nothing of it')
       t.equal(await outboxOnly.waitFor('session-x', position, { timeoutMs: 100, eventTypes: ['TurnCompleted'] }), false, 'a turn waits for the outbox')
+    })
+
+    await t.test('between batches a read model gathers events, unless a write waits for it; the outbox never gathers', async (t) => {
+      const gathering: Projection = { ...countingProjection, name: 'gathering', streamPrefixes: ['gathered-'] }
+      const onWebhookPath: Projection = { name: 'on-webhook-path', streamPrefixes: ['gathered-'], tables: [], onWebhookPath: true, apply: async () => {} }
+      const runtime = new ProjectionRuntime(db, store, [gathering, onWebhookPath], silentLogger, { gatherMs: 60_000 })
+      await runtime.start()
+      t.teardown(() => runtime.stop())
+      const { total } = await counts()
+      const tick = async () => (await store.append(`gathered-${randomUUID()}`, [{ id: randomUUID(), type: 'Ticked', data: {} }], { expectedRevision: 'no_stream' })).position
+      t.ok(await runtime.waitFor('gathered-a', await tick()), 'a first batch is applied at once')
+      t.ok(await runtime.waitFor('gathered-a', await tick(), { timeoutMs: 5_000 }), 'a write that waits ends the gathering')
+      const unwaited = await tick()
+      await waitUntil(async () => comparePositions(await readCheckpoint(db, onWebhookPath.name), unwaited) >= 0)
+      t.ok(comparePositions(await readCheckpoint(db, onWebhookPath.name), unwaited) >= 0, 'the outbox applies the next event with nobody waiting')
+      t.equal((await counts()).total, total + 2, 'the read model gathers it for the rest of its 60 s')
+      t.ok(await runtime.waitFor('gathered-a', unwaited, { timeoutMs: 5_000 }), 'until a write waits for it')
+      t.equal((await counts()).total, total + 3)
     })
 
     await t.test('rebuilding the real read models gives the same rows', async (t) => {
