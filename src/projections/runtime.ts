@@ -156,7 +156,8 @@ export class ProjectionRuntime {
             this.settleWaiters()
             if (!outcome.applied) return { position: outcome.position, moved: true }
             this.announceApplied(projection.name)
-            if (!projection.onWebhookPath) await this.gather(state, started, signal)
+            // A full batch means more are waiting (catching up): nothing to gather for.
+            if (!projection.onWebhookPath && batch.length < BATCH) await this.gather(state, started, signal)
             return { position: outcome.position }
           },
           isolate: async () => {
