@@ -17,8 +17,11 @@ export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', impor
  */
 export const cliNodeArgs = ['--liftoff-only']
 
-/** A `flowd start` process of every role then opens at most 36 connections (src/connection-budget.ts), against 54 by default. */
-const SMALL_POOLS = { API_POOL_SIZE: '4', ENGINE_POOL_SIZE: '4', DISPATCHER_POOL_SIZE: '4' }
+/**
+ * A `flowd start` process of every role then opens at most 27 connections (src/connection-budget.ts),
+ * against 54 by default; `flowd projections rebuild` builds with 6 beside its reads.
+ */
+const SMALL_POOLS = { API_POOL_SIZE: '4', ENGINE_POOL_SIZE: '4', PROJECTOR_POOL_SIZE: '6', DISPATCHER_POOL_SIZE: '4' }
 
 /** Environment for a child: no inherited database settings unless given. */
 export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {

@@ -109,7 +109,7 @@ export const postgresBackend: Backend = {
   name: 'postgres',
   async open(t) {
     const database = await createTestDatabase()
-    const storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 12 })
+    const storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 12, projectorPoolSize: 8 })
     t.teardown(async () => {
       await storage.close()
       await database.drop()
