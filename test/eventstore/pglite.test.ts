@@ -12,7 +12,7 @@ t.test('event store contract on PGlite', async (t) => {
   })
 })
 
-t.test('appends that arrive while one is written go together as the next write, one transaction', async (t) => {
+t.test('appends that arrive while two are written go together as the next write, one transaction', async (t) => {
   const storage = await pgliteBackend.open(t)
   const store = new PostgresEventStore({ db: storage.db })
   t.teardown(() => store.close())

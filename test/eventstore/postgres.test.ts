@@ -21,7 +21,7 @@ if (postgresUrl) {
     })
   })
 
-  t.test('appends that arrive while one is written go together as the next write, one transaction', async (t) => {
+  t.test('appends that arrive while two are written go together as the next write, one transaction', async (t) => {
     const storage = await postgresBackend.open(t)
     const store = new PostgresEventStore({ db: storage.db, pool: storage.pool })
     t.teardown(() => store.close())
