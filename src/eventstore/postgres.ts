@@ -281,7 +281,7 @@ export function filterHeads(filters: readonly StreamFilter[]): { prefixes: strin
 
 /**
  * Group-commit statements in flight at once: an append arriving while one group commits starts the
- * next at once instead of waiting for it. Two lifted ingest by about 8 % here; four no further.
+ * next at once instead of waiting for it. More than two only adds commits (docs/decisions/sessions-and-engine.md).
  */
 const APPENDS_IN_FLIGHT = 2
 
