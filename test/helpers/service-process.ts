@@ -140,22 +140,26 @@ export const pgliteStorage: StorageKind = {
 }
 
 /** A database of its own on DATABASE_URL's server, bootstrapped with `flowd bootstrap --json`. */
-export const postgresStorage: StorageKind = {
-  name: 'Postgres',
-  async prepare(t, env = {}) {
-    const dataDir = tempDir(t)
-    const database = await createTestDatabase()
-    // Registered before any child's, so it runs after their teardowns (tap runs them last-registered first).
-    t.teardown(() => database.drop())
-    const childEnvironment = childEnv({ ...env, DATA_DIR: dataDir, DATABASE_URL: database.url })
-    const bootstrap = spawnCli(t, ['bootstrap', '--organization', 'O', '--workspace', 'W', '--json'], childEnvironment)
-    const exit = await within(bootstrap.exited, START_TIMEOUT_MS, () => `bootstrap did not finish; output:\n${bootstrap.output()}`)
-    if (exit.code !== 0) throw new Error(`bootstrap failed (${exit.code ?? exit.signal}); output:\n${bootstrap.output()}`)
-    const line = bootstrap.stdout().split('\n').find((l) => l.startsWith('{'))
-    const { apiKey } = JSON.parse(line ?? '{}') as { apiKey?: string }
-    if (!apiKey?.startsWith('wh_')) throw new Error(`bootstrap printed no admin key; output:\n${bootstrap.output()}`)
-    return { env: childEnvironment, target: { kind: 'postgres', url: database.url }, apiKey }
-  },
+export const postgresStorage: StorageKind = postgresStorageOn(undefined)
+
+/** Like {@link postgresStorage}, on the server of `serverUrl` (undefined: DATABASE_URL's). */
+export function postgresStorageOn(serverUrl: string | undefined): StorageKind {
+  return { name: 'Postgres', prepare: (t, env) => preparePostgres(t, serverUrl, env) }
+}
+
+async function preparePostgres(t: Test, serverUrl: string | undefined, env: Record<string, string | undefined> = {}): Promise<Setup> {
+  const dataDir = tempDir(t)
+  const database = await createTestDatabase(serverUrl)
+  // Registered before any child's, so it runs after their teardowns (tap runs them last-registered first).
+  t.teardown(() => database.drop())
+  const childEnvironment = childEnv({ ...env, DATA_DIR: dataDir, DATABASE_URL: database.url })
+  const bootstrap = spawnCli(t, ['bootstrap', '--organization', 'O', '--workspace', 'W', '--json'], childEnvironment)
+  const exit = await within(bootstrap.exited, START_TIMEOUT_MS, () => `bootstrap did not finish; output:\n${bootstrap.output()}`)
+  if (exit.code !== 0) throw new Error(`bootstrap failed (${exit.code ?? exit.signal}); output:\n${bootstrap.output()}`)
+  const line = bootstrap.stdout().split('\n').find((l) => l.startsWith('{'))
+  const { apiKey } = JSON.parse(line ?? '{}') as { apiKey?: string }
+  if (!apiKey?.startsWith('wh_')) throw new Error(`bootstrap printed no admin key; output:\n${bootstrap.output()}`)
+  return { env: childEnvironment, target: { kind: 'postgres', url: database.url }, apiKey }
 }
 
 /** PGlite always; Postgres when DATABASE_URL is set. */

@@ -82,22 +82,24 @@ export const pgliteBackend: Backend = {
 
 /**
  * Creates a database of its own, so tap's parallel test files never share state. Returns its URL
- * and a function that drops it (after everything using it is closed).
+ * and a function that drops it (after everything using it is closed). On DATABASE_URL's server
+ * unless `server` names another (a test's private cluster, shared with no other file).
  */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (!postgresUrl) throw new Error('DATABASE_URL is not set')
-  await shareServer()
+export async function createTestDatabase(server?: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const serverUrl = server ?? postgresUrl
+  if (!serverUrl) throw new Error('DATABASE_URL is not set')
+  if (!server) await shareServer()
   const name = `flowd_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: postgresUrl })
+  const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
   await admin.query(`create database ${name}`)
   await admin.end()
-  const url = new URL(postgresUrl)
+  const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
     url: url.toString(),
     async drop() {
-      const client = new pg.Client({ connectionString: postgresUrl })
+      const client = new pg.Client({ connectionString: serverUrl })
       await client.connect()
       await client.query(`drop database if exists ${name} with (force)`)
       await client.end()

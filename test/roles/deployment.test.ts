@@ -10,8 +10,9 @@ import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
 import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesHeld, parseWebhook, sessionEvents } from '../helpers/role-processes.js'
 import { call, expect } from '../helpers/service-api.js'
-import { EXIT_TIMEOUT_MS, logEntries, postgresStorage, running, startRole, stopGracefully, within, type Service } from '../helpers/service-process.js'
+import { EXIT_TIMEOUT_MS, logEntries, postgresStorageOn, running, startRole, stopGracefully, within, type Service } from '../helpers/service-process.js'
 import { localPortsTo, processOfLocalPort } from '../helpers/socket-owner.js'
+import { startPrivatePostgres } from '../helpers/private-postgres.js'
 import { postgresUrl, separatePool, takeServerAlone } from '../helpers/storage.js'
 import { eventually, sleep } from '../helpers/wait.js'
 
@@ -63,8 +64,8 @@ interface Acknowledged {
 }
 
 /** Counts the connections to `database` every SAMPLE_EVERY_MS, from a connection to another database of the server, until stopped. */
-function countConnections(database: string) {
-  const pool = separatePool({ connectionString: postgresUrl, max: 1 })
+function countConnections(serverUrl: string, database: string) {
+  const pool = separatePool({ connectionString: serverUrl, max: 1 })
   let most = 0
   let samples = 0
   let stopped = false
@@ -212,15 +213,18 @@ t.before(() => {
   if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' first`)
 })
 
-const skip = postgresUrl ? false : 'DATABASE_URL is unset: the deployment runs as processes sharing a Postgres database'
-// Its processes' budgets together take most of the server's max_connections.
-takeServerAlone()
+// Its processes' budgets together take most of a server's max_connections: a private cluster of
+// its own, or, where this machine cannot start one, DATABASE_URL's server with no other file beside it.
+const privateServer = await startPrivatePostgres(t)
+const serverUrl = 'cluster' in privateServer ? privateServer.cluster.url : postgresUrl
+if (!('cluster' in privateServer)) takeServerAlone()
+const skip = serverUrl ? false : `neither a private Postgres cluster (${'skip' in privateServer ? privateServer.skip : ''}) nor DATABASE_URL: the deployment runs as processes sharing a Postgres database`
 
 t.test('a deployment split by role under load, with kills and a joining engine, within its connection budget', { skip }, async (t: Test) => {
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
   receiver.delay(RECEIVER_ANSWER_DELAY_MS)
-  const setup = await postgresStorage.prepare(t, { ...WEBHOOK_ENV, ...POOL_ENV, ...FAILOVER_ENV, WEBHOOK_CA_FILE: receiver.caFile })
+  const setup = await postgresStorageOn(serverUrl).prepare(t, { ...WEBHOOK_ENV, ...POOL_ENV, ...FAILOVER_ENV, WEBHOOK_CA_FILE: receiver.caFile })
   const admin = setup.apiKey!
   const config = loadConfig(setup.env)
   const database = new URL(config.databaseUrl!).pathname.slice(1)
@@ -238,7 +242,7 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   const apis = ofRole('api').map((m) => m.service)
   const [api] = apis
 
-  const connections = countConnections(database)
+  const connections = countConnections(serverUrl!, database)
   t.teardown(() => connections.stop())
   const readiness = probeReadiness(members)
   t.teardown(() => readiness.stop())
@@ -343,7 +347,7 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   // Connections: the sum of every started process's budget, killed ones included (their sessions end as the kernel closes their sockets).
   const budget = members.reduce((sum, m) => sum + connectionBudget([m.role], config), 0)
   t.ok(samples > 0 && most <= budget, `at most ${most} connections to the database over ${samples} samples, within the deployment's budget of ${budget}`)
-  const server = separatePool({ connectionString: postgresUrl, max: 1 })
+  const server = separatePool({ connectionString: serverUrl, max: 1 })
   t.teardown(() => server.end())
   const { rows } = await server.query<{ available: number }>("select current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int as available")
   t.ok(budget <= rows[0]!.available, `the budget fits the server: ${budget} of ${rows[0]!.available} connections`)
