@@ -195,6 +195,26 @@ export const appendGroup: NamedStatement = {
     from inserted group by stream_id`,
 }
 
+interface RefusalRow {
+  revision: string | number | null
+  found: string | number
+  all_in_stream: boolean | null
+  last_revision: string | number | null
+  last_commit: string | number | null
+  last_prepare: string | number | null
+}
+
+/** For {@link PostgresEventStore.afterRefusal}: the stream's revision ($1), and which of the event ids ($2) are stored, where. */
+const appendedAlready: NamedStatement = {
+  name: 'flowd_appended_already',
+  text: `select (select revision from streams where stream_id = $1) as revision,
+      count(*) as found, bool_and(stream_id = $1) as all_in_stream,
+      max(stream_revision) as last_revision,
+      (array_agg(transaction_id order by stream_revision desc))[1] as last_commit,
+      (array_agg(global_position order by stream_revision desc))[1] as last_prepare
+    from events where event_id = any($2::uuid[])`,
+}
+
 interface CheckedAppend {
   stream: string
   events: readonly NewEvent[]
@@ -313,14 +333,10 @@ export class PostgresEventStore implements EventStore {
       this.wakeUp.announce()
       return result
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError || isUniqueViolation(error)) {
-        const repeated = await this.findAlreadyAppended(stream, events)
-        if (repeated) return repeated
-        if (isUniqueViolation(error)) {
-          throw new WrongExpectedVersionError(stream, expectedRevision, (await this.currentRevision(stream)) ?? 'no_stream')
-        }
-      }
-      throw error
+      if (!(error instanceof WrongExpectedVersionError || isUniqueViolation(error))) throw error
+      const { revision, repeated } = await this.afterRefusal(stream, events)
+      if (repeated) return repeated
+      throw new WrongExpectedVersionError(stream, expectedRevision, revision ?? 'no_stream')
     }
   }
 
@@ -357,7 +373,7 @@ export class PostgresEventStore implements EventStore {
       : [stream, ...revisionParameter, String(events.length), JSON.stringify(events.map((e) => ({ id: e.id, type: e.type, data: e.data ?? null, metadata: e.metadata ?? {} })))]
     const rows = await this.execute<{ global_position: string | number; transaction_id: string | number; stream_revision: string | number }>(statement, values)
     const last = rows[0]
-    if (!last) throw new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream)) ?? (expected === 'no_stream' ? 'unknown' : 'no_stream'))
+    if (!last) throw new WrongExpectedVersionError(stream, expected, 'unknown')
     return { nextRevision: toBigInt(last.stream_revision), position: { commit: toBigInt(last.transaction_id), prepare: toBigInt(last.global_position) } }
   }
 
@@ -382,13 +398,11 @@ export class PostgresEventStore implements EventStore {
       return Promise.all(appends.map(alone))
     }
     const appended = new Map(rows.map((row) => [row.stream_id, row]))
-    return Promise.all(
-      appends.map(async ({ stream, expected }) => {
-        const row = appended.get(stream)
-        if (!row) return new WrongExpectedVersionError(stream, expected, (await this.currentRevision(stream)) ?? (expected === 'no_stream' ? 'unknown' : 'no_stream'))
-        return { nextRevision: toBigInt(row.stream_revision), position: { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) } }
-      }),
-    )
+    return appends.map(({ stream, expected }) => {
+      const row = appended.get(stream)
+      if (!row) return new WrongExpectedVersionError(stream, expected, 'unknown')
+      return { nextRevision: toBigInt(row.stream_revision), position: { commit: toBigInt(row.transaction_id), prepare: toBigInt(row.global_position) } }
+    })
   }
 
   /** Runs a fixed statement: on Postgres by name (parsed and planned once per connection), on PGlite through kysely. */
@@ -402,23 +416,18 @@ export class PostgresEventStore implements EventStore {
     return row ? toBigInt(row.revision) : undefined
   }
 
-  /** A retried append whose events are all stored already succeeds without writing them again. */
-  private async findAlreadyAppended(stream: string, events: readonly NewEvent[]): Promise<AppendResult | undefined> {
-    const rows = await this.db
-      .selectFrom('events')
-      .select(['event_id', 'stream_id', 'stream_revision', 'global_position', sql<string>`transaction_id`.as('transaction_id')])
-      .where(
-        'event_id',
-        'in',
-        events.map((e) => e.id),
-      )
-      .execute()
-    if (rows.length !== events.length || rows.some((row) => row.stream_id !== stream)) return undefined
-    const last = rows.reduce((a, b) => (toBigInt(a.stream_revision) > toBigInt(b.stream_revision) ? a : b))
-    return {
-      nextRevision: toBigInt(last.stream_revision),
-      position: { commit: toBigInt(last.transaction_id), prepare: toBigInt(last.global_position) },
-    }
+  /**
+   * After a checked append was refused, in one round trip: the stream's revision now, and, when
+   * every one of its events is stored in the stream already (a retried append), the original result,
+   * which the retry then answers without writing them again.
+   */
+  private async afterRefusal(stream: string, events: readonly NewEvent[]): Promise<{ revision: bigint | undefined; repeated: AppendResult | undefined }> {
+    const [row] = await this.execute<RefusalRow>(appendedAlready, [stream, events.map((e) => e.id)])
+    const repeated =
+      row && Number(row.found) === events.length && row.all_in_stream && row.last_revision != null
+        ? { nextRevision: toBigInt(row.last_revision), position: { commit: toBigInt(row.last_commit!), prepare: toBigInt(row.last_prepare!) } }
+        : undefined
+    return { revision: row?.revision == null ? undefined : toBigInt(row.revision), repeated }
   }
 
   async readStream(stream: string, options: { from?: bigint } = {}): Promise<RecordedEvent[]> {

@@ -28,6 +28,35 @@ if (postgresUrl) {
     await assertGroupCommit(t, store)
   })
 
+  t.test('a refused append costs one statement more: the revision found and the check for a repeat go together', async (t) => {
+    const storage = await postgresBackend.open(t)
+    const statements: string[] = []
+    const countingPool = new Proxy(storage.pool!, {
+      get(target, property, receiver) {
+        if (property === 'query') {
+          return (config: { name?: string }, ...rest: unknown[]) => {
+            statements.push(config.name ?? 'unnamed')
+            return (target.query as (...args: unknown[]) => unknown)(config, ...rest)
+          }
+        }
+        const value = Reflect.get(target, property, receiver)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    const viaKysely: string[] = []
+    const db = storage.db.withPlugin({ transformQuery: (args) => (viaKysely.push(args.node.kind), args.node), transformResult: async (args) => args.result })
+    const store = new PostgresEventStore({ db, pool: countingPool })
+    t.teardown(() => store.close())
+    const event = () => ({ id: randomUUID(), type: 'Counted', data: {} })
+    await store.append('refused-1', [event(), event()], { expectedRevision: 'no_stream' })
+    statements.length = 0
+
+    const refused = await store.append('refused-1', [event()], { expectedRevision: 0n }).catch((error: unknown) => error)
+    t.match(refused, { name: 'WrongExpectedVersionError', expected: 0n, actual: 1n }, 'refused, with the revision found')
+    t.same(statements, ['flowd_append_one_exact', 'flowd_appended_already'], 'the append, then one statement')
+    t.same(viaKysely, [], 'nothing else')
+  })
+
   t.test('gap rule: an event committed after an older open transaction stays unread until that transaction ends', async (t) => {
     const storage = await postgresBackend.open(t)
     const store = new PostgresEventStore({ db: storage.db, pool: storage.pool })
