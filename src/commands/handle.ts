@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import { ConflictError } from '../errors.js'
+import { closedSchema } from './closed-schema.js'
 import { withStreamLock } from '../eventstore/stream-lock.js'
 import { foldStream, keptState, rememberFolded, type FoldedStream } from '../eventstore/stream-state.js'
 import { newId } from '../ids.js'
@@ -18,7 +19,21 @@ export interface CommandResult<State, Event> {
 }
 
 const MAX_ATTEMPTS = 10
-const checks = new WeakMap<TSchema, TypeCheck<TSchema>>()
+/** An event schema's compiled checks: as written, and closed to properties it does not name (where the schema alone can say so). */
+interface EventChecks {
+  open: TypeCheck<TSchema>
+  closed: TypeCheck<TSchema> | undefined
+}
+const compiled = new WeakMap<TSchema, EventChecks>()
+
+function checksOf(schema: TSchema): EventChecks {
+  let checks = compiled.get(schema)
+  if (!checks) {
+    const closed = closedSchema(schema)
+    compiled.set(schema, (checks = { open: TypeCompiler.Compile(schema), closed: closed && TypeCompiler.Compile(closed) }))
+  }
+  return checks
+}
 
 /** An event its decider's schema refuses: a bug, or input a validator let through; never worth a retry. */
 export class EventSchemaError extends Error {
@@ -29,15 +44,16 @@ export class EventSchemaError extends Error {
 export function assertMatchesSchema(event: DomainEvent, schemas: Record<string, TSchema>): void {
   const schema = schemas[event.type]
   if (!schema) throw new Error(`no schema for event type ${event.type}`)
-  let check = checks.get(schema)
-  if (!check) checks.set(schema, (check = TypeCompiler.Compile(schema)))
-  if (!check.Check(event.data)) {
-    const first = check.Errors(event.data).First()
+  const { open, closed } = checksOf(schema)
+  if (closed?.Check(event.data)) return
+  if (!open.Check(event.data)) {
+    const first = open.Errors(event.data).First()
     throw new EventSchemaError(`event ${event.type} does not match its schema at ${first?.path}: ${first?.message}`)
   }
   // Events are forever: a property no schema names (a spread of the wrong object) must not slip in.
-  const cleaned = Value.Clean(schema, Value.Clone(event.data))
-  if (!Value.Equal(cleaned, event.data)) throw new EventSchemaError(`event ${event.type} carries properties its schema does not name`)
+  if (closed || !Value.Equal(Value.Clean(schema, Value.Clone(event.data)), event.data)) {
+    throw new EventSchemaError(`event ${event.type} carries properties its schema does not name`)
+  }
 }
 
 /** A stream's current state: its events folded by the decider. */

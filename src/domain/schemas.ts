@@ -6,8 +6,8 @@ export const Timestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\
 
 /**
  * Any object key, for records. `Type.Record(Type.String(), …)` names its keys by `^(.*)$`, which
- * no key holding a line break matches, so the event schema check (`Value.Clean`) would drop such a
- * key and refuse the event: a 500 for a valid JSON object.
+ * no key holding a line break matches, so a check of the properties a schema names (the event
+ * schema check, `Value.Clean`) would refuse such a key: a 500 for a valid JSON object.
  */
 export const AnyKey = Type.String({ pattern: '^[\\s\\S]*$' })
 
