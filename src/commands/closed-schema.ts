@@ -14,10 +14,13 @@ export function closedSchema(schema: TSchema): TSchema | undefined {
   if (TypeGuard.IsObject(schema)) {
     const properties = closedProperties(schema.properties)
     if (!properties) return undefined
-    const open = schema.additionalProperties !== undefined || schema.patternProperties !== undefined
-    const additional = typeof schema.additionalProperties === 'object' ? closedSchema(schema.additionalProperties) : schema.additionalProperties
-    if (typeof schema.additionalProperties === 'object' && !additional) return undefined
-    return { ...schema, properties, ...(open ? { additionalProperties: additional } : { additionalProperties: false }) }
+    const { additionalProperties, patternProperties } = schema
+    if (typeof additionalProperties === 'object') {
+      const additional = closedSchema(additionalProperties)
+      return additional && { ...schema, properties, additionalProperties: additional }
+    }
+    const saysWhatElse = additionalProperties !== undefined || patternProperties !== undefined
+    return { ...schema, properties, ...(saysWhatElse ? {} : { additionalProperties: false }) }
   }
   if (TypeGuard.IsRecord(schema)) {
     const [pattern, value] = Object.entries(schema.patternProperties)[0]!
