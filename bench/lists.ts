@@ -20,7 +20,7 @@ import { Api, echoFlow } from './lib/api.js'
 import { createBenchDatabase, postgresSettings, type BenchDatabase } from './lib/db.js'
 import { benchDist } from './lib/env.js'
 import { createTenants, generateReadModels, type Tenant } from './lib/generate.js'
-import { bootstrap, cpuWindow, runWorker, startService } from './lib/processes.js'
+import { DEPLOYED_MAX_OLD_SPACE_MIB, bootstrap, cpuWindow, runWorker, startService } from './lib/processes.js'
 import { figure } from './lib/results.js'
 import { round } from './lib/stats.js'
 import type { ListCase, ListCaseResult, ListLoadInput } from './load/list-load.js'
@@ -149,7 +149,12 @@ export async function lists(settings: ListsSettings, notes: string[]): Promise<B
   try {
     const setupDir = mkdtempSync(join(tmpdir(), 'flowd-bench-'))
     const admin = await bootstrap(db.url, setupDir).finally(() => rmSync(setupDir, { recursive: true, force: true }))
-    const service = await startService({ databaseUrl: db.url, env: { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' } })
+    const service = await startService({
+      databaseUrl: db.url,
+      env: { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' },
+      // The heap cap every deployed flowd process runs with (the image's NODE_OPTIONS).
+      nodeArgs: [`--max-old-space-size=${DEPLOYED_MAX_OLD_SPACE_MIB}`],
+    })
     try {
       const api = new Api(service.base, admin.apiKey)
       const setupStarted = Date.now()
@@ -191,7 +196,7 @@ export async function lists(settings: ListsSettings, notes: string[]): Promise<B
         figure('errors', 'answers other than 200', errors, '', { op: '<', value: 1 }),
       ]
       return {
-        settings: { ...settings, postgres: await postgresSettings() },
+        settings: { ...settings, serviceMaxOldSpaceMiB: DEPLOYED_MAX_OLD_SPACE_MIB, postgres: await postgresSettings() },
         figures,
         details: {
           rows: { sessionLogs: settings.sessionLogs, cards: settings.cards, largestWorkspaceLogs: results.find((r) => r.name.startsWith('logs: workspaceId ('))?.totalElements, largestPipelineCards: results.find((r) => r.name === 'cards: first page')?.totalElements },
