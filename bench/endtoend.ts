@@ -94,7 +94,7 @@ async function stages(db: BenchDatabase, messages: MessageTimes[]): Promise<{ ma
   const byId = new Map(rows.map((r) => [r.message_id, r]))
   const series: Record<string, number[]> = {
     'due → command received (HTTP, queueing for a connection)': [],
-    'command received → 202 at the client (append, wait for read models, answer)': [],
+    'command received → 202 at the client (decide, append, answer)': [],
     'command received → turn completed (engine picks it up, runs the turn)': [],
     'turn completed → first attempt (outbox projection, dispatcher claim)': [],
     'first attempt → webhook at the receiver (connect, TLS, POST)': [],
