@@ -7,6 +7,7 @@ import { liveGrant, type LiveGrant } from './live-grant.js'
 import { consumeOneTimeToken, issueOneTimeToken } from './ott.js'
 import { rotateRefreshToken, startTokenFamily } from './refresh.js'
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken, verifyAccessToken, type EditorGrant } from './tokens.js'
+import { BoundedMap } from '../bounded-map.js'
 
 /** The body of a successful exchange or refresh (OAuth 2.0 token response names). */
 export interface TokenResponse {
@@ -36,7 +37,7 @@ const BAD_REFRESH = 'Invalid or expired refresh token'
 
 /** The embedded editor's three steps (client credentials → OTT → tokens), refresh, and bearer checks. */
 export class EditorAuth {
-  private readonly liveGrants = new Map<string, { grant: LiveGrant; expiresAt: number }>()
+  private readonly liveGrants = new BoundedMap<string, { grant: LiveGrant; expiresAt: number }>(10_000)
   private readonly clientCacheMs: number
 
   private readonly deps: EditorAuthDeps
@@ -95,7 +96,6 @@ export class EditorAuth {
     this.liveGrants.delete(key)
     const grant = await liveGrant(this.deps.db, claimed, now)
     if (!grant) return undefined
-    if (this.liveGrants.size >= 10_000) this.liveGrants.delete(this.liveGrants.keys().next().value!)
     this.liveGrants.set(key, { grant, expiresAt: Date.now() + this.clientCacheMs })
     return grant
   }

@@ -4,6 +4,7 @@ import type { FlowDefinition } from '../domain/flow-definition.js'
 import type { EventStore } from '../eventstore/port.js'
 import type { RunnableFlow } from './interpreter.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
+import { BoundedMap } from '../bounded-map.js'
 
 /** The definition with every node's data checked against its type, or why it cannot run. */
 export function toRunnable(definition: FlowDefinition, types: NodeTypes = nodeTypes): RunnableFlow | string {
@@ -23,17 +24,16 @@ export function toRunnable(definition: FlowDefinition, types: NodeTypes = nodeTy
  * so it is kept in memory after the first read.
  */
 export class FlowVersions {
-  private readonly cache = new Map<string, RunnableFlow | string>()
+  private readonly cache: BoundedMap<string, RunnableFlow | string>
 
   private readonly store: EventStore
-  private readonly maxEntries: number
 
   constructor(
     store: EventStore,
     maxEntries = 1000,
   ) {
     this.store = store
-    this.maxEntries = maxEntries
+    this.cache = new BoundedMap(maxEntries)
   }
 
   /** What a session runs: its preview's draft, or its published version. */
@@ -50,7 +50,6 @@ export class FlowVersions {
     const published = events.find((e) => e.type === 'FlowPublished' && e.data.version === version)
     if (!published || published.type !== 'FlowPublished') return `flow ${flowId} has no published version ${version}`
     const runnable = toRunnable(published.data.definition)
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!)
     this.cache.set(key, runnable)
     return runnable
   }

@@ -1,5 +1,6 @@
 import type { Decider, DomainEvent } from '../domain/decider.js'
 import type { EventStore } from './port.js'
+import { BoundedMap } from '../bounded-map.js'
 
 /** A stream's events folded by its decider, and the revision of the last one (undefined: no stream yet). */
 export interface FoldedStream<State> {
@@ -14,7 +15,13 @@ interface Entry {
 
 /** Streams kept folded per store; the least recently used go first. */
 const CAPACITY = 10_000
-const caches = new WeakMap<EventStore, Map<string, Entry>>()
+const caches = new WeakMap<EventStore, BoundedMap<string, Entry>>()
+
+function cacheOf(store: EventStore): BoundedMap<string, Entry> {
+  let cache = caches.get(store)
+  if (!cache) caches.set(store, (cache = new BoundedMap(CAPACITY)))
+  return cache
+}
 
 /**
  * The stream's current state. Streams only grow and states are immutable, so a state folded
@@ -32,9 +39,7 @@ export async function foldStream<Command, State, Event extends DomainEvent>(
    */
   { alreadyReadThrough }: { alreadyReadThrough?: bigint } = {},
 ): Promise<FoldedStream<State>> {
-  let cache = caches.get(store)
-  if (!cache) caches.set(store, (cache = new Map()))
-  const entry = cache.get(stream)
+  const entry = cacheOf(store).get(stream)
   const known = entry?.decider === decider ? (entry.folded as FoldedStream<State>) : { state: decider.initialState, revision: undefined }
   if (alreadyReadThrough !== undefined && known.revision !== undefined && known.revision >= alreadyReadThrough) return known
   const newer = await store.readStream(stream, { from: known.revision === undefined ? 0n : known.revision + 1n })
@@ -59,10 +64,8 @@ export function rememberFolded<Command, State, Event extends DomainEvent>(
   stream: string,
   folded: FoldedStream<State>,
 ): void {
-  let cache = caches.get(store)
-  if (!cache) caches.set(store, (cache = new Map()))
+  const cache = cacheOf(store)
   cache.delete(stream)
   if (folded.revision === undefined) return
   cache.set(stream, { decider: decider as Decider<unknown, unknown, DomainEvent>, folded })
-  if (cache.size > CAPACITY) cache.delete(cache.keys().next().value!)
 }

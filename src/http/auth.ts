@@ -6,6 +6,7 @@ import { ForbiddenError, UnauthorizedError } from '../errors.js'
 import { findActiveApiKeyByHash, type ApiKeyPrincipal } from '../projections/api-keys.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { SessionCaller } from '../commands/sessions.js'
+import { BoundedMap } from '../bounded-map.js'
 
 /** A request authenticated by an API key (`X-Api-Key`). */
 export interface ApiKeyCaller extends ApiKeyPrincipal {
@@ -42,11 +43,10 @@ declare module 'fastify' {
  * working within that time. Unknown keys are not remembered: a key issued a moment ago works at once.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { principal: ApiKeyPrincipal; expiresAt: number }>()
+  private readonly cache: BoundedMap<string, { principal: ApiKeyPrincipal; expiresAt: number }>
 
   private readonly db: DbOrTrx
   private readonly ttlMs: number
-  private readonly maxEntries: number
 
   constructor(
     db: DbOrTrx,
@@ -55,7 +55,7 @@ export class ApiKeyAuthenticator {
   ) {
     this.db = db
     this.ttlMs = ttlMs
-    this.maxEntries = maxEntries
+    this.cache = new BoundedMap(maxEntries)
   }
 
   async authenticate(key: string): Promise<ApiKeyPrincipal | undefined> {
@@ -66,7 +66,6 @@ export class ApiKeyAuthenticator {
     this.cache.delete(hash)
     const principal = await findActiveApiKeyByHash(this.db, hash)
     if (principal) {
-      if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!)
       this.cache.set(hash, { principal, expiresAt: Date.now() + this.ttlMs })
     }
     return principal

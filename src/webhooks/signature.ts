@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
+import { BoundedMap } from '../bounded-map.js'
 
 const SECRET_PREFIX = 'whsec_'
 
@@ -11,8 +12,7 @@ export function secretKey(secret: string): Buffer {
 }
 
 /** HMAC keys kept per secret; the oldest go first. */
-const KEPT_KEYS = 1_000
-const keys = new Map<string, KeyObject>()
+const keys = new BoundedMap<string, KeyObject>(1_000)
 
 /**
  * The secret's HMAC key as a KeyObject: an HMAC with one costs a fifth of one with the raw bytes,
@@ -22,7 +22,6 @@ function hmacKey(secret: string): KeyObject {
   let key = keys.get(secret)
   if (!key) {
     key = createSecretKey(secretKey(secret))
-    if (keys.size >= KEPT_KEYS) keys.delete(keys.keys().next().value!)
     keys.set(secret, key)
   }
   return key
