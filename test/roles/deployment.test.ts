@@ -37,6 +37,11 @@ const SAMPLE_EVERY_MS = 100
 const PROBE_TIMEOUT_MS = 10_000
 /** The receiver answers each webhook this long after it arrived, so a dispatcher always has some in flight. */
 const RECEIVER_ANSWER_DELAY_MS = 50
+/**
+ * Around the kills the receiver answers this late, so that the dispatcher chosen for a delivery in
+ * flight still has it in flight when the SIGKILL comes (finding its sockets takes a while on a busy machine).
+ */
+const RECEIVER_HOLD_AT_KILL_MS = 1_000
 const DRAIN_TIMEOUT_MS = 60_000
 const TAKEOVER_TIMEOUT_MS = 30_000
 /** Pools sized so that the whole deployment's budget fits this server's max_connections (100 by default). */
@@ -198,10 +203,10 @@ const partitionsHeld = (engines: readonly Member[]) =>
 const engineVictims = (engines: readonly Member[]): Member[] =>
   [...partitionsHeld(engines)].filter(([, held]) => held.length > 0).map(([engine]) => engine).slice(1)
 
-/** The dispatcher that sent a webhook the receiver has not answered yet. */
-function dispatcherWithDeliveryInFlight(dispatchers: readonly Member[], receiver: HttpsReceiver): Member | undefined {
+/** The dispatcher that sent a webhook, arrived at `since` or later, that the receiver has not answered yet. */
+function dispatcherWithDeliveryInFlight(dispatchers: readonly Member[], receiver: HttpsReceiver, since: number): Member | undefined {
   const pids = dispatchers.map((d) => d.service.child.pid!)
-  for (const request of receiver.requests.filter((r) => !r.answered && r.remotePort !== undefined)) {
+  for (const request of receiver.requests.filter((r) => !r.answered && r.remotePort !== undefined && r.arrivedAt >= since)) {
     const pid = processOfLocalPort(request.remotePort!, pids)
     const dispatcher = dispatchers.find((d) => d.service.child.pid === pid)
     if (dispatcher) return dispatcher
@@ -276,7 +281,9 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   })
   const projector = ofRole('projector').reduce((most, p) => (leasesHeld(p.service).length > leasesHeld(most.service).length ? p : most))
   t.ok(leasesHeld(projector.service).length > 0, `${projector.name} holds read-model leases when killed`)
-  const dispatcher = await eventually('a dispatcher with a delivery in flight', () => dispatcherWithDeliveryInFlight(ofRole('dispatcher'), receiver))
+  receiver.delay(RECEIVER_HOLD_AT_KILL_MS)
+  const holdFrom = performance.now()
+  const dispatcher = await eventually('a dispatcher with a delivery in flight', () => dispatcherWithDeliveryInFlight(ofRole('dispatcher'), receiver, holdFrom))
   const victims = [...engines, projector, dispatcher]
   // Its connections to the receiver, read while it lives: which of the receiver's requests it sent.
   const killedDispatcherPorts = localPortsTo(dispatcher.service.child.pid!, receiver.port)
@@ -285,6 +292,7 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
     victim.killedAt = killedAt
     victim.service.child.kill('SIGKILL')
   }
+  receiver.delay(RECEIVER_ANSWER_DELAY_MS)
   for (const victim of victims) await within(victim.service.exited, EXIT_TIMEOUT_MS, () => `${victim.name} did not exit after SIGKILL`)
   t.pass(`SIGKILLed ${victims.map((v) => v.name).join(', ')}`)
   await join('engine', 'engine 4 (joined after the kills)')
