@@ -13,6 +13,7 @@ import { ENGINE_LEASE_APPLICATION_NAME } from './engine/partitions.js'
 import { ConversationRunner } from './engine/runner.js'
 import { DispatcherRole } from './webhooks/dispatcher-role.js'
 import { countUnsettledDeliveries, oldestOpenDeliveryAt } from './webhooks/deliveries.js'
+import { countFailingDestinations } from './webhooks/destinations.js'
 import { allProjections } from './all-projections.js'
 import { poolSizes } from './connection-budget.js'
 import { CHECKPOINTS_CHANNEL, ProjectionRuntime } from './projections/runtime.js'
@@ -82,11 +83,11 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     const webhooks = new DispatcherRole(
       storage.dispatcherDb,
       readModels,
-      { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule, concurrency: config.webhookMaxInFlight, leaseMs: config.webhookLeaseSeconds * 1000, metrics, checkpointsMoved },
+      { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, retrySchedule: config.webhookRetrySchedule, concurrency: config.webhookMaxInFlight, perDestination: config.webhookMaxInFlightPerDestination, health: { failuresBeforeFailing: config.webhookFailuresBeforeFailing, probeSchedule: config.webhookProbeSchedule }, leaseMs: config.webhookLeaseSeconds * 1000, metrics, checkpointsMoved },
       logger,
     )
     metrics?.watchProjections(readModels)
-    metrics?.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt })
+    metrics?.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt, countFailingDestinations })
     return {
       config,
       storage,

@@ -25,6 +25,12 @@ export interface Config {
   webhookMaxInFlight: number
   /** How long a claimed delivery stays with the process that claimed it; must outlast an attempt (10 s). */
   webhookLeaseSeconds: number
+  /** Webhook deliveries in flight at once to one destination (a callback URL's origin within a workspace), per process. */
+  webhookMaxInFlightPerDestination: number
+  /** Failed attempts in a row that make a destination failing (its deliveries then wait behind one probe at a time). */
+  webhookFailuresBeforeFailing: number
+  /** Seconds before each probe of a failing destination; the last one repeats. */
+  webhookProbeSchedule: number[]
   /** Postgres connections for requests in a process with the api role (src/connection-budget.ts). */
   apiPoolSize: number
   /** Postgres connections for turns in a process with the engine role. */
@@ -116,6 +122,9 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
  */
 export const DEFAULT_ENGINE_PARTITIONS = 16
 export const DEFAULT_RETRY_SCHEDULE = [0, 5, 300, 1800, 7200, 18000, 36000, 36000]
+export const DEFAULT_PROBE_SCHEDULE = [5, 15, 30, 60, 120, 300]
+export const DEFAULT_FAILURES_BEFORE_FAILING = 5
+export const DEFAULT_MAX_IN_FLIGHT_PER_DESTINATION = 16
 
 type Env = Record<string, string | undefined>
 
@@ -176,17 +185,19 @@ export function loadConfig(env: Env = process.env): Config {
   const webhookCaFile = value('WEBHOOK_CA_FILE')
   if (webhookCaFile !== undefined && !existsSync(webhookCaFile)) problems.push(`WEBHOOK_CA_FILE: no file at ${webhookCaFile}`)
 
-  let webhookRetrySchedule = DEFAULT_RETRY_SCHEDULE
-  const schedule = value('WEBHOOK_RETRY_SCHEDULE')
-  if (schedule !== undefined) {
-    const entries = schedule.split(',').map((s) => s.trim())
+  const secondsList = (name: string, fallback: number[]): number[] => {
+    const raw = value(name)
+    if (raw === undefined) return fallback
+    const entries = raw.split(',').map((s) => s.trim())
     const delays = entries.map(Number)
     if (entries.some((e) => e === '') || delays.some((d) => !Number.isFinite(d) || d < 0)) {
-      problems.push(`WEBHOOK_RETRY_SCHEDULE=${schedule}: expected comma-separated seconds such as 0,5,300`)
-    } else {
-      webhookRetrySchedule = delays
+      problems.push(`${name}=${raw}: expected comma-separated seconds such as 0,5,300`)
+      return fallback
     }
+    return delays
   }
+  const webhookRetrySchedule = secondsList('WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE)
+  const webhookProbeSchedule = secondsList('WEBHOOK_PROBE_SCHEDULE', DEFAULT_PROBE_SCHEDULE)
 
   const eventStore = oneOf('EVENT_STORE', ['postgres', 'esdb'] as const, 'postgres')
   const eventstoreConnectionString = value('EVENTSTORE_CONNECTION_STRING')
@@ -229,6 +240,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule,
     webhookMaxInFlight: integer('WEBHOOK_MAX_IN_FLIGHT', 128, 1, 1024),
     webhookLeaseSeconds: integer('WEBHOOK_LEASE_SECONDS', 2, 1, 3600),
+    webhookMaxInFlightPerDestination: integer('WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION', DEFAULT_MAX_IN_FLIGHT_PER_DESTINATION, 1, 1024),
+    webhookFailuresBeforeFailing: integer('WEBHOOK_FAILURES_BEFORE_FAILING', DEFAULT_FAILURES_BEFORE_FAILING, 1, 1000),
+    webhookProbeSchedule,
     apiPoolSize: integer('API_POOL_SIZE', 10, 1, 1000),
     enginePoolSize: integer('ENGINE_POOL_SIZE', 10, 1, 1000),
     projectorPoolSize: integer('PROJECTOR_POOL_SIZE', undefined, 1, 1000),

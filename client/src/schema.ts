@@ -832,6 +832,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's workspace's webhook destinations that have failed, failing ones first
+         * @description A destination is a callback URL's origin. Each has a fair share of the delivery (a cap on attempts in flight); after failed attempts in a row it is failing, and its deliveries wait behind one probe at a time until a 2xx restores it. Listed once a destination has failed.
+         */
+        get: operations["listDestinations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/deliveries/{deliveryId}/retry": {
         parameters: {
             query?: never;
@@ -9970,6 +9990,143 @@ export interface operations {
                      *       "statusCode": 404,
                      *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
                      *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: {
+                /** @description zero-based page index */
+                page?: number;
+                size?: number;
+                state?: "healthy" | "failing";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        content: {
+                            /** @description the callback URL's origin (scheme, host and port, lower case): deliveries to it share its fair share and its health */
+                            destination: string;
+                            /**
+                             * @description healthy: deliveries go out as they are due; failing: after failed attempts in a row, its deliveries wait behind one probe attempt at a time, and a 2xx restores it at once
+                             * @enum {string}
+                             */
+                            state: "healthy" | "failing";
+                            failingSince: string | null;
+                            /** @description failed attempts since the last 2xx */
+                            consecutiveFailures: number;
+                            /** @description the last failure, kept after the destination is restored */
+                            lastError: string | null;
+                            lastFailureAt: string | null;
+                            /** @description while failing: when the next probe may go (retrying one of its deliveries probes at once) */
+                            nextProbeAt: string | null;
+                            /** @description its pending and failed deliveries */
+                            heldDeliveries: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:15:30.123Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        totalElements: number;
+                        totalPages: number;
+                        /** @description zero-based page index */
+                        number: number;
+                        size: number;
+                        first: boolean;
+                        last: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorResponse"];

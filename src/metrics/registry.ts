@@ -22,6 +22,7 @@ export interface ProjectionLag {
 export interface DeliveryReadings {
   countUnsettledDeliveries(db: Kysely<Database>): Promise<Record<string, number>>
   oldestOpenDeliveryAt(db: Kysely<Database>): Promise<Date | undefined>
+  countFailingDestinations(db: Kysely<Database>): Promise<{ destinations: number; held: number }>
 }
 
 export interface ProjectionLagSource {
@@ -78,6 +79,13 @@ export class Metrics {
     name: 'flowd_webhook_attempts_total',
     help: 'Webhook delivery attempts by the state they left the delivery in (delivered, failed: retried later, dead) and their result (2xx…5xx, timeout, network, blocked)',
     labelNames: ['outcome', 'result'] as const,
+    registers: [this.registry],
+  })
+
+  readonly webhookDestinationChanges = new Counter({
+    name: 'flowd_webhook_destination_changes_total',
+    help: 'Webhook destinations (callback origins within a workspace) that this process saw become failing, or restored (healthy)',
+    labelNames: ['state'] as const,
     registers: [this.registry],
   })
 
@@ -170,6 +178,20 @@ export class Metrics {
       },
     })
     new Gauge({
+      name: 'flowd_webhook_destinations_failing',
+      help: 'Webhook destinations failing now (their deliveries wait behind one probe at a time), and the open deliveries they hold',
+      labelNames: ['count'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        const failing = await metrics.failingDestinations()
+        if (failing) {
+          this.set({ count: 'destinations' }, failing.destinations)
+          this.set({ count: 'held_deliveries' }, failing.held)
+        }
+      },
+    })
+    new Gauge({
       name: 'flowd_webhook_oldest_open_delivery_seconds',
       help: 'Age of the oldest pending or failed webhook delivery; 0 when there is none',
       registers: [this.registry],
@@ -194,6 +216,10 @@ export class Metrics {
 
   countWebhookAttempt(outcome: WebhookAttemptOutcome, attempt: { statusCode: number | null; error: string | null }): void {
     this.webhookAttempts.inc({ outcome, result: attemptResult(attempt) })
+  }
+
+  countDestinationChange(state: 'healthy' | 'failing'): void {
+    this.webhookDestinationChanges.inc({ state })
   }
 
   /** The exposition, in the registry's content type. */
@@ -237,6 +263,18 @@ export class Metrics {
     } catch (error) {
       this.logger.warn({ err: error }, 'counting parked streams for metrics failed')
       return {}
+    }
+  }
+
+  /** undefined: unknown (no outbox, or the query failed). */
+  private async failingDestinations(): Promise<{ destinations: number; held: number } | undefined> {
+    const db = this.outbox
+    if (!db) return undefined
+    try {
+      return await this.deliveries!.countFailingDestinations(db)
+    } catch (error) {
+      this.logger.warn({ err: error }, 'counting failing webhook destinations for metrics failed')
+      return undefined
     }
   }
 

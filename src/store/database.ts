@@ -239,6 +239,29 @@ export interface WebhookDeliveriesTable {
   last_error: string | null
   delivered_at: Timestamp | null
   created_at: Timestamp
+  /** The callback URL's origin (lower case): with the workspace, the destination whose fair share the delivery takes. */
+  destination: string | null
+}
+
+export const DESTINATION_STATES = ['healthy', 'failing'] as const
+export type DestinationState = (typeof DESTINATION_STATES)[number]
+
+/** A destination that failed at least once: its health, shared by every dispatcher. */
+export interface WebhookDestinationsTable {
+  workspace_id: string
+  destination: string
+  organization_id: string
+  state: DestinationState
+  consecutive_failures: number
+  failing_since: Timestamp | null
+  last_error: string | null
+  last_failure_at: Timestamp | null
+  /** Probes that failed since the destination became failing: the place in the probe schedule. */
+  probes: number
+  next_probe_at: Timestamp | null
+  /** Set while a probe attempt is in flight: no other attempt goes to a failing destination meanwhile. */
+  probe_until: Timestamp | null
+  updated_at: Timestamp
 }
 
 export interface WebhookAttemptsTable {
@@ -372,6 +395,7 @@ export interface Database {
   webhook_sessions: WebhookSessionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  webhook_destinations: WebhookDestinationsTable
   editor_one_time_tokens: EditorOneTimeTokensTable
   editor_token_families: EditorTokenFamiliesTable
   editor_refresh_tokens: EditorRefreshTokensTable

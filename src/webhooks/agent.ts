@@ -14,7 +14,7 @@ export interface DeliveryAgentOptions {
   caFile?: string | undefined
   /** Replaces the system resolver (tests); the answers are checked exactly like real DNS answers. */
   lookup?: Resolver | undefined
-  /** Connect timeout in milliseconds; 10 s by default. */
+  /** Connect timeout in milliseconds; CONNECT_TIMEOUT_MS by default. */
   connectTimeoutMs?: number | undefined
 }
 
@@ -79,7 +79,7 @@ export function createDeliveryAgent(options: DeliveryAgentOptions): Agent {
   const ca = options.caFile === undefined ? undefined : [...rootCertificates, readFileSync(options.caFile, 'utf8')]
   const base = buildConnector({
     lookup: checkedLookup(allowed, options.lookup),
-    timeout: options.connectTimeoutMs ?? 10_000,
+    timeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     // One context for every connection: given `ca` instead, each TLS connection would build a
     // context of its own holding every root certificate (about 1 MiB of native memory each).
     secureContext: createSecureContext(ca === undefined ? {} : { ca }),
@@ -96,6 +96,12 @@ export function createDeliveryAgent(options: DeliveryAgentOptions): Agent {
 }
 
 export const WEBHOOK_TIMEOUT_MS = 10_000
+/**
+ * A receiver that does not even accept the connection within this (TCP and TLS) is down or
+ * unreachable: failing fast keeps its attempts from holding the dispatcher's slots for the whole
+ * response timeout.
+ */
+export const CONNECT_TIMEOUT_MS = 3_000
 export const WEBHOOK_RESPONSE_LIMIT = 64 * 1024
 
 export interface WebhookResponse {

@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError } from '../errors.js'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
 import { inOneSnapshot, type DbOrTrx, type DeliveryStatus } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
+import { probeDestinationNow, type DestinationKey } from './destinations.js'
 
 // Every statement on `webhook_deliveries` is here: the outbox makes deliveries (in its batches'
 // statements), the dispatcher claims and records them, the API and the metrics read them.
@@ -26,15 +27,21 @@ export interface NewDelivery {
 }
 
 /**
+ * A delivery's destination: its callback URL's origin, in lower case (with the workspace, the unit
+ * of fairness and of health). Computed where the URL is, in the statements that write deliveries.
+ */
+const destinationOf = (callbackUrl: RawBuilder<string | null>) => sql<string | null>`lower(substring(${callbackUrl} from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*'))`
+
+/**
  * Makes deliveries on their sessions' stored routes `r`, where `onlyIf` holds; one made already (a
  * replay) stays as it is. `byIndex`: the routes are also named by `= any`, an index lookup in any
  * plan, for the live batch's prepared statement (see {@link attemptsRecord}); a bulk write, planned
  * each time, joins faster without it.
  */
 export const insertDeliveries = (deliveries: readonly NewDelivery[], onlyIf: RawBuilder<boolean>, byIndex = false) => sql`
-  insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url,
+  insert into webhook_deliveries (id, organization_id, workspace_id, session_id, message_id, api_key_id, callback_url, destination,
     body, event_ids, source_commit, source_prepare, status, created_at)
-  select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url,
+  select v.id, r.organization_id, r.workspace_id, r.session_id, v.message_id, r.api_key_id, r.callback_url, ${destinationOf(sql`r.callback_url`)},
     v.body, v.event_ids, v.source_commit, v.source_prepare, case when r.callback_url is null then 'skipped' else 'pending' end, v.created_at
   from jsonb_to_recordset(cast(${JSON.stringify(deliveries)} as jsonb))
     as v(id uuid, session_id uuid, message_id uuid, body text, event_ids jsonb, source_commit bigint, source_prepare bigint, created_at timestamptz)
@@ -47,68 +54,193 @@ export const insertDeliveries = (deliveries: readonly NewDelivery[], onlyIf: Raw
 export interface ClaimedDelivery {
   id: string
   sessionId: string
+  workspaceId: string
+  organizationId: string
+  /** The callback URL's origin: see {@link destinationOf}. */
+  destination: string
   callbackUrl: string
   body: string
   signingSecret: string
   /** Attempts made in this round, before the one about to start. */
   roundAttempts: number
   leaseToken: string
+  /** The one attempt its failing destination lets through: its outcome decides whether the destination is restored. */
+  probe: boolean
+  /** Whether its destination had failed since its last success when it was claimed: a 2xx then has news for its health. */
+  destinationFailing: boolean
+}
+
+/** Attempts this dispatcher has in flight to one destination. */
+export interface DestinationInFlight {
+  workspaceId: string
+  destination: string
+  attempts: number
+}
+
+export interface ClaimOptions {
+  /** Due times are read on this clock (the retry schedule's); leases on the database's. */
+  now: Date
+  limit: number
+  leaseMs: number
+  firstDelaySeconds: number
+  /** Attempts one destination may have in flight here at once. */
+  perDestination?: number
+  /** This dispatcher's attempts in flight, by destination. */
+  inFlight?: readonly DestinationInFlight[]
+  /** How long a probe holds its failing destination: past it, a dispatcher that died while probing is forgotten. */
+  probeHoldMs?: number
 }
 
 /**
  * Takes the lease of up to `limit` deliveries that are due and are each the oldest open delivery
  * of their session, so a session's webhooks go out one at a time and in order while different
- * sessions proceed side by side. `skip locked` lets several dispatchers share the work; the lease
- * (not a held transaction) covers the HTTP call, renewed while it runs ({@link renewClaims}), and a
- * crashed dispatcher's lease runs out within one lease.
+ * sessions proceed side by side. Fair between tenants: no destination gets more than its room
+ * (`perDestination` less what this dispatcher has in flight to it), a failing destination only
+ * its one probe when it is due, and the claim goes round the organizations and destinations, each
+ * one's oldest first, rather than down one queue. `skip locked` lets several dispatchers share the
+ * work; the lease (not a held transaction) covers the HTTP call, renewed while it runs
+ * ({@link renewClaims}), and a crashed dispatcher's lease runs out within one lease. Leases are
+ * stamped and read on the database's clock, so dispatchers on hosts whose clocks differ agree on
+ * when one runs out.
  */
-export async function claimDueDeliveries(
-  db: DbOrTrx,
-  options: { now: Date; limit: number; leaseMs: number; firstDelaySeconds: number },
-): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(db: DbOrTrx, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const claimed: ClaimedDelivery[] = []
+  const inFlight = new Map((options.inFlight ?? []).map((f) => [`${f.workspaceId} ${f.destination}`, { ...f }]))
+  // A round looks at the oldest due deliveries only: when they were all of a few destinations, the
+  // next round, with those destinations full, looks past them.
+  for (let round = 0; round < CLAIM_ROUNDS && claimed.length < options.limit; round++) {
+    const { deliveries, lookedPastWindow } = await claimRound(db, { ...options, limit: options.limit - claimed.length, inFlight: [...inFlight.values()] })
+    claimed.push(...deliveries)
+    if (!lookedPastWindow) break
+    for (const delivery of deliveries) {
+      const key = `${delivery.workspaceId} ${delivery.destination}`
+      const entry = inFlight.get(key) ?? { workspaceId: delivery.workspaceId, destination: delivery.destination, attempts: 0 }
+      entry.attempts += 1
+      inFlight.set(key, entry)
+    }
+  }
+  return claimed
+}
+
+/** Rounds of one claim at most: each one claims or fills up the destinations it looked at. */
+const CLAIM_ROUNDS = 8
+
+async function claimRound(db: DbOrTrx, options: ClaimOptions): Promise<{ deliveries: ClaimedDelivery[]; lookedPastWindow: boolean }> {
   const token = uuidV4()
-  const leaseUntil = new Date(options.now.getTime() + options.leaseMs)
-  const claim = sql<{ id: string; session_id: string; callback_url: string; body: string; round_attempts: number; signing_secret: string | null }>`
-    with due as (
-      select d.id from webhook_deliveries d
+  const perDestination = options.perDestination ?? options.limit
+  const inFlight = options.inFlight ?? []
+  // The candidates looked at in one round: the oldest due deliveries, of destinations with room.
+  const window = Math.max(options.limit * 4, 64)
+  const claim = sql<{
+    id: string
+    session_id: string
+    workspace_id: string
+    organization_id: string
+    destination: string
+    callback_url: string
+    body: string
+    round_attempts: number
+    signing_secret: string | null
+    probe: boolean
+    destination_failing: boolean
+    looked_at: string | number
+  }>`
+    with here as (
+      select * from unnest(${inFlight.map((f) => f.workspaceId)}::uuid[], ${inFlight.map((f) => f.destination)}::text[], ${inFlight.map((f) => f.attempts)}::integer[])
+        as h(workspace_id, destination, attempts)
+    ),
+    closed as (
+      select workspace_id, destination from here where attempts >= ${perDestination}
+      union all
+      select workspace_id, destination from webhook_destinations
+      where state = 'failing' and (next_probe_at > ${options.now}::timestamptz or probe_until > statement_timestamp())
+    ),
+    due as (
+      select d.id, d.organization_id, d.workspace_id, d.destination, d.source_commit, d.source_prepare
+      from webhook_deliveries d
       where d.status in ('pending', 'failed')
         and coalesce(d.next_attempt_at, d.created_at + make_interval(secs => ${options.firstDelaySeconds}::double precision)) <= ${options.now}::timestamptz
-        and (d.lease_until is null or d.lease_until <= ${options.now}::timestamptz)
+        and (d.lease_until is null or d.lease_until <= statement_timestamp())
+        and not exists (select 1 from closed c where c.workspace_id = d.workspace_id and c.destination = d.destination)
         and not exists (
           select 1 from webhook_deliveries e
           where e.session_id = d.session_id and e.status in ('pending', 'failed')
             and (e.source_commit, e.source_prepare) < (d.source_commit, d.source_prepare))
       order by d.source_commit, d.source_prepare
+      limit ${window}
+    ),
+    ranked as (
+      select due.id, due.source_commit, due.source_prepare,
+        row_number() over (partition by due.workspace_id, due.destination order by due.source_commit, due.source_prepare) as nth_of_destination,
+        row_number() over (partition by due.organization_id order by due.source_commit, due.source_prepare) as nth_of_organization,
+        case when w.state = 'failing' then 1 else ${perDestination} - coalesce(h.attempts, 0) end as room
+      from due
+      left join webhook_destinations w on w.workspace_id = due.workspace_id and w.destination = due.destination
+      left join here h on h.workspace_id = due.workspace_id and h.destination = due.destination
+    ),
+    picked as (
+      select id from ranked where nth_of_destination <= room
+      order by nth_of_organization, nth_of_destination, source_commit, source_prepare
       limit ${options.limit}
-      for update of d skip locked
+    ),
+    locked as (
+      select d.id from webhook_deliveries d
+      where d.id = any(array(select id from picked)) and d.status in ('pending', 'failed')
+        and (d.lease_until is null or d.lease_until <= statement_timestamp())
+      for update skip locked
+    ),
+    claimed as (
+      update webhook_deliveries w set lease_token = ${token}, lease_until = statement_timestamp() + make_interval(secs => ${options.leaseMs / 1000}::double precision)
+      from locked
+      where w.id = locked.id
+      returning w.id, w.session_id, w.workspace_id, w.organization_id, w.destination, w.callback_url, w.body, w.round_attempts, w.api_key_id
+    ),
+    probing as (
+      update webhook_destinations p set probe_until = statement_timestamp() + make_interval(secs => ${(options.probeHoldMs ?? 30_000) / 1000}::double precision)
+      from claimed c
+      where p.workspace_id = c.workspace_id and p.destination = c.destination and p.state = 'failing'
+      returning p.workspace_id, p.destination
     )
-    update webhook_deliveries w set lease_token = ${token}, lease_until = ${leaseUntil}::timestamptz
-    from due
-    where w.id = due.id
-    returning w.id, w.session_id, w.callback_url, w.body, w.round_attempts,
-      (select k.signing_secret from api_keys k where k.id = w.api_key_id) as signing_secret`.compile(db)
-  const { rows } = await db.executeQuery(prepared(claim))
-  return rows.map((row) => ({
+    select c.id, c.session_id, c.workspace_id, c.organization_id, c.destination, c.callback_url, c.body, c.round_attempts,
+      (select k.signing_secret from api_keys k where k.id = c.api_key_id) as signing_secret,
+      exists (select 1 from probing p where p.workspace_id = c.workspace_id and p.destination = c.destination) as probe,
+      coalesce((select w.consecutive_failures > 0 or w.state = 'failing' from webhook_destinations w
+        where w.workspace_id = c.workspace_id and w.destination = c.destination), false) as destination_failing,
+      null as looked_at
+    from claimed c
+    union all
+    select null, null, null, null, null, null, null, null, null, null, null, (select count(*) from due)`.compile(db)
+  const { rows: all } = await db.executeQuery(prepared(claim))
+  const rows = all.filter((row) => row.id !== null)
+  const lookedAt = Number(all.find((row) => row.id === null)?.looked_at ?? 0)
+  const deliveries = rows.map((row) => ({
     id: row.id,
     sessionId: row.session_id,
+    workspaceId: row.workspace_id,
+    organizationId: row.organization_id,
+    destination: row.destination ?? '',
     callbackUrl: row.callback_url,
     body: row.body,
     // A key always has a secret; an empty one makes the attempt fail visibly rather than unsigned.
     signingSecret: row.signing_secret ?? '',
     roundAttempts: Number(row.round_attempts),
     leaseToken: token,
+    probe: row.probe,
+    destinationFailing: row.destination_failing,
   }))
+  return { deliveries, lookedPastWindow: lookedAt >= window }
 }
 
 /**
- * Extends claims still held to `leaseUntil`: a dispatcher renews the claims of its attempts in
- * flight, so a claim outlives a dispatcher that died by one short lease at most. A claim recorded
- * since (its token cleared) or taken over by another dispatcher (another token) is left alone.
+ * Extends claims still held by `leaseMs` from now on the database's clock: a dispatcher renews the
+ * claims of its attempts in flight, so a claim outlives a dispatcher that died by one short lease
+ * at most. A claim recorded since (its token cleared) or taken over by another dispatcher (another
+ * token) is left alone.
  */
-export async function renewClaims(db: DbOrTrx, claims: readonly Pick<ClaimedDelivery, 'id' | 'leaseToken'>[], leaseUntil: Date): Promise<void> {
+export async function renewClaims(db: DbOrTrx, claims: readonly Pick<ClaimedDelivery, 'id' | 'leaseToken'>[], leaseMs: number): Promise<void> {
   if (claims.length === 0) return
   const renew = sql`
-    update webhook_deliveries w set lease_until = ${leaseUntil}::timestamptz
+    update webhook_deliveries w set lease_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000}::double precision)
     from unnest(${claims.map((c) => c.id)}::uuid[], ${claims.map((c) => c.leaseToken)}::uuid[]) as c(id, lease_token)
     where w.id = any(${claims.map((c) => c.id)}::uuid[]) and w.id = c.id and w.lease_token = c.lease_token`.compile(db)
   await db.executeQuery(prepared(renew))
@@ -328,29 +460,35 @@ export async function findDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: 
 /**
  * Queues a dead or delivered delivery again, due at once, with a fresh retry schedule and the same
  * `webhook-id`; a failed one waiting for its next attempt (and not being sent) has that attempt
- * brought forward to now, its schedule kept. Returns the delivery's status after, or undefined
- * when there is none.
+ * brought forward to now, its schedule kept. Returns the delivery's status after (and, requeued,
+ * its destination), or undefined when there is none.
  */
-export async function requeueDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string, now: Date): Promise<{ requeued: boolean; status: DeliveryStatus } | undefined> {
+export async function requeueDelivery(
+  db: DbOrTrx,
+  workspaceId: DeliveryScope,
+  id: string,
+  now: Date,
+): Promise<{ requeued: true; status: DeliveryStatus; destination: DestinationKey | undefined } | { requeued: false; status: DeliveryStatus } | undefined> {
+  const destinationKey = (row: { workspace_id: string; destination: string | null }) => (row.destination === null ? undefined : { workspaceId: row.workspace_id, destination: row.destination })
   const updated = await db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', round_attempts: 0, next_attempt_at: now, lease_token: null, lease_until: null })
+    .set({ status: 'pending', round_attempts: 0, next_attempt_at: now, lease_token: null, lease_until: null, destination: destinationOf(sql.ref('callback_url')) })
     .$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!))
     .where('id', '=', id)
     .where('status', 'in', ['dead', 'delivered'])
-    .returning('id')
+    .returning(['workspace_id', 'destination'])
     .executeTakeFirst()
-  if (updated) return { requeued: true, status: 'pending' }
+  if (updated) return { requeued: true, status: 'pending', destination: destinationKey(updated) }
   const due = await db
     .updateTable('webhook_deliveries')
     .set({ next_attempt_at: now })
     .$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!))
     .where('id', '=', id)
     .where('status', '=', 'failed')
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-    .returning('id')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', sql<Date>`statement_timestamp()`)]))
+    .returning(['workspace_id', 'destination'])
     .executeTakeFirst()
-  if (due) return { requeued: true, status: 'failed' }
+  if (due) return { requeued: true, status: 'failed', destination: destinationKey(due) }
   const row = await db
     .selectFrom('webhook_deliveries')
     .select('status')
@@ -363,7 +501,8 @@ export async function requeueDelivery(db: DbOrTrx, workspaceId: DeliveryScope, i
 /**
  * The retry of the API and of `flowd deliveries retry`: requeues a dead or delivered delivery, or
  * brings a failed one's next attempt forward, and returns it; 404 when there is none in scope, 409
- * when its state refuses a retry (pending or being sent: already on its way; skipped).
+ * when its state refuses a retry (pending or being sent: already on its way; skipped). A retry to
+ * a failing destination also lets its next probe go at once: someone is asking to try it again.
  */
 export async function retryDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string, now: Date): Promise<DeliveryView> {
   const result = await requeueDelivery(db, workspaceId, id, now)
@@ -375,6 +514,7 @@ export async function retryDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id:
         : `delivery ${id} is ${result.status}: it is still queued and will be attempted on its schedule`,
     )
   }
+  if (result.destination) await probeDestinationNow(db, result.destination, now)
   return (await findDelivery(db, workspaceId, id))!
 }
 

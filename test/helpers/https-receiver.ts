@@ -35,8 +35,11 @@ export interface HttpsReceiver {
   requests: ReceivedRequest[]
   /** Answers the next requests with these, in order; once used up, answers 200. */
   respondWith(responses: (number | ReceiverResponse)[]): void
-  /** Answers each following request `ms` after it arrived (0, the default: at once). It is recorded on arrival. */
-  delay(ms: number): void
+  /**
+   * Answers each following request `ms` after it arrived (0, the default: at once), or only those
+   * whose path starts with `pathPrefix`. It is recorded on arrival.
+   */
+  delay(ms: number, pathPrefix?: string): void
   /**
    * How many connections are open to it. Once every sender has exited, zero means the receiver has
    * read all they sent: a connection closes only after the data before its end.
@@ -62,6 +65,11 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const requests: ReceivedRequest[] = []
   let queue: ReceiverResponse[] = []
   let delayMs = 0
+  const delayByPath = new Map<string, number>()
+  const delayOf = (path: string): number => {
+    for (const [prefix, ms] of delayByPath) if (path.startsWith(prefix)) return ms
+    return delayMs
+  }
   const server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -84,7 +92,8 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
         res.writeHead(next.status, next.headers)
         res.end(next.body ?? '')
       }
-      if (delayMs > 0) setTimeout(respond, delayMs)
+      const wait = delayOf(request.path)
+      if (wait > 0) setTimeout(respond, wait)
       else respond()
     })
   })
@@ -112,8 +121,9 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     respondWith(responses) {
       queue = responses.map((r) => (typeof r === 'number' ? { status: r } : r))
     },
-    delay(ms) {
-      delayMs = ms
+    delay(ms, pathPrefix) {
+      if (pathPrefix === undefined) delayMs = ms
+      else delayByPath.set(pathPrefix, ms)
     },
     openConnections: () => new Promise((resolve, reject) => server.getConnections((err, count) => (err ? reject(err) : resolve(count)))),
     down: stop,

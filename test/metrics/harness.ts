@@ -14,6 +14,7 @@ import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import type { Storage } from '../../src/store/connect.js'
 import { DispatcherRole } from '../../src/webhooks/dispatcher-role.js'
 import { countUnsettledDeliveries, oldestOpenDeliveryAt } from '../../src/webhooks/deliveries.js'
+import { countFailingDestinations } from '../../src/webhooks/destinations.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
 import { silentLogger, testEditorTokenKey } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
@@ -75,7 +76,7 @@ export async function openMetricsHarness(
   )
   webhooks.start()
   metrics.watchProjections(readModels)
-  metrics.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt })
+  metrics.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt, countFailingDestinations })
   const deps: AppDeps = { config, db: storage.db, store, readModels, logger: silentLogger, now, editorTokenKey: testEditorTokenKey, resolveHost: fakeDns({}), metrics }
   const app = await buildApp(deps)
   t.teardown(async () => {

@@ -1,7 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NotFoundError } from '../../errors.js'
 import { findDelivery, listDeliveries, retryDelivery } from '../../webhooks/deliveries.js'
-import { DELIVERY_STATUSES } from '../../store/database.js'
+import { listDestinations } from '../../webhooks/destinations.js'
+import { DELIVERY_STATUSES, DESTINATION_STATES } from '../../store/database.js'
 import type { AppDeps } from '../app.js'
 import { Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
 
@@ -32,6 +33,20 @@ const Delivery = Type.Object({
   deliveredAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
   attempts: Type.Array(Attempt),
+})
+
+const Destination = Type.Object({
+  destination: Type.String({ description: "the callback URL's origin (scheme, host and port, lower case): deliveries to it share its fair share and its health" }),
+  state: OneOf(DESTINATION_STATES, {
+    description: 'healthy: deliveries go out as they are due; failing: after failed attempts in a row, its deliveries wait behind one probe attempt at a time, and a 2xx restores it at once',
+  }),
+  failingSince: Type.Union([Timestamp, Type.Null()]),
+  consecutiveFailures: Type.Integer({ description: 'failed attempts since the last 2xx' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'the last failure, kept after the destination is restored' }),
+  lastFailureAt: Type.Union([Timestamp, Type.Null()]),
+  nextProbeAt: Type.Union([Timestamp, Type.Null()], { description: 'while failing: when the next probe may go (retrying one of its deliveries probes at once)' }),
+  heldDeliveries: Type.Integer({ description: 'its pending and failed deliveries' }),
+  updatedAt: Timestamp,
 })
 
 export const webhookRoutes =
@@ -77,6 +92,29 @@ export const webhookRoutes =
         const delivery = await findDelivery(deps.db, request.principal.workspaceId, request.params.deliveryId)
         if (!delivery) throw new NotFoundError(`delivery ${request.params.deliveryId} not found`)
         return delivery
+      },
+    )
+
+    app.get(
+      '/webhooks/destinations',
+      {
+        schema: {
+          tags: ['webhooks'],
+          operationId: 'listDestinations',
+          summary: "The key's workspace's webhook destinations that have failed, failing ones first",
+          description:
+            "A destination is a callback URL's origin. Each has a fair share of the delivery (a cap on attempts in flight); after failed attempts in a row it is failing, and its deliveries wait behind one probe at a time until a 2xx restores it. Listed once a destination has failed.",
+          querystring: Type.Object({
+            ...pageQuery({ default: 10, maximum: 100 }),
+            state: Type.Optional(OneOf(DESTINATION_STATES)),
+          }),
+          response: { 200: Page(Destination), ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { page, size, state } = request.query
+        const { content, totalElements } = await listDestinations(deps.db, { workspaceId: request.principal.workspaceId, page, size, ...(state ? { state } : {}) })
+        return toPage(content, totalElements, page, size)
       },
     )
 
