@@ -5,9 +5,11 @@ import t, { type Test } from 'tap'
 import { allProjections } from '../../src/all-projections.js'
 import { ANALYST_GROUP_ROLE, grantReader } from '../../src/cli/analytics.js'
 import { bootstrap } from '../../src/commands/tenancy.js'
+import { ExitCode } from '../../src/cli/usage.js'
 import { rebuildProjections } from '../../src/projections/rebuild.js'
 import type { Database } from '../../src/store/database.js'
 import { down as unscopeReaders, up as scopeReaders } from '../../migrations/0026_scope_analysts_by_organization.js'
+import { runCli } from '../helpers/cli.js'
 import { postgresBackend, postgresUrl } from '../helpers/storage.js'
 import { NOW, addDataSet, buildDataSet, waitForAll } from './data-set.js'
 
@@ -163,6 +165,21 @@ t.test('grant-reader sets the scope of a role, refuses an unknown organization a
   await t.rejects(grantReader(test.storage.db, wider, undefined), { name: 'ConflictError', message: new RegExp(`${role} may set role ${wider}`) }, 'a group of a reader of one organization')
   t.same(await scopeOf(wider), undefined, 'is left without a scope')
   await t.rejects(grantReader(test.storage.db, 'postgres', undefined, organizationId), { name: 'ConflictError', message: /postgres may read the tables themselves/ }, 'a superuser')
+
+  // The command: its exit codes and what it says.
+  if (test.storage.target.kind !== 'postgres') throw new Error('a Postgres backend')
+  const env = { DATABASE_URL: test.storage.target.url }
+  const malformed = await runCli(['analytics', 'grant-reader', '--role', role, '--organization', 'acme'], env)
+  t.match(malformed, { code: ExitCode.usage, stderr: /--organization must be a UUID/ }, 'an organization that is not a UUID')
+  const unknown = await runCli(['analytics', 'grant-reader', '--role', role, '--organization', randomUUID()], env)
+  t.match(unknown, { code: ExitCode.notFound, stderr: /no organization/ }, 'an organization that does not exist')
+  const everyOne = await runCli(['analytics', 'grant-reader', '--role', role], env)
+  t.match(everyOne, { code: ExitCode.ok, stdout: /reads every organization; its password is unchanged/ })
+  const one = await runCli(['analytics', 'grant-reader', '--role', role, '--organization', organizationId, '--json'], env)
+  t.match(one, { code: ExitCode.ok })
+  t.same(JSON.parse(one.stdout), { role, created: false, organizationId })
+  const refused = await runCli(['analytics', 'grant-reader', '--role', wider], env)
+  t.match(refused, { code: ExitCode.refused, stderr: new RegExp(`${role} may set role ${wider}`) }, 'a wider role is refused with exit code 4')
 })
 
 /** The organization a role reads (null: every one), or undefined when it has no scope. */
