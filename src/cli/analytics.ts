@@ -20,8 +20,10 @@ grant-reader  gives an analyst a Postgres login that reads the analytics schema 
               generated password, printed once (--password-stdin reads one instead). It sees the
               rows of organization ID only, or of every organization without --organization; the
               database enforces it. A role that exists already joins the group and gets that
-              scope in place of the one it had; its password is not changed. Needs DATABASE_URL
-              and a database user that may create roles; the embedded database has no logins.`
+              scope in place of the one it had; its password is not changed. A scope that the
+              role's own privileges, or a role it may \`set role\` to, would widen is refused.
+              Needs DATABASE_URL and a database user that may create roles; the embedded
+              database has no logins.`
 
 /** Lower-case SQL identifiers only: no quoting surprises in psql or connection strings. */
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/
