@@ -198,6 +198,9 @@ t.test('readers made before scopes existed keep reading every organization (post
     await admin.end()
   })
   await unscopeReaders(storage.db)
+  const { rows: [undone] } = await sql<{ options: string[] | null; scopes: string | null }>`
+    select (select reloptions from pg_class where oid = 'analytics.sessions'::regclass) as options, to_regclass('public.analytics_readers')::text as scopes`.execute(storage.db)
+  t.same(undone, { options: null, scopes: null }, 'down: the views without the scope, no table of scopes')
   await grantReaderBeforeScopes(admin, role)
   await scopeReaders(storage.db)
   t.equal(await scopeIn(storage.db, role), null, 'its scope: every organization')
