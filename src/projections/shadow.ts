@@ -105,12 +105,16 @@ interface DependentView {
   schema: string
   name: string
   definition: string
+  /** `name = 'value', …` of its `with (…)` (`security_barrier` among them), or null. */
+  options: string | null
+  /** Quoted; null when it is the current user, who makes the view again. */
+  owner: string | null
   grants: { grantee: string; privilege: string }[]
 }
 
 /**
  * In the swap's transaction: replaces a projection's live tables with its shadow tables, recreating
- * the views that read them (as they were, with their grants). The caller holds the projection's
+ * the views that read them (as they were: options, grants and owner). The caller holds the projection's
  * checkpoint row and has caught the shadow up to it.
  */
 export async function swapInShadowTables(trx: Transaction<Database>, projection: Projection): Promise<void> {
@@ -129,6 +133,8 @@ export async function swapInShadowTables(trx: Transaction<Database>, projection:
       where d.classid = 'pg_rewrite'::regclass and r.ev_class <> d.refobjid
     )
     select n.nspname as schema, c.relname as name, pg_get_viewdef(c.oid) as definition,
+      (select string_agg(format('%I = %L', o.option_name, o.option_value), ', ') from pg_options_to_table(c.reloptions) o) as options,
+      case when pg_get_userbyid(c.relowner) <> current_user then quote_ident(pg_get_userbyid(c.relowner)) end as owner,
       coalesce((select json_agg(json_build_object('grantee', case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end, 'privilege', a.privilege_type))
                 from aclexplode(c.relacl) a where a.grantee <> c.relowner), '[]') as grants
     from (select oid, max(depth) as depth from dependents group by oid) v
@@ -138,9 +144,12 @@ export async function swapInShadowTables(trx: Transaction<Database>, projection:
   await sql`drop table ${sql.join(projection.tables.map((table) => sql.id('public', table)))} cascade`.execute(trx)
   for (const table of projection.tables) await sql`alter table ${sql.id(SHADOW_SCHEMA, table)} set schema public`.execute(trx)
   for (const view of views) {
-    await sql`create view ${sql.id(view.schema, view.name)} as ${sql.raw(view.definition)}`.execute(trx)
-    // Both from the catalog: a privilege keyword and a quoted role name.
+    // Options, privilege keywords and quoted role names: all from the catalog.
+    const options = view.options === null ? sql`` : sql`with (${sql.raw(view.options)})`
+    await sql`create view ${sql.id(view.schema, view.name)} ${options} as ${sql.raw(view.definition)}`.execute(trx)
     for (const { grantee, privilege } of view.grants) await sql`grant ${sql.raw(privilege)} on ${sql.id(view.schema, view.name)} to ${sql.raw(grantee)}`.execute(trx)
+    // Last: the grants above are the current user's to give while it owns the view.
+    if (view.owner !== null) await sql`alter view ${sql.id(view.schema, view.name)} owner to ${sql.raw(view.owner)}`.execute(trx)
   }
   await sql`select set_config('search_path', ${searchPath}, true)`.execute(trx)
 }

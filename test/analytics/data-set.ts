@@ -4,6 +4,7 @@ import { cardStream } from '../../src/domain/card.js'
 import { sessionStream } from '../../src/domain/session.js'
 import type { RunnableFlow } from '../../src/engine/interpreter.js'
 import type { Position } from '../../src/eventstore/port.js'
+import type { Bootstrapped } from '../../src/commands/tenancy.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import type { Backend } from '../helpers/storage.js'
 import type { TurnOutput } from '../../src/domain/turn.js'
@@ -56,7 +57,12 @@ const at = (time: string) => new Date(`2026-03-${time}:00.000Z`)
 
 export async function buildDataSet(t: Test, backend: Backend): Promise<DataSet> {
   const test = await openTestApp(t, backend, { now: () => NOW })
-  const headers = { 'x-api-key': test.admin.apiKey }
+  return { test, ...(await addDataSet(test, test.admin)) }
+}
+
+/** The same data set in the workspace of `owner` (another organization's, say), under ids of its own. */
+export async function addDataSet(test: TestApp, owner: Bootstrapped): Promise<Omit<DataSet, 'test'>> {
+  const headers = { 'x-api-key': owner.apiKey }
   const post = async (url: string, payload: unknown) => {
     const response = await test.app.inject({ method: 'POST', url, headers, payload: payload as object })
     if (response.statusCode !== 201) throw new Error(`POST ${url}: ${response.statusCode} ${response.body}`)
@@ -68,7 +74,7 @@ export async function buildDataSet(t: Test, backend: Backend): Promise<DataSet> 
   const stages = Object.fromEntries(pipeline.stages.map((stage: { id: string; name: string }) => [stage.name, stage.id])) as DataSet['stages']
   const definition = supportFlow(sector.id)
   const flow = await post('/v1/flows', { name: 'Support', definition })
-  const { organizationId, workspaceId } = test.admin
+  const { organizationId, workspaceId } = owner
   const last: DataSet['last'] = new Map()
 
   const append = async (stream: string, type: string, data: object) => {
@@ -88,7 +94,7 @@ export async function buildDataSet(t: Test, backend: Backend): Promise<DataSet> 
       flowVersion: 1,
       variables: {},
       externalId: null,
-      apiKeyId: test.admin.apiKeyId,
+      apiKeyId: owner.apiKeyId,
       callbackUrl: null,
       ttlSeconds: 1800,
       messageId: randomUUID(),
@@ -143,7 +149,7 @@ export async function buildDataSet(t: Test, backend: Backend): Promise<DataSet> 
   await card('New', '08T11:05')
 
   await waitForAll(test, last)
-  return { test, flowId: flow.id, sectorId: sector.id, pipelineId: pipeline.id, stages, last }
+  return { flowId: flow.id, sectorId: sector.id, pipelineId: pipeline.id, stages, last }
 }
 
 /** Waits until every read model has applied everything appended so far. */
