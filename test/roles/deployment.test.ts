@@ -23,7 +23,8 @@ import { eventually, sleep } from '../helpers/wait.js'
 // flight are SIGKILLed at once, and a new engine joins. Every acknowledged message gets exactly one turn and one
 // answered webhook, in per-session order; no kill holds a session's webhook back more than 3 s;
 // the connections stay within the sum of the processes' budgets (src/connection-budget.ts); the
-// partitions end spread over the live engines.
+// partitions end spread over the live engines. Beside it all, another workspace's callback accepts
+// connections and never answers: it becomes failing and costs the load nothing.
 
 const SESSIONS = 20
 const MESSAGES_PER_SECOND = 30
@@ -50,6 +51,10 @@ const POOL_ENV = { API_POOL_SIZE: '3', ENGINE_POOL_SIZE: '3', PROJECTOR_POOL_SIZ
 // 2.5 s after the kill, which leaves a loaded machine too little of the 3 s the deployment promises.
 const FAILOVER_ENV = { WEBHOOK_LEASE_SECONDS: '1' }
 const DEPLOYMENT: Record<Role, number> = { api: 2, engine: 3, projector: 2, dispatcher: 2 }
+/** The path of the callback that never answers within the dispatchers' 10 s, and its sessions. */
+const HANGING_PATH = '/hanging'
+const HANGING_ANSWER_MS = 11_000
+const HANGING_SESSIONS = 10
 const PARTITIONS_LOGGED = 'engine partitions held'
 
 interface Member {
@@ -173,11 +178,14 @@ async function sendSteadily(apis: readonly Service[], apiKey: string, sessionIds
 
 const webhookId = (request: ReceivedRequest) => String(request.headers['webhook-id'])
 
-/** The receiver's answered webhooks: the first of each webhook-id, in arrival order, and the others. */
+/** The requests of the load's callback, not the hanging one's. */
+const loadRequests = (receiver: HttpsReceiver) => receiver.requests.filter((r) => !r.path.startsWith(HANGING_PATH))
+
+/** The receiver's answered webhooks of the load: the first of each webhook-id, in arrival order, and the others. */
 function answeredWebhooks(receiver: HttpsReceiver) {
   const first = new Map<string, ReceivedRequest>()
   const repeats: ReceivedRequest[] = []
-  for (const request of receiver.requests.filter((r) => r.answered)) {
+  for (const request of loadRequests(receiver).filter((r) => r.answered)) {
     if (first.has(webhookId(request))) repeats.push(request)
     else first.set(webhookId(request), request)
   }
@@ -206,7 +214,7 @@ const engineVictims = (engines: readonly Member[]): Member[] =>
 /** The dispatcher that sent a webhook, arrived at `since` or later, that the receiver has not answered yet. */
 function dispatcherWithDeliveryInFlight(dispatchers: readonly Member[], receiver: HttpsReceiver, since: number): Member | undefined {
   const pids = dispatchers.map((d) => d.service.child.pid!)
-  for (const request of receiver.requests.filter((r) => !r.answered && r.remotePort !== undefined && r.arrivedAt >= since)) {
+  for (const request of loadRequests(receiver).filter((r) => !r.answered && r.remotePort !== undefined && r.arrivedAt >= since)) {
     const pid = processOfLocalPort(request.remotePort!, pids)
     const dispatcher = dispatchers.find((d) => d.service.child.pid === pid)
     if (dispatcher) return dispatcher
@@ -255,6 +263,17 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   const { apiKey } = await expect(api!, admin, 201, 'POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` })
   await expect(api!, apiKey, 201, 'POST', '/v1/variables', { name: 'said', type: 'string' })
   const flow = await expect(api!, apiKey, 201, 'POST', '/v1/flows', { name: 'Echo', definition: echoFlow })
+
+  // Another workspace whose callback, on the same origin, hangs, with sessions waiting on it all along.
+  receiver.delay(HANGING_ANSWER_MS, HANGING_PATH)
+  await expect(api!, admin, 201, 'POST', '/v1/workspaces', { name: 'Hanging' })
+  const workspaces = await expect(api!, admin, 200, 'GET', '/v1/workspaces?size=100')
+  const hangingWorkspace = workspaces.content.find((w: { name: string }) => w.name === 'Hanging')
+  const { apiKey: hangingKey } = await expect(api!, admin, 201, 'POST', '/v1/api-keys', { name: 'hangs', workspaceId: hangingWorkspace.id, callbackUrl: `${receiver.url}${HANGING_PATH}` })
+  await expect(api!, hangingKey, 201, 'POST', '/v1/variables', { name: 'said', type: 'string' })
+  const hangingFlow = await expect(api!, hangingKey, 201, 'POST', '/v1/flows', { name: 'Echo', definition: echoFlow })
+  for (let i = 0; i < HANGING_SESSIONS; i++) await expect(api!, hangingKey, 201, 'POST', `/v1/sessions/flows/${hangingFlow.id}/create`)
+
   const acknowledged: Acknowledged[] = []
   const sessionIds: string[] = await Promise.all(
     Array.from({ length: SESSIONS }, async () => {
@@ -330,7 +349,7 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   t.same(await sessionsOutOfOrder(), [], `each of the ${acknowledged.length} acknowledged turns: exactly one TurnCompleted and one webhook, in per-session order`)
   const sentByKilledDispatcher = (request: ReceivedRequest) => request.remotePort !== undefined && killedDispatcherPorts.has(request.remotePort)
   const firstSentByKilledDispatcher = (repeat: ReceivedRequest) => sentByKilledDispatcher(firstAnswered.get(webhookId(repeat))!)
-  const cutOff = receiver.requests.filter((r) => !r.answered)
+  const cutOff = loadRequests(receiver).filter((r) => !r.answered)
   t.same(
     [...repeats.filter((r) => !firstSentByKilledDispatcher(r)), ...cutOff.filter((r) => !sentByKilledDispatcher(r))].map((r) => parseWebhook(r).messageId),
     [],
@@ -370,6 +389,16 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
     `${probes.length} readiness probes: ${probes.filter((p) => p.status === 200).length} ready, ${probes.filter((p) => p.status === 503).length} not ready, ${probes.length - probes.filter((p) => p.status !== undefined).length} cut off by a kill`,
   )
   t.same([...new Set(probes.flatMap((p) => (p.status === undefined ? [] : [p.status])))].filter((s) => s !== 200 && s !== 503), [], 'every answer was 200 or 503')
+
+  await t.test('the hanging destination: failing, apart from the load', async (t) => {
+    const failing = await eventually('the hanging destination to be failing', async () => {
+      const reply = await call(api!, hangingKey, 'GET', '/v1/webhooks/destinations?state=failing')
+      return reply.body.content?.length > 0 ? reply.body.content[0] : undefined
+    })
+    t.match(failing, { destination: receiver.url, state: 'failing', lastError: /^timeout/ })
+    t.ok(receiver.requests.some((r) => r.path.startsWith(HANGING_PATH)), 'its attempts reached the receiver and hung there')
+    t.same((await call(api!, apiKey, 'GET', '/v1/webhooks/destinations?state=failing')).body.content, [], 'the load’s destination, on the same origin, never failed')
+  })
 
   await t.test('engine partitions: every partition held once, spread over the live engines', async (t) => {
     const live = ofRole('engine').filter((engine) => engine.killedAt === undefined)
