@@ -10051,6 +10051,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         content: {
+                            /**
+                             * Format: uuid
+                             * @example 0190a0b0-0000-7000-8000-0000000000f1
+                             */
+                            workspaceId: string;
                             /** @description the callback URL's origin (scheme, host and port, lower case): deliveries to it share its fair share and its health */
                             destination: string;
                             /**

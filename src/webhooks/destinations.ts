@@ -109,6 +109,7 @@ export async function probeDestinationNow(db: DbOrTrx, key: DestinationKey, now:
 }
 
 export interface DestinationView {
+  workspaceId: string
   destination: string
   state: DestinationState
   failingSince: string | null
@@ -155,6 +156,7 @@ export async function listDestinations(
   ])
   return {
     content: rows.map((row) => ({
+      workspaceId: row.workspace_id,
       destination: row.destination,
       state: row.state,
       failingSince: row.failing_since === null ? null : toIso(row.failing_since),

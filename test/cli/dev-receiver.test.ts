@@ -103,4 +103,19 @@ t.test('a real webhook at the dev receiver, verified; a forged one not; deliveri
   t.match(again.stderr, 'is pending: it is still queued')
   const noDelivery = await cli('deliveries', 'retry', unknownId)
   t.equal(noDelivery.code, 3)
+
+  // The retried delivery meets its receiver gone: one refused attempt makes the destination failing here.
+  t.same(json(await cli('deliveries', 'destinations', '--json')), [], 'no destination has failed yet')
+  const again2 = await startService(t, { ...env, WEBHOOK_CA_FILE: certFile, WEBHOOK_FAILURES_BEFORE_FAILING: '1', WEBHOOK_PROBE_SCHEDULE: '3600' })
+  await eventually('the destination failing', async () => {
+    const response = await fetch(`${again2.baseUrl}/v1/webhooks/destinations?state=failing`, { headers: { 'x-api-key': bot.apiKey } })
+    return ((await response.json()) as { content: unknown[] }).content.length > 0 ? true : undefined
+  }, 30_000)
+  t.equal(await again2.stop(), 0)
+  const [failing] = json(await cli('deliveries', 'destinations', '--state', 'failing', '--json'))
+  t.match(failing, { workspaceId: admin.workspaceId, destination: `https://127.0.0.1:${port}`, state: 'failing', heldDeliveries: 1, lastError: /ECONNREFUSED/ }, 'the operator sees the failing destination and why')
+  const table = await cli('deliveries', 'destinations')
+  t.match(table.stdout, /failing/)
+  const misused = await cli('deliveries', 'list', '--state', 'failing')
+  t.equal(misused.code, 2, '--state belongs to destinations')
 })

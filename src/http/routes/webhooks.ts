@@ -36,6 +36,7 @@ const Delivery = Type.Object({
 })
 
 const Destination = Type.Object({
+  workspaceId: Uuid,
   destination: Type.String({ description: "the callback URL's origin (scheme, host and port, lower case): deliveries to it share its fair share and its health" }),
   state: OneOf(DESTINATION_STATES, {
     description: 'healthy: deliveries go out as they are due; failing: after failed attempts in a row, its deliveries wait behind one probe attempt at a time, and a 2xx restores it at once',
