@@ -1,7 +1,8 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { TestWebhookSettings } from '../helpers/app.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
 import { browserSkipReason } from '../helpers/browser.js'
-import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
+import { LOOKS, captureEveryLook, openDashboard, showIn } from '../helpers/dashboard.js'
 import { chain, end, flow, message, start, text } from '../helpers/engine.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
 import { eventually } from '../helpers/wait.js'
@@ -14,14 +15,26 @@ interface Delivery {
   attempts: { statusCode: number | null }[]
 }
 
-t.test('webhooks: a dead delivery seen with its attempts, retried from the screen, delivered', { skip }, async (t) => {
+interface Destination {
+  destination: string
+  state: string
+  lastError: string | null
+  heldDeliveries: number
+  nextProbeAt: string | null
+}
+
+/**
+ * The dashboard with delivery on, its admin key's callback on an HTTPS receiver, and a way to start a
+ * session whose webhook goes there. The callback names the receiver by a host name the API cannot
+ * resolve (so it accepts it); the delivery agent resolves it to the receiver on loopback, allowed
+ * here, and trusts its certificate.
+ */
+async function dashboardWithReceiver(t: Test, health?: TestWebhookSettings['health']) {
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
-  // The key's callback names the receiver by a host name the API cannot resolve (so it accepts it);
-  // the delivery agent resolves it to the receiver on loopback, allowed here, and trusts its certificate.
   const setup = await openDashboard(t, {
     engine: true,
-    webhooks: { allowedPrivateCidrs: ['127.0.0.1/32'], caFile: receiver.caFile, lookup: fakeDns({ [receiver.dnsName]: ['127.0.0.1'] }) },
+    webhooks: { allowedPrivateCidrs: ['127.0.0.1/32'], caFile: receiver.caFile, lookup: fakeDns({ [receiver.dnsName]: ['127.0.0.1'] }), ...(health ? { health } : {}) },
   })
   const { service } = setup
   const headers = { 'x-api-key': service.admin.apiKey }
@@ -30,11 +43,19 @@ t.test('webhooks: a dead delivery seen with its attempts, retried from the scree
     if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode}`)
     return response.json<T>()
   }
-  await call('PATCH', `/v1/api-keys/${service.admin.apiKeyId}`, { callbackUrl: `https://${receiver.dnsName}:${receiver.port}/hooks` })
+  const origin = `https://${receiver.dnsName}:${receiver.port}`
+  await call('PATCH', `/v1/api-keys/${service.admin.apiKeyId}`, { callbackUrl: `${origin}/hooks` })
+  const startSession = async (): Promise<string> => {
+    const created = await call<{ id: string }>('POST', '/v1/flows', { name: 'Hello', definition: flow([start(), message('hello', text('Hello!')), end()], chain('start', 'hello', 'end')) })
+    return (await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${created.id}/create`, {})).sessionId
+  }
+  return { setup, receiver, call, origin, startSession }
+}
 
+t.test('webhooks: a dead delivery seen with its attempts, retried from the screen, delivered', { skip }, async (t) => {
+  const { setup, receiver, call, startSession } = await dashboardWithReceiver(t)
   receiver.respondWith([500, 500, 500])
-  const created = await call<{ id: string }>('POST', '/v1/flows', { name: 'Hello', definition: flow([start(), message('hello', text('Hello!')), end()], chain('start', 'hello', 'end')) })
-  const { sessionId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${created.id}/create`, {})
+  const sessionId = await startSession()
   const dead = await eventually('the delivery to die after its three attempts', async () => {
     const page = await call<{ content: Delivery[] }>('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}`)
     return page.content[0]?.status === 'dead' ? page.content[0] : undefined
@@ -42,6 +63,8 @@ t.test('webhooks: a dead delivery seen with its attempts, retried from the scree
   t.same(dead.attempts.map((attempt) => attempt.statusCode), [500, 500, 500], 'every attempt got a 500')
 
   const page = await setup.signedInPage(t, { path: '/webhooks' })
+  await page.getByText('All webhook destinations are healthy.').waitFor()
+  t.pass('three failures in a row leave the destination healthy: the screen says every destination is')
   const tabs = page.getByRole('navigation', { name: 'Deliveries by status' })
   await tabs.getByRole('link', { name: 'Dead' }).click()
   await page.waitForURL(/status=dead/)
@@ -80,4 +103,52 @@ t.test('webhooks: a dead delivery seen with its attempts, retried from the scree
 
   await captureEveryLook(t, page, setup.base, 'webhooks-list', '/webhooks', (p) => p.locator('.webhooks-item').first().waitFor())
   await captureEveryLook(t, page, setup.base, 'webhooks-delivery', `/webhooks/${dead.id}`, (p) => p.locator('table tbody tr').nth(3).waitFor())
+})
+
+t.test('webhooks: a failing destination shown above the deliveries with its last error, restored by retrying one of its deliveries', { skip }, async (t) => {
+  // One failure makes a destination failing, and its next probe is an hour away: only a retry probes it sooner.
+  const { setup, receiver, call, origin, startSession } = await dashboardWithReceiver(t, { failuresBeforeFailing: 1, probeSchedule: [3600] })
+  receiver.respondWith([503])
+  const sessionId = await startSession()
+  const failing = await eventually('the destination to be failing after its first 503', async () => {
+    const page = await call<{ content: Destination[] }>('GET', '/v1/webhooks/destinations?state=failing')
+    return page.content[0]
+  })
+  t.equal(failing.destination, origin, 'the API names the callback origin')
+  t.ok(failing.heldDeliveries >= 1, 'the failed delivery is held')
+  const held = await call<{ content: Delivery[] }>('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}&status=failed`)
+  const short = held.content[0]!.id.slice(-8)
+
+  const page = await setup.signedInPage(t, { path: '/webhooks' })
+  const table = page.getByRole('table', { name: 'Failing destinations' })
+  const row = table.locator('tbody tr')
+  await row.first().waitFor()
+  t.equal(await row.count(), 1, 'one failing destination')
+  t.equal(await row.getByRole('rowheader').innerText(), origin, 'the row is the callback origin')
+  const cells = row.getByRole('cell')
+  t.equal(await cells.nth(2).innerText(), failing.lastError, 'with the last error')
+  t.equal(failing.lastError, 'HTTP 503', 'the last error is the status code received')
+  t.equal(await cells.nth(3).innerText(), String(failing.heldDeliveries), 'with the deliveries it holds')
+  t.equal(await cells.nth(4).locator('time').getAttribute('datetime'), failing.nextProbeAt, 'with its next probe, an hour away')
+  t.ok(
+    (await table.boundingBox())!.y < (await page.getByRole('list', { name: 'Deliveries' }).boundingBox())!.y,
+    'the failing destinations come before the deliveries',
+  )
+
+  await captureEveryLook(t, page, setup.base, 'webhooks-destinations', '/webhooks', (p) => p.locator('.webhooks-destinations tbody tr').waitFor())
+  await showIn(page, setup.base, '/webhooks', LOOKS[2])
+  await page.getByRole('table', { name: 'Destinos com falha' }).locator('tbody tr').waitFor()
+  t.pass('the table is named in Portuguese too')
+
+  await showIn(page, setup.base, '/webhooks', LOOKS[0])
+  await page.getByRole('button', { name: `Retry delivery ${short}` }).click()
+  await page.getByRole('status').filter({ hasText: 'Sent again: Delivered.' }).waitFor()
+  await page.getByText('All webhook destinations are healthy.').waitFor()
+  t.equal(await table.count(), 0, 'the retry probed the destination at once, its 2xx restored it, and the screen says so')
+  const restored = await call<{ content: Destination[] }>('GET', '/v1/webhooks/destinations')
+  t.same(
+    restored.content.map(({ destination, state, lastError }) => ({ destination, state, lastError })),
+    [{ destination: origin, state: 'healthy', lastError: 'HTTP 503' }],
+    'the API has it healthy, its outage on record',
+  )
 })

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react'
+import { useEffect, useState, type FormEvent } from 'react'
 import { Link, useSearch } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
@@ -6,11 +6,15 @@ import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager, Select
 import { useT } from '../../i18n'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
 import { DIRECTIONS, PAGE_SIZES, shortId } from '../sessions/model'
+import { FailingDestinationsNotice, useFailingDestinations } from './Destinations'
 import { DELIVERY_STATUSES, type Delivery } from './model'
 import { AttemptsTable, DeliveryStatusBadge } from './parts'
 import { RetryControl, useRetriableDelivery } from './Retry'
 
-/** The workspace's webhook deliveries, a tab per status, each with its attempts; failed, dead and delivered ones can be sent again. */
+/**
+ * The workspace's failing destinations, then its webhook deliveries, a tab per status, each with its
+ * attempts; failed, dead and delivered ones can be sent again.
+ */
 export function DeliveriesScreen() {
   const t = useT()
   const [params, setParams] = useQueryParams()
@@ -24,10 +28,12 @@ export function DeliveriesScreen() {
     direction: oneOf(params, 'direction', DIRECTIONS),
   }
   const deliveries = useAsync(() => unwrap(api.GET('/v1/webhooks/deliveries', { params: { query } })), [params.toString()])
+  const destinations = useFailingDestinations()
 
   return (
     <section>
       <PageHeader title={t('webhooks.title')} />
+      <FailingDestinationsNotice destinations={destinations} />
       <StatusTabs current={status} />
       <FilterForm
         key={params.toString()}
@@ -43,7 +49,7 @@ export function DeliveriesScreen() {
         <>
           <ul className="webhooks-list" aria-label={t('webhooks.list.label')}>
             {deliveries.data.content.map((delivery) => (
-              <DeliveryItem key={delivery.id} delivery={delivery} />
+              <DeliveryItem key={delivery.id} delivery={delivery} onRetried={destinations.loaded.reload} />
             ))}
           </ul>
           <Pager page={page} totalPages={deliveries.data.totalPages} totalElements={deliveries.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
@@ -77,9 +83,14 @@ function StatusTabs({ current }: { current: string | undefined }) {
   )
 }
 
-function DeliveryItem({ delivery: listed }: { delivery: Delivery }) {
+function DeliveryItem({ delivery: listed, onRetried }: { delivery: Delivery; onRetried(): void }) {
   const t = useT()
   const { delivery, phase, retry } = useRetriableDelivery(listed)
+  // A retry probes its destination: once it is over, the destination may be restored.
+  const over = phase.name === 'settled' || phase.name === 'gave-up'
+  useEffect(() => {
+    if (over) onRetried()
+  }, [over, onRetried])
   const short = shortId(delivery.id)
   return (
     <li className="card webhooks-item">

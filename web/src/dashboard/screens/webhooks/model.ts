@@ -24,3 +24,5 @@ export function deliveryTone(status: DeliveryStatus): string {
   if (status === 'failed') return 'badge status-badge warn'
   return 'badge status-badge'
 }
+
+export type Destination = Json<paths['/v1/webhooks/destinations']['get']['responses'][200]>['content'][number]
