@@ -13,6 +13,7 @@ import { applyAll, type Fold, type Projection } from './projection.js'
 import { PassedOverStreams } from './rebuild-parked.js'
 import { projectionLeaseName } from './runtime.js'
 import { SWAP_PACING, isLockTimeout, lockHolders, type SwapBlocked, type SwapPacing } from './swap-locks.js'
+import { unkeptDependents } from './shadow-dependents.js'
 import { SHADOW_SCHEMA, completeShadowTables, createShadowTables, dropShadowSchema, prepareShadowSchema, swapInShadowTables, type DeferredDefinitions } from './shadow.js'
 
 /**
@@ -192,6 +193,29 @@ export class RebuildRunningError extends ConflictError {
   }
 }
 
+/**
+ * The CLI exits with "refused" (4) on it: the swap would drop objects that hang on the live tables and
+ * that it cannot make again (shadow-dependents.ts). Raised before anything is built or swapped.
+ */
+export class RebuildWouldDropError extends ConflictError {
+  readonly objects: readonly string[]
+
+  constructor(objects: readonly string[]) {
+    super(
+      `the rebuild would drop what hangs on the read models' tables and cannot make it again: ${objects.join('; ')}. ` +
+        'Drop these first (and make them again after the rebuild), or rebuild the other read models only',
+    )
+    this.objects = objects
+  }
+}
+
+/** Refuses a rebuild whose swaps would drop something they cannot make again. */
+async function refuseUnkeptDependents(db: Kysely<Database>, projections: readonly Projection[]): Promise<void> {
+  const unkept: string[] = []
+  for (const projection of projections) if (projection.tables.length > 0) unkept.push(...(await unkeptDependents(db, projection.tables)))
+  if (unkept.length > 0) throw new RebuildWouldDropError([...new Set(unkept)])
+}
+
 /** Past every position: what a rebuild beside a live reader has done outside its tables, that reader does. */
 const AFTER_EVERYTHING: Position = { commit: 2n ** 63n - 1n, prepare: 2n ** 63n - 1n }
 
@@ -229,6 +253,7 @@ export async function rebuildProjections(
   const db = storage.projectorDb
   const shadowDb = storage.inSchema(SHADOW_SCHEMA)
   try {
+    await refuseUnkeptDependents(db, projections)
     await prepareShadowSchema(db)
     return await replayInto(db, shadowDb, store, projections, options)
   } finally {

@@ -1,0 +1,159 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Database } from '../store/database.js'
+
+// What other objects hang on a read model's live tables, which the swap drops: views and
+// materialized views that read them (an operator's, the analytics schema's), foreign keys to or
+// from them. The swap notes them, drops them, and makes them again over the new tables as they
+// were: owner, options (security_barrier, security_invoker, check_option), grants, comments, a
+// materialized view's indexes and data. Anything else the drop would take with it is named before
+// a rebuild starts, which then refuses; the drop itself is `restrict`, so what appears meanwhile
+// fails the swap (the live tables kept) rather than vanish. Every query runs with the search path
+// `pg_catalog`, so definitions come out with every name qualified.
+
+interface Grant {
+  /** A quoted role name, or `public`. */
+  grantee: string
+  privilege: string
+  grantable: boolean
+}
+
+export interface DependentView {
+  schema: string
+  name: string
+  materialized: boolean
+  definition: string
+  /** A quoted role name. */
+  owner: string
+  /** `name=value` each, as pg_class.reloptions holds them: security_barrier, security_invoker, check_option, storage parameters. */
+  options: string[] | null
+  grants: Grant[]
+  comment: string | null
+  columnComments: { column: string; comment: string }[]
+  /** A materialized view's indexes, and whether it held data. */
+  indexes: string[]
+  populated: boolean
+}
+
+export interface ForeignKey {
+  schema: string
+  table: string
+  name: string
+  definition: string
+}
+
+export interface Dependents {
+  /** Views on views after the views they read. */
+  views: DependentView[]
+  foreignKeys: ForeignKey[]
+}
+
+/** The relations that read `tables` (public), through any number of views, as `regclass` oids: a recursive CTE to join on. */
+const readersOf = (tables: readonly string[]) => sql`
+  with recursive readers(oid, depth) as (
+    select r.ev_class, 1 from pg_depend d join pg_rewrite r on r.oid = d.objid
+    where d.classid = 'pg_rewrite'::regclass and d.refobjid = any(${liveNames(tables)}::regclass[]) and r.ev_class <> d.refobjid
+    union all
+    select r.ev_class, v.depth + 1 from readers v join pg_depend d on d.refobjid = v.oid join pg_rewrite r on r.oid = d.objid
+    where d.classid = 'pg_rewrite'::regclass and r.ev_class <> d.refobjid
+  )`
+
+const liveNames = (tables: readonly string[]) => tables.map((table) => `public.${table}`)
+
+/** Notes the views and foreign keys that hang on `tables`, to make them again after the swap. */
+export async function readDependents(trx: Transaction<Database>, tables: readonly string[]): Promise<Dependents> {
+  const { rows: views } = await sql<DependentView>`
+    ${readersOf(tables)}
+    select n.nspname as schema, c.relname as name, c.relkind = 'm' as materialized, pg_get_viewdef(c.oid) as definition,
+      quote_ident(pg_get_userbyid(c.relowner)) as owner, c.reloptions as options, c.relispopulated as populated,
+      obj_description(c.oid, 'pg_class') as comment,
+      coalesce((select json_agg(json_build_object('grantee', case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end,
+                                                  'privilege', a.privilege_type, 'grantable', a.is_grantable))
+                from aclexplode(c.relacl) a where a.grantee <> c.relowner), '[]') as grants,
+      coalesce((select json_agg(json_build_object('column', a.attname, 'comment', col_description(c.oid, a.attnum)) order by a.attnum)
+                from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and col_description(c.oid, a.attnum) is not null), '[]') as "columnComments",
+      coalesce((select json_agg(pg_get_indexdef(i.indexrelid) order by i.indexrelid) from pg_index i where i.indrelid = c.oid), '[]') as indexes
+    from (select oid, max(depth) as depth from readers group by oid) v
+    join pg_class c on c.oid = v.oid join pg_namespace n on n.oid = c.relnamespace
+    where c.relkind in ('v', 'm')
+    order by v.depth, c.oid`.execute(trx)
+  const { rows: foreignKeys } = await sql<ForeignKey>`
+    select n.nspname as schema, c.relname as table, k.conname as name, pg_get_constraintdef(k.oid) as definition
+    from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
+    where k.contype = 'f' and (k.conrelid = any(${liveNames(tables)}::regclass[]) or k.confrelid = any(${liveNames(tables)}::regclass[]))
+    order by k.oid`.execute(trx)
+  return { views, foreignKeys }
+}
+
+/**
+ * Drops the views and foreign keys noted, each `restrict`: something else hanging on them fails the
+ * swap. A foreign key declared on a swapped table goes with it.
+ */
+export async function dropDependents(trx: Transaction<Database>, tables: readonly string[], { views, foreignKeys }: Dependents): Promise<void> {
+  for (const key of foreignKeys) {
+    if (key.schema === 'public' && tables.includes(key.table)) continue
+    await sql`alter table ${sql.id(key.schema, key.table)} drop constraint ${sql.id(key.name)} restrict`.execute(trx)
+  }
+  for (const view of [...views].reverse()) {
+    await sql`drop ${sql.raw(view.materialized ? 'materialized view' : 'view')} ${sql.id(view.schema, view.name)} restrict`.execute(trx)
+  }
+}
+
+/** Makes the views and foreign keys noted again, over the tables swapped in. */
+export async function recreateDependents(trx: Transaction<Database>, { views, foreignKeys }: Dependents): Promise<void> {
+  for (const view of views) await recreateView(trx, view)
+  for (const key of foreignKeys) await sql`alter table ${sql.id(key.schema, key.table)} add constraint ${sql.id(key.name)} ${sql.raw(key.definition)}`.execute(trx)
+}
+
+/** A view or materialized view as it was: options, owner, grants, comments; a materialized view's data and indexes. */
+export async function recreateView(trx: Transaction<Database>, view: DependentView): Promise<void> {
+  const name = sql.id(view.schema, view.name)
+  const kind = sql.raw(view.materialized ? 'materialized view' : 'view')
+  // Options, privileges and role names all come from the catalog.
+  const options = view.options?.length ? sql` with (${sql.raw(view.options.join(', '))})` : sql``
+  const data = view.materialized ? sql.raw(view.populated ? ' with data' : ' with no data') : sql``
+  await sql`create ${kind} ${name}${options} as ${sql.raw(view.definition.replace(/;\s*$/, ''))}${data}`.execute(trx)
+  for (const index of view.indexes) await sql.raw(index).execute(trx)
+  await sql`alter ${kind} ${name} owner to ${sql.raw(view.owner)}`.execute(trx)
+  for (const { grantee, privilege, grantable } of view.grants) {
+    await sql`grant ${sql.raw(privilege)} on ${name} to ${sql.raw(grantee)}${sql.raw(grantable ? ' with grant option' : '')}`.execute(trx)
+  }
+  if (view.comment !== null) await sql`comment on ${kind} ${name} is ${sql.lit(view.comment)}`.execute(trx)
+  for (const { column, comment } of view.columnComments) await sql`comment on column ${sql.id(view.schema, view.name, column)} is ${sql.lit(comment)}`.execute(trx)
+}
+
+/**
+ * What hangs on `tables` that the swap would drop and cannot make again: rules, policies, triggers
+ * on their views, functions or columns of other tables typed by their rows, statistics objects...
+ * Each as PostgreSQL describes it (`pg_describe_object`). Empty when the swap can keep everything.
+ */
+export async function unkeptDependents(db: Kysely<Database>, tables: readonly string[]): Promise<string[]> {
+  const { rows } = await db.transaction().execute(async (trx) => {
+    await sql`set local search_path to pg_catalog`.execute(trx)
+    return sql<{ object: string }>`
+      ${readersOf(tables)},
+      kept(oid, view) as (
+        select oid, false from unnest(${liveNames(tables)}::regclass[]) as t(oid)
+        union select v.oid, true from readers v join pg_class c on c.oid = v.oid where c.relkind in ('v', 'm')
+      )
+      select distinct pg_describe_object(d.classid, d.objid, d.objsubid) as object
+      from kept k join pg_class r on r.oid = k.oid
+      join pg_depend d on (d.refclassid = 'pg_class'::regclass and d.refobjid = k.oid) or (d.refclassid = 'pg_type'::regclass and d.refobjid = r.reltype)
+      where d.deptype in ('n', 'a')
+        -- the rule that is a kept view
+        and not (d.classid = 'pg_rewrite'::regclass and exists (
+          select 1 from pg_rewrite w join kept v on v.oid = w.ev_class and v.view where w.oid = d.objid and w.rulename = '_RETURN'))
+        -- foreign keys, and the tables' own constraints, which the shadow tables copy
+        and not (d.classid = 'pg_constraint'::regclass and exists (
+          select 1 from pg_constraint c where c.oid = d.objid and (c.contype = 'f' or (c.conrelid = k.oid and not k.view))))
+        -- the tables' own indexes, defaults and triggers, which the shadow tables copy, and a materialized view's indexes
+        and not (d.classid = 'pg_class'::regclass and exists (select 1 from pg_index i where i.indexrelid = d.objid and i.indrelid = k.oid))
+        and not (d.classid = 'pg_attrdef'::regclass and not k.view)
+        and not (d.classid = 'pg_trigger'::regclass and not k.view and exists (select 1 from pg_trigger g where g.oid = d.objid and g.tgrelid = k.oid))
+        -- a foreign key's own triggers
+        and not (d.classid = 'pg_trigger'::regclass and exists (select 1 from pg_trigger g join pg_constraint c on c.oid = g.tgconstraint where g.oid = d.objid and c.contype = 'f'))
+        -- a view's own row type
+        and not (d.classid = 'pg_type'::regclass and d.objid = r.reltype)
+      order by 1`.execute(trx)
+  })
+  return rows.map((row) => row.object)
+}
