@@ -5,7 +5,8 @@ import type { Database } from '../store/database.js'
 // materialized views that read them (an operator's, the analytics schema's), foreign keys to or
 // from them. The swap notes them, drops them, and makes them again over the new tables as they
 // were: owner, options (security_barrier, security_invoker, check_option), grants, comments, a
-// materialized view's indexes and data. Anything else the drop would take with it is named before
+// materialized view's indexes and data; the new tables get the live ones' owner, grants, comment,
+// row security and policies. Anything else the drop would take with it is named before
 // a rebuild starts, which then refuses; the drop itself is `restrict`, so what appears meanwhile
 // fails the swap (the live tables kept) rather than vanish. Every query runs with the search path
 // `pg_catalog`, so definitions come out with every name qualified.
@@ -41,11 +42,30 @@ export interface ForeignKey {
   definition: string
 }
 
+/** What a live table has of its own that `create table … (like …)` does not copy. */
+export interface TableProperties {
+  table: string
+  owner: string
+  grants: Grant[]
+  comment: string | null
+  rowSecurity: boolean
+  forceRowSecurity: boolean
+  /** `create policy` statements, on the table as it is named in public. */
+  policies: string[]
+}
+
 export interface Dependents {
+  tables: TableProperties[]
   /** Views on views after the views they read. */
   views: DependentView[]
   foreignKeys: ForeignKey[]
 }
+
+/** The grants on a relation other than its owner's, as `Grant`s: a JSON array expression. */
+const grantsOf = (relation: string) => sql.raw(`
+  coalesce((select json_agg(json_build_object('grantee', case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end,
+                                              'privilege', a.privilege_type, 'grantable', a.is_grantable))
+            from aclexplode(${relation}.relacl) a where a.grantee <> ${relation}.relowner), '[]')`)
 
 /** The relations that read `tables` (public), through any number of views, as `regclass` oids: a recursive CTE to join on. */
 const readersOf = (tables: readonly string[]) => sql`
@@ -65,10 +85,7 @@ export async function readDependents(trx: Transaction<Database>, tables: readonl
     ${readersOf(tables)}
     select n.nspname as schema, c.relname as name, c.relkind = 'm' as materialized, pg_get_viewdef(c.oid) as definition,
       quote_ident(pg_get_userbyid(c.relowner)) as owner, c.reloptions as options, c.relispopulated as populated,
-      obj_description(c.oid, 'pg_class') as comment,
-      coalesce((select json_agg(json_build_object('grantee', case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end,
-                                                  'privilege', a.privilege_type, 'grantable', a.is_grantable))
-                from aclexplode(c.relacl) a where a.grantee <> c.relowner), '[]') as grants,
+      obj_description(c.oid, 'pg_class') as comment, ${grantsOf('c')} as grants,
       coalesce((select json_agg(json_build_object('column', a.attname, 'comment', col_description(c.oid, a.attnum)) order by a.attnum)
                 from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and col_description(c.oid, a.attnum) is not null), '[]') as "columnComments",
       coalesce((select json_agg(pg_get_indexdef(i.indexrelid) order by i.indexrelid) from pg_index i where i.indrelid = c.oid), '[]') as indexes
@@ -81,7 +98,34 @@ export async function readDependents(trx: Transaction<Database>, tables: readonl
     from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
     where k.contype = 'f' and (k.conrelid = any(${liveNames(tables)}::regclass[]) or k.confrelid = any(${liveNames(tables)}::regclass[]))
     order by k.oid`.execute(trx)
-  return { views, foreignKeys }
+  const { rows: tableProperties } = await sql<TableProperties>`
+    select c.relname as table, quote_ident(pg_get_userbyid(c.relowner)) as owner, ${grantsOf('c')} as grants, obj_description(c.oid, 'pg_class') as comment,
+      c.relrowsecurity as "rowSecurity", c.relforcerowsecurity as "forceRowSecurity",
+      coalesce((select json_agg(format('create policy %I on public.%I as %s for %s to %s%s%s', p.policyname, p.tablename, p.permissive, p.cmd,
+                                       (select string_agg(case when r = 'public' then 'public' else quote_ident(r) end, ', ') from unnest(p.roles) r),
+                                       ' using (' || p.qual || ')', ' with check (' || p.with_check || ')'))
+                from pg_policies p where p.schemaname = 'public' and p.tablename = c.relname), '[]') as policies
+    from pg_class c where c.oid = any(${liveNames(tables)}::regclass[])
+    order by c.relname`.execute(trx)
+  return { tables: tableProperties, views, foreignKeys }
+}
+
+/** Gives the tables swapped in what the live ones had of their own: owner, grants, comment, row security and its policies. */
+async function restoreTableProperties(trx: Transaction<Database>, properties: TableProperties): Promise<void> {
+  const name = sql.id('public', properties.table)
+  await sql`alter table ${name} owner to ${sql.raw(properties.owner)}`.execute(trx)
+  await grant(trx, name, properties.grants)
+  if (properties.comment !== null) await sql`comment on table ${name} is ${sql.lit(properties.comment)}`.execute(trx)
+  if (properties.rowSecurity) await sql`alter table ${name} enable row level security`.execute(trx)
+  if (properties.forceRowSecurity) await sql`alter table ${name} force row level security`.execute(trx)
+  for (const policy of properties.policies) await sql.raw(policy).execute(trx)
+}
+
+async function grant(trx: Transaction<Database>, name: ReturnType<typeof sql.id>, grants: readonly Grant[]): Promise<void> {
+  // Privileges and role names both come from the catalog.
+  for (const { grantee, privilege, grantable } of grants) {
+    await sql`grant ${sql.raw(privilege)} on ${name} to ${sql.raw(grantee)}${sql.raw(grantable ? ' with grant option' : '')}`.execute(trx)
+  }
 }
 
 /**
@@ -98,8 +142,9 @@ export async function dropDependents(trx: Transaction<Database>, tables: readonl
   }
 }
 
-/** Makes the views and foreign keys noted again, over the tables swapped in. */
-export async function recreateDependents(trx: Transaction<Database>, { views, foreignKeys }: Dependents): Promise<void> {
+/** Makes the views and foreign keys noted again, over the tables swapped in, and gives those what the live ones had of their own. */
+export async function recreateDependents(trx: Transaction<Database>, { tables, views, foreignKeys }: Dependents): Promise<void> {
+  for (const properties of tables) await restoreTableProperties(trx, properties)
   for (const view of views) await recreateView(trx, view)
   for (const key of foreignKeys) await sql`alter table ${sql.id(key.schema, key.table)} add constraint ${sql.id(key.name)} ${sql.raw(key.definition)}`.execute(trx)
 }
@@ -108,15 +153,13 @@ export async function recreateDependents(trx: Transaction<Database>, { views, fo
 export async function recreateView(trx: Transaction<Database>, view: DependentView): Promise<void> {
   const name = sql.id(view.schema, view.name)
   const kind = sql.raw(view.materialized ? 'materialized view' : 'view')
-  // Options, privileges and role names all come from the catalog.
+  // Options and role names come from the catalog.
   const options = view.options?.length ? sql` with (${sql.raw(view.options.join(', '))})` : sql``
   const data = view.materialized ? sql.raw(view.populated ? ' with data' : ' with no data') : sql``
   await sql`create ${kind} ${name}${options} as ${sql.raw(view.definition.replace(/;\s*$/, ''))}${data}`.execute(trx)
   for (const index of view.indexes) await sql.raw(index).execute(trx)
   await sql`alter ${kind} ${name} owner to ${sql.raw(view.owner)}`.execute(trx)
-  for (const { grantee, privilege, grantable } of view.grants) {
-    await sql`grant ${sql.raw(privilege)} on ${name} to ${sql.raw(grantee)}${sql.raw(grantable ? ' with grant option' : '')}`.execute(trx)
-  }
+  await grant(trx, name, view.grants)
   if (view.comment !== null) await sql`comment on ${kind} ${name} is ${sql.lit(view.comment)}`.execute(trx)
   for (const { column, comment } of view.columnComments) await sql`comment on column ${sql.id(view.schema, view.name, column)} is ${sql.lit(comment)}`.execute(trx)
 }
@@ -151,6 +194,8 @@ export async function unkeptDependents(db: Kysely<Database>, tables: readonly st
         and not (d.classid = 'pg_trigger'::regclass and not k.view and exists (select 1 from pg_trigger g where g.oid = d.objid and g.tgrelid = k.oid))
         -- a foreign key's own triggers
         and not (d.classid = 'pg_trigger'::regclass and exists (select 1 from pg_trigger g join pg_constraint c on c.oid = g.tgconstraint where g.oid = d.objid and c.contype = 'f'))
+        -- the tables' own policies, made again at the swap
+        and not (d.classid = 'pg_policy'::regclass and not k.view and exists (select 1 from pg_policy p where p.oid = d.objid and p.polrelid = k.oid))
         -- a view's own row type
         and not (d.classid = 'pg_type'::regclass and d.objid = r.reltype)
       order by 1`.execute(trx)

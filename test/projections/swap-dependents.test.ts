@@ -12,8 +12,8 @@ import { readModelRows } from '../helpers/read-model-rows.js'
 import { sessionsOn } from '../helpers/session-events.js'
 import { reachableBackends } from '../helpers/storage.js'
 
-// What an operator hangs on a read model's table (views, a materialized view, a foreign key) is still
-// there after a rebuild's swap, as it was; what the swap cannot make again is named, and the rebuild
+// What an operator hangs on a read model's table (views, a materialized view, a foreign key) and
+// gives it (privileges, a comment, row security) is still there after a rebuild's swap, as it was; what the swap cannot make again is named, and the rebuild
 // refuses before touching anything.
 
 const waitUntil = async (check: () => Promise<boolean>, what: string) => {
@@ -39,6 +39,16 @@ async function describeReports(db: Kysely<Database>) {
   return rows
 }
 
+/** What the read model's table has of its own: owner, privileges, comment, row security, policies. */
+async function describeTable(db: Kysely<Database>) {
+  const { rows } = await sql<{ owner: string; acl: string | null; comment: string | null; rowSecurity: boolean; policies: string | null }>`
+    select pg_get_userbyid(c.relowner) as owner, c.relacl::text as acl, obj_description(c.oid, 'pg_class') as comment, c.relrowsecurity as "rowSecurity",
+      (select string_agg(concat_ws(' ', p.policyname, p.permissive, p.cmd, p.roles::text, p.qual, p.with_check), ', ' order by p.policyname)
+       from pg_policies p where p.schemaname = 'public' and p.tablename = c.relname) as policies
+    from pg_class c where c.oid = 'public.webhook_sessions'::regclass`.execute(db)
+  return rows[0]
+}
+
 for (const backend of reachableBackends) {
   t.test(`a swap keeps the views, materialized views and foreign keys on a read model's table, on ${backend.name}`, async (t) => {
     const storage = await backend.open(t)
@@ -58,6 +68,7 @@ for (const backend of reachableBackends) {
     const [owner, reader] = [`report_owner_${suffix}`, `report_reader_${suffix}`]
     t.teardown(async () => {
       await sql`drop schema if exists reports cascade`.execute(db).catch(() => {})
+      await sql`drop owned by ${sql.id(reader)}`.execute(db).catch(() => {})
       for (const role of [owner, reader]) await sql`drop role if exists ${sql.id(role)}`.execute(db).catch(() => {})
     })
     for (const role of [owner, reader]) await sql`create role ${sql.id(role)} nologin`.execute(db)
@@ -76,13 +87,20 @@ for (const backend of reachableBackends) {
     }
     await sql`create table reports.notes (session_id uuid not null references public.webhook_sessions (session_id), note text)`.execute(db)
     await sql`insert into reports.notes values (${sessions[0]}, 'a note')`.execute(db)
+    await sql`grant select on public.webhook_sessions to ${sql.id(reader)}`.execute(db)
+    await sql`comment on table public.webhook_sessions is 'each session''s route'`.execute(db)
+    await sql`alter table public.webhook_sessions enable row level security`.execute(db)
+    await sql`create policy readers_see_active on public.webhook_sessions for select to ${sql.id(reader)} using (active)`.execute(db)
     const before = await describeReports(db)
     t.equal(before.length, 4, 'three views and a table')
+    const table = await describeTable(db)
+    t.match(table, { comment: "each session's route", rowSecurity: true, policies: /readers_see_active/ }, 'the table has properties of its own')
     const routes = await readModelRows(db, 'webhook_sessions')
 
     await rebuildProjections(storage, store, [webhookOutboxProjection], { concurrency: 1 })
 
     t.same(await describeReports(db), before, 'each kept as it was: owner, options, privileges, comments, indexes, foreign key')
+    t.same(await describeTable(db), table, "the new table has the live one's owner, privileges, comment, row security and policies")
     t.same(await readModelRows(db, 'webhook_sessions'), routes, 'the table swapped in')
     const { rows: [counted] } = await sql<{ routes: number; materialized: number }>`
       select (select routes from reports.route_count)::int as routes, (select count(*) from reports.route_sessions)::int as materialized`.execute(db)
