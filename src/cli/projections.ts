@@ -22,7 +22,12 @@ live ones, which keep serving reads, and swaps each read model's tables in once
 they have caught up with it (docs/operations.md, "Rebuilding read models").
 --parallel N  read models writing at once, each on its own database connection
               (default ${DEFAULT_PARALLEL}). On the embedded database they write one at
-              a time whatever N is: it has one connection.`
+              a time whatever N is: it has one connection.
+
+A swap held up by a transaction on a live table keeps trying, saying which
+connection holds it. Exit codes: 0 done, 1 failed, 2 usage error, 4 refused
+(another rebuild runs, or the swap would drop objects it cannot make again:
+each is named).`
 
 export async function projectionsCommand({ config, logger, args }: CliContext): Promise<number> {
   const parsed = parseAction(args, { json: { type: 'boolean' }, parallel: { type: 'string' } }, HELP)
