@@ -408,7 +408,7 @@ async function swapIn(ctx: SwapContext, projection: Projection, passedOver: Pass
   let caughtUp = 0
   let failures = 0
   let blocked = 0
-  const waitingSince = new Date()
+  let waitingSince: Date | undefined
   for (;;) {
     const outside = await writers(async () => catchUp(shadowDb, store, projection, passedOver, shadowAt, await readCheckpoint(db, projection.name)))
     shadowAt = outside.reached
@@ -418,7 +418,10 @@ async function swapIn(ctx: SwapContext, projection: Projection, passedOver: Pass
     } catch (error) {
       if (isLockTimeout(error)) {
         blocked++
-        ctx.onSwapBlocked?.({ projection: projection.name, attempts: blocked, waitingSince, holders: await lockHolders(db, projection.tables) })
+        waitingSince ??= new Date()
+        // Naming them is a courtesy: failing to, the swap still tries again.
+        const holders = await lockHolders(db, projection.tables).catch(() => [])
+        ctx.onSwapBlocked?.({ projection: projection.name, attempts: blocked, waitingSince, holders })
         await delay(backoffMs(blocked, pacing.pauseMs))
         continue
       }
