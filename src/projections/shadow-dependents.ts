@@ -16,6 +16,8 @@ interface Grant {
   grantee: string
   privilege: string
   grantable: boolean
+  /** Null for the whole relation. */
+  column: string | null
 }
 
 export interface DependentView {
@@ -61,11 +63,15 @@ export interface Dependents {
   foreignKeys: ForeignKey[]
 }
 
-/** The grants on a relation other than its owner's, as `Grant`s: a JSON array expression. */
+/** The grants on a relation and on its columns other than its owner's, as `Grant`s: a JSON array expression. */
 const grantsOf = (relation: string) => sql.raw(`
-  coalesce((select json_agg(json_build_object('grantee', case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end,
-                                              'privilege', a.privilege_type, 'grantable', a.is_grantable))
-            from aclexplode(${relation}.relacl) a where a.grantee <> ${relation}.relowner), '[]')`)
+  coalesce((select json_agg(json_build_object('grantee', case when g.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(g.grantee)) end,
+                                              'privilege', g.privilege_type, 'grantable', g.is_grantable, 'column', g.attname))
+            from (select a.grantee, a.privilege_type, a.is_grantable, null::name as attname from aclexplode(${relation}.relacl) a
+                  union all
+                  select x.grantee, x.privilege_type, x.is_grantable, t.attname from pg_attribute t, aclexplode(t.attacl) x
+                  where t.attrelid = ${relation}.oid and t.attnum > 0 and not t.attisdropped and t.attacl is not null) g
+            where g.grantee <> ${relation}.relowner), '[]')`)
 
 /** The relations that read `tables` (public), through any number of views, as `regclass` oids: a recursive CTE to join on. */
 const readersOf = (tables: readonly string[]) => sql`
@@ -123,8 +129,9 @@ async function restoreTableProperties(trx: Transaction<Database>, properties: Ta
 
 async function grant(trx: Transaction<Database>, name: ReturnType<typeof sql.id>, grants: readonly Grant[]): Promise<void> {
   // Privileges and role names both come from the catalog.
-  for (const { grantee, privilege, grantable } of grants) {
-    await sql`grant ${sql.raw(privilege)} on ${name} to ${sql.raw(grantee)}${sql.raw(grantable ? ' with grant option' : '')}`.execute(trx)
+  for (const { grantee, privilege, grantable, column } of grants) {
+    const columns = column === null ? sql`` : sql` (${sql.id(column)})`
+    await sql`grant ${sql.raw(privilege)}${columns} on ${name} to ${sql.raw(grantee)}${sql.raw(grantable ? ' with grant option' : '')}`.execute(trx)
   }
 }
 

@@ -24,10 +24,12 @@ const waitUntil = async (check: () => Promise<boolean>, what: string) => {
   throw new Error(`timed out waiting until ${what}`)
 }
 
+const columnAcl = sql`(select string_agg(a.attname || ' ' || a.attacl::text, ', ' order by a.attnum) from pg_attribute a where a.attrelid = c.oid and a.attacl is not null)`
+
 /** The operator's objects as the catalog describes them: owner, options, privileges, comments, indexes, constraints. */
 async function describeReports(db: Kysely<Database>) {
-  const { rows } = await sql<{ relation: string; kind: string; owner: string; options: string[] | null; acl: string | null; comment: string | null; columns: string | null; indexes: string | null; keys: string | null }>`
-    select c.relname as relation, c.relkind as kind, pg_get_userbyid(c.relowner) as owner, c.reloptions as options, c.relacl::text as acl,
+  const { rows } = await sql<{ relation: string; kind: string; owner: string; options: string[] | null; acl: string | null; columnAcl: string | null; comment: string | null; columns: string | null; indexes: string | null; keys: string | null }>`
+    select c.relname as relation, c.relkind as kind, pg_get_userbyid(c.relowner) as owner, c.reloptions as options, c.relacl::text as acl, ${columnAcl} as "columnAcl",
       obj_description(c.oid, 'pg_class') as comment,
       (select string_agg(a.attname || ': ' || col_description(c.oid, a.attnum), ', ' order by a.attnum) from pg_attribute a
        where a.attrelid = c.oid and a.attnum > 0 and col_description(c.oid, a.attnum) is not null) as columns,
@@ -41,8 +43,8 @@ async function describeReports(db: Kysely<Database>) {
 
 /** What the read model's table has of its own: owner, privileges, comment, row security, policies. */
 async function describeTable(db: Kysely<Database>) {
-  const { rows } = await sql<{ owner: string; acl: string | null; comment: string | null; rowSecurity: boolean; policies: string | null }>`
-    select pg_get_userbyid(c.relowner) as owner, c.relacl::text as acl, obj_description(c.oid, 'pg_class') as comment, c.relrowsecurity as "rowSecurity",
+  const { rows } = await sql<{ owner: string; acl: string | null; columnAcl: string | null; comment: string | null; rowSecurity: boolean; policies: string | null }>`
+    select pg_get_userbyid(c.relowner) as owner, c.relacl::text as acl, ${columnAcl} as "columnAcl", obj_description(c.oid, 'pg_class') as comment, c.relrowsecurity as "rowSecurity",
       (select string_agg(concat_ws(' ', p.policyname, p.permissive, p.cmd, p.roles::text, p.qual, p.with_check), ', ' order by p.policyname)
        from pg_policies p where p.schemaname = 'public' and p.tablename = c.relname) as policies
     from pg_class c where c.oid = 'public.webhook_sessions'::regclass`.execute(db)
@@ -88,13 +90,16 @@ for (const backend of reachableBackends) {
     await sql`create table reports.notes (session_id uuid not null references public.webhook_sessions (session_id), note text)`.execute(db)
     await sql`insert into reports.notes values (${sessions[0]}, 'a note')`.execute(db)
     await sql`grant select on public.webhook_sessions to ${sql.id(reader)}`.execute(db)
+    await sql`grant update (active) on public.webhook_sessions to ${sql.id(reader)}`.execute(db)
+    await sql`grant insert (session_id) on reports.routes to ${sql.id(reader)}`.execute(db)
     await sql`comment on table public.webhook_sessions is 'each session''s route'`.execute(db)
     await sql`alter table public.webhook_sessions enable row level security`.execute(db)
     await sql`create policy readers_see_active on public.webhook_sessions for select to ${sql.id(reader)} using (active)`.execute(db)
     const before = await describeReports(db)
     t.equal(before.length, 4, 'three views and a table')
     const table = await describeTable(db)
-    t.match(table, { comment: "each session's route", rowSecurity: true, policies: /readers_see_active/ }, 'the table has properties of its own')
+    t.match(table, { comment: "each session's route", rowSecurity: true, policies: /readers_see_active/, columnAcl: /^active / }, 'the table has properties of its own')
+    t.match(before.find((r) => r.relation === 'routes'), { columnAcl: /^session_id / }, 'a column grant on a view')
     const routes = await readModelRows(db, 'webhook_sessions')
 
     await rebuildProjections(storage, store, [webhookOutboxProjection], { concurrency: 1 })
