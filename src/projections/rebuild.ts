@@ -12,9 +12,9 @@ import { insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint } from '
 import { applyAll, type Fold, type Projection } from './projection.js'
 import { PassedOverStreams } from './rebuild-parked.js'
 import { projectionLeaseName } from './runtime.js'
-import { SWAP_PACING, isLockTimeout, lockHolders, type SwapBlocked, type SwapPacing } from './swap-locks.js'
 import { unkeptDependents } from './shadow-dependents.js'
 import { SHADOW_SCHEMA, completeShadowTables, createShadowTables, dropShadowSchema, prepareShadowSchema, swapInShadowTables, type DeferredDefinitions } from './shadow.js'
+import { SWAP_PACING, isLockTimeout, lockHolders, type SwapBlocked, type SwapPacing } from './swap-locks.js'
 
 /**
  * A rebuild's batches: bigger, as nobody waits on them (a session's events then fall in fewer
