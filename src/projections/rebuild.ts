@@ -12,7 +12,7 @@ import { insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint } from '
 import { applyAll, type Fold, type Projection } from './projection.js'
 import { PassedOverStreams } from './rebuild-parked.js'
 import { projectionLeaseName } from './runtime.js'
-import { unkeptDependents } from './shadow-dependents.js'
+import { RebuildWouldDropError, unkeptDependents } from './shadow-dependents.js'
 import { SHADOW_SCHEMA, completeShadowTables, createShadowTables, dropShadowSchema, prepareShadowSchema, swapInShadowTables, type DeferredDefinitions } from './shadow.js'
 import { SWAP_PACING, isLockTimeout, lockHolders, type SwapBlocked, type SwapPacing } from './swap-locks.js'
 
@@ -190,22 +190,6 @@ export const REBUILD_LEASE = 'rebuild'
 export class RebuildRunningError extends ConflictError {
   constructor() {
     super('another process is rebuilding read models')
-  }
-}
-
-/**
- * The CLI exits with "refused" (4) on it: the swap would drop objects that hang on the live tables and
- * that it cannot make again (shadow-dependents.ts). Raised before anything is built or swapped.
- */
-export class RebuildWouldDropError extends ConflictError {
-  readonly objects: readonly string[]
-
-  constructor(objects: readonly string[]) {
-    super(
-      `the rebuild would drop what hangs on the read models' tables and cannot make it again: ${objects.join('; ')}. ` +
-        'Drop these first (and make them again after the rebuild), or rebuild the other read models only',
-    )
-    this.objects = objects
   }
 }
 

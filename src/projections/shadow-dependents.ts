@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
+import { ConflictError } from '../errors.js'
 import type { Database } from '../store/database.js'
 
 // What other objects hang on a read model's live tables, which the swap drops: views and
@@ -7,8 +8,9 @@ import type { Database } from '../store/database.js'
 // were: owner, options (security_barrier, security_invoker, check_option), grants, comments, a
 // materialized view's indexes and data; the new tables get the live ones' owner, grants, comment,
 // row security and policies. Anything else the drop would take with it is named before
-// a rebuild starts, which then refuses; the drop itself is `restrict`, so what appears meanwhile
-// fails the swap (the live tables kept) rather than vanish. Every query runs with the search path
+// a rebuild starts, which then refuses, and again in the swap's transaction, which then fails (the
+// live tables kept): what appears meanwhile fails loudly rather than vanish. The drops themselves
+// are `restrict`, for what the catalog query does not know. Every query runs with the search path
 // `pg_catalog`, so definitions come out with every name qualified.
 
 interface Grant {
@@ -172,40 +174,66 @@ export async function recreateView(trx: Transaction<Database>, view: DependentVi
 }
 
 /**
+ * The CLI exits with "refused" (4) on it: the swap would drop objects that hang on the live tables
+ * and that it cannot make again. Raised before anything is built, or by the swap, which then fails.
+ */
+export class RebuildWouldDropError extends ConflictError {
+  readonly objects: readonly string[]
+
+  constructor(objects: readonly string[]) {
+    super(
+      `the rebuild would drop what hangs on the read models' tables and cannot make it again: ${objects.join('; ')}. ` +
+        'Drop these first (and make them again after the rebuild), or rebuild the other read models only',
+    )
+    this.objects = objects
+  }
+}
+
+/**
  * What hangs on `tables` that the swap would drop and cannot make again: rules, policies, triggers
  * on their views, functions or columns of other tables typed by their rows, statistics objects...
  * Each as PostgreSQL describes it (`pg_describe_object`). Empty when the swap can keep everything.
  */
 export async function unkeptDependents(db: Kysely<Database>, tables: readonly string[]): Promise<string[]> {
-  const { rows } = await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     await sql`set local search_path to pg_catalog`.execute(trx)
-    return sql<{ object: string }>`
-      ${readersOf(tables)},
-      kept(oid, view) as (
-        select oid, false from unnest(${liveNames(tables)}::regclass[]) as t(oid)
-        union select v.oid, true from readers v join pg_class c on c.oid = v.oid where c.relkind in ('v', 'm')
-      )
-      select distinct pg_describe_object(d.classid, d.objid, d.objsubid) as object
-      from kept k join pg_class r on r.oid = k.oid
-      join pg_depend d on (d.refclassid = 'pg_class'::regclass and d.refobjid = k.oid) or (d.refclassid = 'pg_type'::regclass and d.refobjid = r.reltype)
-      where d.deptype in ('n', 'a')
-        -- the rule that is a kept view
-        and not (d.classid = 'pg_rewrite'::regclass and exists (
-          select 1 from pg_rewrite w join kept v on v.oid = w.ev_class and v.view where w.oid = d.objid and w.rulename = '_RETURN'))
-        -- foreign keys, and the tables' own constraints, which the shadow tables copy
-        and not (d.classid = 'pg_constraint'::regclass and exists (
-          select 1 from pg_constraint c where c.oid = d.objid and (c.contype = 'f' or (c.conrelid = k.oid and not k.view))))
-        -- the tables' own indexes, defaults and triggers, which the shadow tables copy, and a materialized view's indexes
-        and not (d.classid = 'pg_class'::regclass and exists (select 1 from pg_index i where i.indexrelid = d.objid and i.indrelid = k.oid))
-        and not (d.classid = 'pg_attrdef'::regclass and not k.view)
-        and not (d.classid = 'pg_trigger'::regclass and not k.view and exists (select 1 from pg_trigger g where g.oid = d.objid and g.tgrelid = k.oid))
-        -- a foreign key's own triggers
-        and not (d.classid = 'pg_trigger'::regclass and exists (select 1 from pg_trigger g join pg_constraint c on c.oid = g.tgconstraint where g.oid = d.objid and c.contype = 'f'))
-        -- the tables' own policies, made again at the swap
-        and not (d.classid = 'pg_policy'::regclass and not k.view and exists (select 1 from pg_policy p where p.oid = d.objid and p.polrelid = k.oid))
-        -- a view's own row type
-        and not (d.classid = 'pg_type'::regclass and d.objid = r.reltype)
-      order by 1`.execute(trx)
+    return unkeptDependentsIn(trx, tables)
   })
+}
+
+/** In the swap's transaction, whose search path is `pg_catalog`: fails it on what it would drop and cannot make again. */
+export async function refuseUnkeptDependentsIn(trx: Transaction<Database>, tables: readonly string[]): Promise<void> {
+  const unkept = await unkeptDependentsIn(trx, tables)
+  if (unkept.length > 0) throw new RebuildWouldDropError(unkept)
+}
+
+async function unkeptDependentsIn(trx: Transaction<Database>, tables: readonly string[]): Promise<string[]> {
+  const { rows } = await sql<{ object: string }>`
+    ${readersOf(tables)},
+    kept(oid, view) as (
+      select oid, false from unnest(${liveNames(tables)}::regclass[]) as t(oid)
+      union select v.oid, true from readers v join pg_class c on c.oid = v.oid where c.relkind in ('v', 'm')
+    )
+    select distinct pg_describe_object(d.classid, d.objid, d.objsubid) as object
+    from kept k join pg_class r on r.oid = k.oid
+    join pg_depend d on (d.refclassid = 'pg_class'::regclass and d.refobjid = k.oid) or (d.refclassid = 'pg_type'::regclass and d.refobjid = r.reltype)
+    where d.deptype in ('n', 'a')
+      -- the rule that is a kept view
+      and not (d.classid = 'pg_rewrite'::regclass and exists (
+        select 1 from pg_rewrite w join kept v on v.oid = w.ev_class and v.view where w.oid = d.objid and w.rulename = '_RETURN'))
+      -- foreign keys, and the tables' own constraints, which the shadow tables copy
+      and not (d.classid = 'pg_constraint'::regclass and exists (
+        select 1 from pg_constraint c where c.oid = d.objid and (c.contype = 'f' or (c.conrelid = k.oid and not k.view))))
+      -- the tables' own indexes, defaults and triggers, which the shadow tables copy, and a materialized view's indexes
+      and not (d.classid = 'pg_class'::regclass and exists (select 1 from pg_index i where i.indexrelid = d.objid and i.indrelid = k.oid))
+      and not (d.classid = 'pg_attrdef'::regclass and not k.view)
+      and not (d.classid = 'pg_trigger'::regclass and not k.view and exists (select 1 from pg_trigger g where g.oid = d.objid and g.tgrelid = k.oid))
+      -- a foreign key's own triggers
+      and not (d.classid = 'pg_trigger'::regclass and exists (select 1 from pg_trigger g join pg_constraint c on c.oid = g.tgconstraint where g.oid = d.objid and c.contype = 'f'))
+      -- the tables' own policies, made again at the swap
+      and not (d.classid = 'pg_policy'::regclass and not k.view and exists (select 1 from pg_policy p where p.oid = d.objid and p.polrelid = k.oid))
+      -- a view's own row type
+      and not (d.classid = 'pg_type'::regclass and d.objid = r.reltype)
+    order by 1`.execute(trx)
   return rows.map((row) => row.object)
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../store/database.js'
 import type { Projection } from './projection.js'
-import { dropDependents, readDependents, recreateDependents } from './shadow-dependents.js'
+import { dropDependents, readDependents, recreateDependents, refuseUnkeptDependentsIn } from './shadow-dependents.js'
 
 // A rebuild never empties a table anyone reads. It builds each read model's tables anew in a schema
 // of its own, under their usual names, through the projections' own code (its connections look in
@@ -112,9 +112,10 @@ export async function swapInShadowTables(trx: Transaction<Database>, projection:
   const { rows: [current] } = await sql<{ searchPath: string }>`select current_setting('search_path') as "searchPath"`.execute(trx)
   const searchPath = current!.searchPath
   await sql`set local search_path to pg_catalog`.execute(trx)
+  await refuseUnkeptDependentsIn(trx, projection.tables)
   const dependents = await readDependents(trx, projection.tables)
   await dropDependents(trx, projection.tables, dependents)
-  // Restrict: whatever else hangs on them (unkeptDependents refused those known at the start) fails the swap.
+  // Restrict: whatever else hangs on them fails the swap.
   await sql`drop table ${sql.join(projection.tables.map((table) => sql.id('public', table)))} restrict`.execute(trx)
   for (const table of projection.tables) await sql`alter table ${sql.id(SHADOW_SCHEMA, table)} set schema public`.execute(trx)
   await recreateDependents(trx, dependents)

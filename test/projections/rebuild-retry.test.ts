@@ -3,11 +3,11 @@ import { sessionStream } from '../../src/domain/session.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { listParked, parkStream } from '../../src/processors/parked-streams.js'
 import { retryParkedStream } from '../../src/projections/checkpoints.js'
-import type { Projection } from '../../src/projections/projection.js'
 import { rebuildProjections } from '../../src/projections/rebuild.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { silentLogger } from '../helpers/app.js'
+import { outboxGate } from '../helpers/held-outbox.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
 import { sessionsOn } from '../helpers/session-events.js'
 import { reachableBackends } from '../helpers/storage.js'
@@ -21,35 +21,6 @@ const waitUntil = async (check: () => boolean | Promise<boolean>, what: string) 
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
   throw new Error(`timed out waiting until ${what}`)
-}
-
-/** The outbox, its folds held at `gate` once they have events: `reached` tells when one is. */
-function gatedOutbox(gate: Promise<void>, reached: () => void): Projection {
-  const fold = webhookOutboxProjection.fold!
-  return {
-    ...webhookOutboxProjection,
-    fold: (options) => {
-      const inner = fold(options)
-      return {
-        add: async (db, events) => {
-          reached()
-          await gate
-          await inner.add(db, events)
-        },
-        get rowsHeld() {
-          return inner.rowsHeld
-        },
-        write: (trx) => inner.write(trx),
-      }
-    },
-  }
-}
-
-function opening() {
-  let open = () => {}
-  const gate = new Promise<void>((resolve) => (open = resolve))
-  let reached = false
-  return { gate, open, reach: () => (reached = true), reached: () => reached }
 }
 
 for (const backend of reachableBackends) {
@@ -71,8 +42,8 @@ for (const backend of reachableBackends) {
     await live.stop()
     t.same(await deliveries(), { [other]: 1 }, 'the parked session has no delivery yet')
 
-    const replay = opening()
-    const rebuilding = rebuildProjections(storage, store, [gatedOutbox(replay.gate, replay.reach)], { concurrency: 1 })
+    const replay = outboxGate()
+    const rebuilding = rebuildProjections(storage, store, [replay.projection], { concurrency: 1 })
     await waitUntil(replay.reached, 'the rebuild is replaying')
     t.equal(await retryParkedStream(db, store, webhookOutboxProjection, sessionStream(parked)), true, 'the retry replays the stream')
     replay.open()
@@ -113,11 +84,11 @@ for (const backend of reachableBackends.filter((b) => b.name === 'postgres')) {
     await live.stop()
 
     // The retry holds its transaction open, its stream replayed but not yet taken off the list.
-    const retrying = opening()
-    const retried = retryParkedStream(db, store, gatedOutbox(retrying.gate, retrying.reach), sessionStream(parked))
+    const retrying = outboxGate()
+    const retried = retryParkedStream(db, store, retrying.projection, sessionStream(parked))
     await waitUntil(retrying.reached, 'the retry is replaying')
-    const replay = opening()
-    const rebuilding = rebuildProjections(storage, store, [gatedOutbox(replay.gate, replay.reach)], { concurrency: 1 })
+    const replay = outboxGate()
+    const rebuilding = rebuildProjections(storage, store, [replay.projection], { concurrency: 1 })
     await waitUntil(replay.reached, 'the rebuild is replaying, the stream still parked as it read the list')
     retrying.open()
     t.equal(await retried, true, 'the retry replays the stream')

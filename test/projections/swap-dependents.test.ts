@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
-import { RebuildWouldDropError, rebuildProjections } from '../../src/projections/rebuild.js'
+import { rebuildProjections } from '../../src/projections/rebuild.js'
+import { RebuildWouldDropError } from '../../src/projections/shadow-dependents.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import { SHADOW_SCHEMA } from '../../src/projections/shadow.js'
 import type { Database } from '../../src/store/database.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { silentLogger } from '../helpers/app.js'
+import { outboxGate } from '../helpers/held-outbox.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
 import { sessionsOn } from '../helpers/session-events.js'
 import { reachableBackends } from '../helpers/storage.js'
@@ -50,6 +52,20 @@ async function describeTable(db: Kysely<Database>) {
     from pg_class c where c.oid = 'public.webhook_sessions'::regclass`.execute(db)
   return rows[0]
 }
+
+/** A database whose outbox has one session's route, built by a rebuild. */
+async function outboxOfOneSession(t: Test, backend: (typeof reachableBackends)[number]) {
+  const storage = await backend.open(t)
+  const { db } = storage
+  const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
+  t.teardown(() => store.close())
+  const { startSession, say } = sessionsOn(store, db)
+  await say(await startSession(), 'hello')
+  await rebuildProjections(storage, store, [webhookOutboxProjection], { concurrency: 1 })
+  return { storage, db, store }
+}
+
+const tableOid = async (db: Kysely<Database>) => (await sql<{ oid: number }>`select 'public.webhook_sessions'::regclass::oid::int as oid`.execute(db)).rows[0]!.oid
 
 for (const backend of reachableBackends) {
   t.test(`a swap keeps the views, materialized views and foreign keys on a read model's table, on ${backend.name}`, async (t) => {
@@ -114,20 +130,13 @@ for (const backend of reachableBackends) {
   })
 
   t.test(`a rebuild that would drop what it cannot make again names it and refuses, on ${backend.name}`, async (t) => {
-    const storage = await backend.open(t)
-    const { db } = storage
-    const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
-    t.teardown(() => store.close())
-    const { startSession, say } = sessionsOn(store, db)
-    await say(await startSession(), 'hello')
-    await rebuildProjections(storage, store, [webhookOutboxProjection], { concurrency: 1 })
+    const { storage, db, store } = await outboxOfOneSession(t, backend)
 
     await sql`create schema reports`.execute(db)
     await sql`create view reports.routes as select session_id, callback_url from public.webhook_sessions`.execute(db)
     await sql`create rule routes_read_only as on insert to reports.routes do instead nothing`.execute(db)
     await sql`create function reports.route_of(route public.webhook_sessions) returns text language sql begin atomic select route.callback_url; end`.execute(db)
-    const tableOid = async () => (await sql<{ oid: number }>`select 'public.webhook_sessions'::regclass::oid::int as oid`.execute(db)).rows[0]!.oid
-    const live = await tableOid()
+    const live = await tableOid(db)
 
     const refused = await rebuildProjections(storage, store, [webhookOutboxProjection], { concurrency: 1 }).then(
       () => undefined,
@@ -139,13 +148,29 @@ for (const backend of reachableBackends) {
       ['function reports.route_of(public.webhook_sessions)', 'rule routes_read_only on view reports.routes'],
       'naming each object it would drop',
     )
-    t.equal(await tableOid(), live, 'the live table untouched')
+    t.equal(await tableOid(db), live, 'the live table untouched')
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${SHADOW_SCHEMA}`.execute(db)
     t.equal(rows[0]!.n, 0, 'nothing built')
 
     await sql`drop rule routes_read_only on reports.routes`.execute(db)
     await sql`drop function reports.route_of`.execute(db)
     await rebuildProjections(storage, store, [webhookOutboxProjection], { concurrency: 1 })
-    t.not(await tableOid(), live, 'without them, the rebuild swaps')
+    t.not(await tableOid(db), live, 'without them, the rebuild swaps')
+  })
+
+  t.test(`what appears on the tables while a rebuild runs fails its swap, the live tables kept, on ${backend.name}`, async (t) => {
+    const { storage, db, store } = await outboxOfOneSession(t, backend)
+    const routes = await readModelRows(db, 'webhook_sessions')
+    const live = await tableOid(db)
+
+    const replay = outboxGate()
+    const rebuilding = rebuildProjections(storage, store, [replay.projection], { concurrency: 1 })
+    await waitUntil(async () => replay.reached(), 'the rebuild is replaying')
+    await sql`create view routes as select session_id from public.webhook_sessions`.execute(db)
+    await sql`create rule routes_read_only as on insert to routes do instead nothing`.execute(db)
+    replay.open()
+    await t.rejects(rebuilding, /would drop .*: rule routes_read_only on view public\.routes\./, 'the swap fails, naming what stands in its way')
+    t.equal(await tableOid(db), live, 'the live table kept')
+    t.same(await readModelRows(db, 'webhook_sessions'), routes, 'with its rows')
   })
 }
