@@ -2,6 +2,7 @@ import cliProgress from 'cli-progress'
 import { openBackend } from '../composition.js'
 import { positionToString } from '../eventstore/port.js'
 import { rebuildProjections } from '../projections/rebuild.js'
+import { describeHolder, type SwapBlocked } from '../projections/swap-locks.js'
 import type { CliContext } from './main.js'
 import { parseAction, UsageError } from './usage.js'
 
@@ -21,7 +22,12 @@ live ones, which keep serving reads, and swaps each read model's tables in once
 they have caught up with it (docs/operations.md, "Rebuilding read models").
 --parallel N  read models writing at once, each on its own database connection
               (default ${DEFAULT_PARALLEL}). On the embedded database they write one at
-              a time whatever N is: it has one connection.`
+              a time whatever N is: it has one connection.
+
+A swap held up by a transaction on a live table keeps trying, saying which
+connection holds it. Exit codes: 0 done, 1 failed, 2 usage error, 4 refused
+(another rebuild runs, or the swap would drop objects it cannot make again:
+each is named).`
 
 export async function projectionsCommand({ config, logger, args }: CliContext): Promise<number> {
   const parsed = parseAction(args, { json: { type: 'boolean' }, parallel: { type: 'string' } }, HELP)
@@ -57,6 +63,18 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
       cliProgress.Presets.shades_classic,
     )
     const sharesTerminal = process.stdout.isTTY && process.stderr.isTTY
+    const say = (line: string) => {
+      if (sharesTerminal) bars.log(line)
+      else process.stdout.write(line)
+    }
+    const blockedSwap = blockedSwapReporter((blocked) => {
+      const holders = blocked.holders.map(describeHolder)
+      logger.warn(
+        { projection: blocked.projection, attempts: blocked.attempts, waitingSince: blocked.waitingSince.toISOString(), holders: blocked.holders },
+        'the swap of a rebuilt read model waits for connections holding its live tables; it keeps trying, its work kept',
+      )
+      say(`${blocked.projection}: swap waiting since ${blocked.waitingSince.toISOString()} for ${holders.length ? holders.join('; ') : 'a lock held a moment'}\n`)
+    })
     const started = new Map<string, number>()
     const barOf = new Map(chosen.map((p) => [p.name, bars.create(1, 0, { name: p.name.padEnd(20), done: 0, events: '?', rate: 0 })]))
     // The payload given to update replaces the one given at create: every key goes each time.
@@ -76,10 +94,9 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
         },
         onRebuilt: (projection, events, seconds) => {
           show(projection, events, events, Math.round(events / Math.max(seconds, 0.001)))
-          const line = `${projection}: rebuilt from ${events} events in ${seconds.toFixed(2)} s\n`
-          if (sharesTerminal) bars.log(line)
-          else process.stdout.write(line)
+          say(`${projection}: rebuilt from ${events} events in ${seconds.toFixed(2)} s\n`)
         },
+        onSwapBlocked: blockedSwap,
       })
     } finally {
       // The bars' log is written on their next redraw, and stop() does not redraw first.
@@ -89,5 +106,19 @@ export async function projectionsCommand({ config, logger, args }: CliContext): 
     return 0
   } finally {
     await backend.close()
+  }
+}
+
+/** Tells of a waiting swap when the connections in its way change, and every BLOCKED_REPORT_MS while they do not. */
+const BLOCKED_REPORT_MS = 10_000
+
+function blockedSwapReporter(report: (blocked: SwapBlocked) => void): (blocked: SwapBlocked) => void {
+  const last = new Map<string, { holders: string; at: number }>()
+  return (blocked) => {
+    const holders = blocked.holders.map((holder) => holder.pid).join(',')
+    const before = last.get(blocked.projection)
+    if (before && before.holders === holders && Date.now() - before.at < BLOCKED_REPORT_MS) return
+    last.set(blocked.projection, { holders, at: Date.now() })
+    report(blocked)
   }
 }

@@ -5,13 +5,16 @@ import { ConflictError } from '../errors.js'
 import { START, comparePositions, matchesFilter, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { readAllThrough } from '../eventstore/postgres.js'
 import { backoffMs, isTransient } from '../processors/failures.js'
-import { parkedStreamsOf, waitsBehind } from '../processors/parked-streams.js'
+import { parkedStreamsOf } from '../processors/parked-streams.js'
 import { toBigInt, type Database } from '../store/database.js'
 import type { Leases } from '../store/lease.js'
 import { insertCheckpointIfMissing, readCheckpoint, writeWithCheckpoint } from './checkpoints.js'
 import { applyAll, type Fold, type Projection } from './projection.js'
+import { PassedOverStreams } from './rebuild-parked.js'
 import { projectionLeaseName } from './runtime.js'
+import { RebuildWouldDropError, unkeptDependents } from './shadow-dependents.js'
 import { SHADOW_SCHEMA, completeShadowTables, createShadowTables, dropShadowSchema, prepareShadowSchema, swapInShadowTables, type DeferredDefinitions } from './shadow.js'
+import { SWAP_PACING, isLockTimeout, lockHolders, type SwapBlocked, type SwapPacing } from './swap-locks.js'
 
 /**
  * A rebuild's batches: bigger, as nobody waits on them (a session's events then fall in fewer
@@ -41,6 +44,10 @@ export interface RebuildOptions {
    * each read model (it holds the read model's lease). Without them, nobody else does.
    */
   leases?: Leases
+  /** How each swap waits for its locks (SwapPacing); the defaults suit a running service. */
+  swapPacing?: Partial<SwapPacing>
+  /** Called each time a swap could not get its locks in time, with the connections that hold them. */
+  onSwapBlocked?: (blocked: SwapBlocked) => void
 }
 
 /** Batches the reader may hold ahead of the slowest projection: the read overlaps the writes. */
@@ -186,12 +193,18 @@ export class RebuildRunningError extends ConflictError {
   }
 }
 
+/** Refuses a rebuild whose swaps would drop something they cannot make again. */
+async function refuseUnkeptDependents(db: Kysely<Database>, projections: readonly Projection[]): Promise<void> {
+  const unkept: string[] = []
+  for (const projection of projections) if (projection.tables.length > 0) unkept.push(...(await unkeptDependents(db, projection.tables)))
+  if (unkept.length > 0) throw new RebuildWouldDropError([...new Set(unkept)])
+}
+
 /** Past every position: what a rebuild beside a live reader has done outside its tables, that reader does. */
 const AFTER_EVERYTHING: Position = { commit: 2n ** 63n - 1n, prepare: 2n ** 63n - 1n }
 
-/** Tries at the swap's locks, each waiting at most SWAP_LOCK_TIMEOUT, before the rebuild gives up. */
+/** Tries at a swap failing on something passing other than its locks (the database away) before the rebuild gives up. */
 const SWAP_ATTEMPTS = 30
-const SWAP_LOCK_TIMEOUT = '1s'
 
 /** Where a rebuild writes the new tables: resolves names in the shadow schema first (shadow.ts). */
 export interface RebuildStorage {
@@ -224,6 +237,7 @@ export async function rebuildProjections(
   const db = storage.projectorDb
   const shadowDb = storage.inSchema(SHADOW_SCHEMA)
   try {
+    await refuseUnkeptDependents(db, projections)
     await prepareShadowSchema(db)
     return await replayInto(db, shadowDb, store, projections, options)
   } finally {
@@ -247,7 +261,7 @@ async function replayInto(
   shadowDb: Kysely<Database>,
   store: EventStore,
   projections: readonly Projection[],
-  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH, windowEvents = WINDOW_EVENTS, leases }: RebuildOptions,
+  { concurrency, onProgress, onRebuilt, batchSize = REBUILD_BATCH, windowEvents = WINDOW_EVENTS, leases, swapPacing, onSwapBlocked }: RebuildOptions,
 ): Promise<Map<string, number>> {
   const totals = new Map(await Promise.all(projections.map(async (p) => [p.name, await store.count({ streamPrefixes: p.streamPrefixes })] as const)))
   const feeds: RebuildFeed[] = []
@@ -258,11 +272,13 @@ async function replayInto(
     await insertCheckpointIfMissing(shadowDb, projection.name)
     feeds.push(new RebuildFeed(projection, besideLive ? AFTER_EVERYTHING : liveAt, besideLive ? liveAt : undefined, deferred, windowEvents))
   }
-  // A parked stream's events from its parked one on wait for `flowd processors retry`, in a rebuild as live.
-  const parked = new Map(await Promise.all(projections.map(async (p) => [p.name, await parkedStreamsOf(db, p.name)] as const)))
+  // A parked stream's events from its parked one on wait for `flowd processors retry`, in a rebuild as
+  // live; retried meanwhile, the swap replays them (rebuild-parked.ts).
+  const passedOver = new Map(await Promise.all(projections.map(async (p) => [p.name, new PassedOverStreams(await parkedStreamsOf(db, p.name))] as const)))
   const writers = limiter(concurrency)
   // One swap at a time: swaps recreate the views over several read models' tables.
   const swaps = limiter(1)
+  const swapContext: SwapContext = { db, shadowDb, store, writers, swaps, pacing: { ...SWAP_PACING, ...swapPacing }, onSwapBlocked }
   const abort = new AbortController()
   const rebuilt = new Map<string, number>()
 
@@ -299,7 +315,7 @@ async function replayInto(
     // The log was not read to its end: another projection or the reader failed.
     if (abort.signal.aborted) return
     await writers(() => completeShadowTables(shadowDb, projection, feed.deferred))
-    const caughtUp = await swaps(() => writers(() => swapIn(db, shadowDb, store, feed.projection, feed.folded)))
+    const caughtUp = await swapIn(swapContext, projection, passedOver.get(projection.name)!, feed.folded)
     feed.done += caughtUp
     rebuilt.set(projection.name, feed.done)
     onProgress?.({ projection: projection.name, done: feed.done, total: totals.get(projection.name) })
@@ -317,8 +333,8 @@ async function replayInto(
         if (batch.length === 0) return
         position = batch[batch.length - 1]!.position
         for (const feed of feeds) {
-          const parkedOfFeed = parked.get(feed.projection.name)!
-          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && feed.takes(event) && !waitsBehind(parkedOfFeed, event)))
+          const passedOverOfFeed = passedOver.get(feed.projection.name)!
+          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && feed.takes(event) && !passedOverOfFeed.passes(event)))
         }
         // Every read model follows a live reader and the log is read past where they all were.
         if (feeds.every((feed) => !feed.takes(batch[batch.length - 1]!))) return
@@ -347,43 +363,80 @@ async function replayInto(
   return rebuilt
 }
 
+interface SwapContext {
+  db: Kysely<Database>
+  shadowDb: Kysely<Database>
+  store: EventStore
+  /** Hold a write permit (the connection) and the one swap at a time. */
+  writers: <T>(work: () => Promise<T>) => Promise<T>
+  swaps: <T>(work: () => Promise<T>) => Promise<T>
+  pacing: SwapPacing
+  onSwapBlocked?: (blocked: SwapBlocked) => void
+}
+
 /**
  * Swaps a projection's shadow tables in (shadow.ts), in one transaction that holds its live
  * checkpoint's row: live batches wait for it, then go on writing to the new tables. The shadow is
  * caught up to the live checkpoint first outside that transaction, then the rest inside it; a
  * shadow ahead of it (the rebuild read the log further than a live reader had) moves it there.
- * Readers wait for the swap's locks, never fail on them; the swap waits at most SWAP_LOCK_TIMEOUT
- * for them and tries again after. Returns the events the catch-up applied.
+ * The streams retried since the rebuild passed them over are replayed into the new tables there too.
+ *
+ * Readers wait for the swap's locks, never fail on them; an attempt waits at most
+ * `pacing.lockTimeoutMs` for them, so readers never queue behind it for long, and the swap tries
+ * again after a pause for as long as a transaction holds a table (swap-locks.ts), each time telling
+ * `onSwapBlocked` who holds it. Returns the events the catch-ups and replays applied.
  */
-async function swapIn(db: Kysely<Database>, shadowDb: Kysely<Database>, store: EventStore, projection: Projection, shadowAt: Position): Promise<number> {
+async function swapIn(ctx: SwapContext, projection: Projection, passedOver: PassedOverStreams, shadowAt: Position): Promise<number> {
+  const { db, shadowDb, store, writers, swaps, pacing } = ctx
   await insertCheckpointIfMissing(db, projection.name)
   let caughtUp = 0
-  for (let attempt = 1; ; attempt++) {
-    const outside = await catchUp(shadowDb, store, projection, shadowAt, await readCheckpoint(db, projection.name))
+  let failures = 0
+  let blocked = 0
+  let waitingSince: Date | undefined
+  for (;;) {
+    const outside = await writers(async () => catchUp(shadowDb, store, projection, passedOver, shadowAt, await readCheckpoint(db, projection.name)))
     shadowAt = outside.reached
     caughtUp += outside.events
     try {
-      return await shadowDb.transaction().execute(async (trx) => {
-        await sql`set local lock_timeout = ${sql.lit(SWAP_LOCK_TIMEOUT)}`.execute(trx)
-        const liveAt = await lockLiveCheckpoint(trx, projection.name)
-        let inside = 0
-        if (comparePositions(shadowAt, liveAt) < 0) {
-          const parked = await parkedStreamsOf(trx, projection.name)
-          const events = (await readAllVia(trx, store, projection, shadowAt, liveAt)).filter((event) => !waitsBehind(parked, event))
-          await applyAll(trx, projection, events, projection.fold?.({ appliedBefore: AFTER_EVERYTHING }))
-          inside = events.length
-        } else if (comparePositions(shadowAt, liveAt) > 0) {
-          await sql`update public.projection_checkpoints set position_commit = ${String(shadowAt.commit)}, position_prepare = ${String(shadowAt.prepare)}, updated_at = now()
-            where projection = ${projection.name}`.execute(trx)
-        }
-        await swapInShadowTables(trx, projection)
-        return caughtUp + inside
-      })
+      return caughtUp + (await swaps(() => writers(() => swapAttempt(shadowDb, store, projection, passedOver, shadowAt, pacing.lockTimeoutMs))))
     } catch (error) {
-      if (!isTransient(error) || attempt >= SWAP_ATTEMPTS) throw error
-      await delay(backoffMs(attempt, 1_000))
+      if (isLockTimeout(error)) {
+        blocked++
+        waitingSince ??= new Date()
+        // Naming them is a courtesy: failing to, the swap still tries again.
+        const holders = await lockHolders(db, projection.tables).catch(() => [])
+        ctx.onSwapBlocked?.({ projection: projection.name, attempts: blocked, waitingSince, holders })
+        await delay(backoffMs(blocked, pacing.pauseMs))
+        continue
+      }
+      if (!isTransient(error) || ++failures >= SWAP_ATTEMPTS) throw error
+      await delay(backoffMs(failures, 1_000))
     }
   }
+}
+
+/** One try at a swap (see {@link swapIn}); returns the events it applied. */
+async function swapAttempt(shadowDb: Kysely<Database>, store: EventStore, projection: Projection, passedOver: PassedOverStreams, shadowAt: Position, lockTimeoutMs: number): Promise<number> {
+  return shadowDb.transaction().execute(async (trx) => {
+    await sql`set local lock_timeout = ${sql.lit(`${lockTimeoutMs}ms`)}`.execute(trx)
+    const liveAt = await lockLiveCheckpoint(trx, projection.name)
+    // Read under the checkpoint's lock, which a retry holds while it replays: what it shows is final until the swap commits.
+    const parkedNow = await parkedStreamsOf(trx, projection.name)
+    passedOver.note(parkedNow)
+    let inside = 0
+    if (comparePositions(shadowAt, liveAt) < 0) {
+      const events = (await readAllVia(trx, store, projection, shadowAt, liveAt)).filter((event) => !passedOver.passes(event))
+      await applyAll(trx, projection, events, projection.fold?.({ appliedBefore: AFTER_EVERYTHING }))
+      inside = events.length
+    } else if (comparePositions(shadowAt, liveAt) > 0) {
+      await sql`update public.projection_checkpoints set position_commit = ${String(shadowAt.commit)}, position_prepare = ${String(shadowAt.prepare)}, updated_at = now()
+        where projection = ${projection.name}`.execute(trx)
+    }
+    const swappedAt = comparePositions(shadowAt, liveAt) > 0 ? shadowAt : liveAt
+    inside += await passedOver.carryRetried(trx, store, projection, parkedNow, liveAt, swappedAt)
+    await swapInShadowTables(trx, projection)
+    return inside
+  })
 }
 
 const lockLiveCheckpoint = async (trx: Transaction<Database>, name: string): Promise<Position> => {
@@ -409,15 +462,22 @@ const readAllVia = async (trx: Transaction<Database>, store: EventStore, project
  * Applies to the shadow tables the events after `from` through `through`, in batches with the shadow
  * checkpoint. Their effects outside the tables are the live reader's, which applied them.
  */
-async function catchUp(shadowDb: Kysely<Database>, store: EventStore, projection: Projection, from: Position, through: Position): Promise<{ reached: Position; events: number }> {
+async function catchUp(
+  shadowDb: Kysely<Database>,
+  store: EventStore,
+  projection: Projection,
+  passedOver: PassedOverStreams,
+  from: Position,
+  through: Position,
+): Promise<{ reached: Position; events: number }> {
   let events = 0
   let reached = from
   while (comparePositions(reached, through) < 0) {
-    const parked = await parkedStreamsOf(shadowDb, projection.name)
+    passedOver.note(await parkedStreamsOf(shadowDb, projection.name))
     const batch = (await store.readAll({ streamPrefixes: projection.streamPrefixes, from: reached, limit: REBUILD_BATCH })).filter((e) => comparePositions(e.position, through) <= 0)
     if (batch.length === 0) break
     const end = batch[batch.length - 1]!.position
-    const applying = batch.filter((event) => !waitsBehind(parked, event))
+    const applying = batch.filter((event) => !passedOver.passes(event))
     const outcome = await writeWithCheckpoint(shadowDb, projection, reached, end, (trx) => applyAll(trx, projection, applying, projection.fold?.({ appliedBefore: AFTER_EVERYTHING })))
     if (!outcome.applied) throw new Error(`the rebuild's checkpoint of ${projection.name} moved under it`)
     events += applying.length

@@ -1,13 +1,14 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../store/database.js'
 import type { Projection } from './projection.js'
+import { dropDependents, readDependents, recreateDependents, refuseUnkeptDependentsIn } from './shadow-dependents.js'
 
 // A rebuild never empties a table anyone reads. It builds each read model's tables anew in a schema
 // of its own, under their usual names, through the projections' own code (its connections look in
 // that schema first), and swaps them in: one short transaction drops the live tables and moves the
 // new ones into public, with their names, indexes, constraints and triggers, and recreates the views
-// that read them. A rebuild that dies leaves its schema behind and the live tables untouched; the
-// next rebuild drops it.
+// and foreign keys that hang on them. A rebuild that dies leaves its schema behind and the live
+// tables untouched; the next rebuild drops it.
 
 /** Where a rebuild builds the new tables. */
 export const SHADOW_SCHEMA = 'flowd_rebuild'
@@ -101,55 +102,22 @@ export async function completeShadowTables(shadowDb: Kysely<Database>, projectio
   })
 }
 
-interface DependentView {
-  schema: string
-  name: string
-  definition: string
-  /** `name = 'value', …` of its `with (…)` (`security_barrier` among them), or null. */
-  options: string | null
-  /** Quoted; null when it is the current user, who makes the view again. */
-  owner: string | null
-  grants: { grantee: string; privilege: string }[]
-}
-
 /**
- * In the swap's transaction: replaces a projection's live tables with its shadow tables, recreating
- * the views that read them (as they were: options, grants and owner). The caller holds the projection's
- * checkpoint row and has caught the shadow up to it.
+ * In the swap's transaction: replaces a projection's live tables with its shadow tables, making the
+ * views and foreign keys that hang on them again as they were (shadow-dependents.ts). The caller
+ * holds the projection's checkpoint row and has caught the shadow up to it.
  */
 export async function swapInShadowTables(trx: Transaction<Database>, projection: Projection): Promise<void> {
   if (projection.tables.length === 0) return
   const { rows: [current] } = await sql<{ searchPath: string }>`select current_setting('search_path') as "searchPath"`.execute(trx)
   const searchPath = current!.searchPath
   await sql`set local search_path to pg_catalog`.execute(trx)
-  const live = projection.tables.map((table) => `public.${table}`)
-  // Views on views come after the views they read.
-  const { rows: views } = await sql<DependentView>`
-    with recursive dependents(oid, depth) as (
-      select r.ev_class, 1 from pg_depend d join pg_rewrite r on r.oid = d.objid
-      where d.classid = 'pg_rewrite'::regclass and d.refobjid = any(${live}::regclass[]) and r.ev_class <> d.refobjid
-      union all
-      select r.ev_class, v.depth + 1 from dependents v join pg_depend d on d.refobjid = v.oid join pg_rewrite r on r.oid = d.objid
-      where d.classid = 'pg_rewrite'::regclass and r.ev_class <> d.refobjid
-    )
-    select n.nspname as schema, c.relname as name, pg_get_viewdef(c.oid) as definition,
-      (select string_agg(format('%I = %L', o.option_name, o.option_value), ', ') from pg_options_to_table(c.reloptions) o) as options,
-      case when pg_get_userbyid(c.relowner) <> current_user then quote_ident(pg_get_userbyid(c.relowner)) end as owner,
-      coalesce((select json_agg(json_build_object('grantee', case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end, 'privilege', a.privilege_type))
-                from aclexplode(c.relacl) a where a.grantee <> c.relowner), '[]') as grants
-    from (select oid, max(depth) as depth from dependents group by oid) v
-    join pg_class c on c.oid = v.oid join pg_namespace n on n.oid = c.relnamespace
-    where c.relkind = 'v'
-    order by v.depth, c.oid`.execute(trx)
-  await sql`drop table ${sql.join(projection.tables.map((table) => sql.id('public', table)))} cascade`.execute(trx)
+  await refuseUnkeptDependentsIn(trx, projection.tables)
+  const dependents = await readDependents(trx, projection.tables)
+  await dropDependents(trx, projection.tables, dependents)
+  // Restrict: whatever else hangs on them fails the swap.
+  await sql`drop table ${sql.join(projection.tables.map((table) => sql.id('public', table)))} restrict`.execute(trx)
   for (const table of projection.tables) await sql`alter table ${sql.id(SHADOW_SCHEMA, table)} set schema public`.execute(trx)
-  for (const view of views) {
-    // Options, privilege keywords and quoted role names: all from the catalog.
-    const options = view.options === null ? sql`` : sql`with (${sql.raw(view.options)})`
-    await sql`create view ${sql.id(view.schema, view.name)} ${options} as ${sql.raw(view.definition)}`.execute(trx)
-    for (const { grantee, privilege } of view.grants) await sql`grant ${sql.raw(privilege)} on ${sql.id(view.schema, view.name)} to ${sql.raw(grantee)}`.execute(trx)
-    // Last: the grants above are the current user's to give while it owns the view.
-    if (view.owner !== null) await sql`alter view ${sql.id(view.schema, view.name)} owner to ${sql.raw(view.owner)}`.execute(trx)
-  }
+  await recreateDependents(trx, dependents)
   await sql`select set_config('search_path', ${searchPath}, true)`.execute(trx)
 }

@@ -1,10 +1,14 @@
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
+import pg from 'pg'
 import t from 'tap'
 import { allProjections } from '../../src/all-projections.js'
 import { openStorage } from '../../src/store/connect.js'
+import { migrateToLatest } from '../../src/store/migrate.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
-import { runCli } from '../helpers/cli.js'
+import { childEnv, cliNodeArgs, cliPath, runCli } from '../helpers/cli.js'
 import { migratedDataDir } from '../helpers/pglite-template.js'
+import { createTestDatabase, postgresUrl } from '../helpers/storage.js'
 
 t.test('flowd projections rebuild rebuilds each read model to the same rows', async (t) => {
   const dataDir = await migratedDataDir(t)
@@ -46,4 +50,40 @@ t.test('flowd projections rebuild rebuilds each read model to the same rows', as
     JSON.parse(status.stdout).map((s: { name: string; caughtUp: boolean }) => [s.name, s.caughtUp]),
     allProjections.map((p) => [p.name, true]),
   )
+})
+
+t.test('flowd projections rebuild names the connection holding up a swap, and what it would drop', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async (t) => {
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  const storage = await openStorage({ kind: 'postgres', url: database.url })
+  await migrateToLatest(storage.db)
+  await storage.close()
+  const env = { DATABASE_URL: database.url }
+  t.equal((await runCli(['bootstrap', '--organization', 'A', '--workspace', 'W1', '--json'], env)).code, 0)
+
+  const analyst = new pg.Client({ connectionString: database.url, application_name: 'analyst-report' })
+  analyst.on('error', () => {})
+  await analyst.connect()
+  t.teardown(() => analyst.end())
+  await analyst.query('begin')
+  await analyst.query('select count(*) from workspaces')
+
+  const child = spawn(process.execPath, [...cliNodeArgs, cliPath, 'projections', 'rebuild', 'workspaces'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => (stdout += chunk))
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+  for (let i = 0; i < 1200 && !stdout.includes('swap waiting'); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  await analyst.query('commit')
+  t.equal(await exited, 0, assertionMessage(stderr))
+  t.match(stdout, /^workspaces: swap waiting since \S+ for pid \d+ \(analyst-report\) user \S+ from \S+, idle in transaction since \S+: select count\(\*\) from workspaces$/m, 'the connection in the way, named')
+  t.match(stderr, /the swap of a rebuilt read model waits for connections holding its live tables/, 'and logged')
+  t.match(stdout, /^workspaces: rebuilt from 1 events/m, 'the swap done once it ends')
+
+  await analyst.query('create view workspace_names as select name from workspaces')
+  await analyst.query('create rule workspace_names_read_only as on insert to workspace_names do instead nothing')
+  const refused = await runCli(['projections', 'rebuild', 'workspaces'], env)
+  t.equal(refused.code, 4, 'refused')
+  t.match(refused.stderr, /would drop .*rule workspace_names_read_only on view public\.workspace_names/, 'naming what it would drop')
 })

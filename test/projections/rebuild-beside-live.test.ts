@@ -4,11 +4,11 @@ import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { readCheckpoint } from '../../src/projections/checkpoints.js'
 import { AdvisoryLeases } from '../../src/store/lease.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
-import type { Projection } from '../../src/projections/projection.js'
 import { rebuildProjections } from '../../src/projections/rebuild.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import { silentLogger } from '../helpers/app.js'
+import { heldOutbox } from '../helpers/held-outbox.js'
 import { sessionsOn } from '../helpers/session-events.js'
 import { reachableBackends } from '../helpers/storage.js'
 
@@ -18,28 +18,6 @@ const waitUntil = async (check: () => Promise<boolean>, what: string) => {
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
   throw new Error(`timed out waiting until ${what}`)
-}
-
-/** The outbox, its rebuild's folds held until `opened` resolves: the live runtime gets ahead of it meanwhile. */
-function heldOutbox(opened: Promise<void>, onStart: () => void): Projection {
-  const fold = webhookOutboxProjection.fold!
-  return {
-    ...webhookOutboxProjection,
-    fold: (options) => {
-      const inner = fold(options)
-      return {
-        add: async (db, events) => {
-          onStart()
-          await opened
-          await inner.add(db, events)
-        },
-        get rowsHeld() {
-          return inner.rowsHeld
-        },
-        write: (trx) => inner.write(trx),
-      }
-    },
-  }
 }
 
 for (const backend of reachableBackends) {
