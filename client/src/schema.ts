@@ -9741,6 +9741,8 @@ export interface operations {
                             body: unknown;
                             attemptCount: number;
                             nextAttemptAt: string | null;
+                            /** @description pending or failed, and its destination is failing: it waits behind the destination’s probe (GET /v1/webhooks/destinations), whatever nextAttemptAt says */
+                            heldByDestination: boolean;
                             lastError: string | null;
                             deliveredAt: string | null;
                             /**
@@ -9904,6 +9906,8 @@ export interface operations {
                         body: unknown;
                         attemptCount: number;
                         nextAttemptAt: string | null;
+                        /** @description pending or failed, and its destination is failing: it waits behind the destination’s probe (GET /v1/webhooks/destinations), whatever nextAttemptAt says */
+                        heldByDestination: boolean;
                         lastError: string | null;
                         deliveredAt: string | null;
                         /**
@@ -10217,6 +10221,8 @@ export interface operations {
                         body: unknown;
                         attemptCount: number;
                         nextAttemptAt: string | null;
+                        /** @description pending or failed, and its destination is failing: it waits behind the destination’s probe (GET /v1/webhooks/destinations), whatever nextAttemptAt says */
+                        heldByDestination: boolean;
                         lastError: string | null;
                         deliveredAt: string | null;
                         /**

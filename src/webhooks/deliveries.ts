@@ -358,6 +358,8 @@ export interface DeliveryView {
   body: unknown
   attemptCount: number
   nextAttemptAt: string | null
+  /** Open, and its destination is failing: it waits behind the destination's probe, whatever its next attempt says. */
+  heldByDestination: boolean
   lastError: string | null
   deliveredAt: string | null
   createdAt: string
@@ -382,14 +384,19 @@ export interface DeliveryQuery {
 
 const deliveryColumns = [
   'id', 'session_id', 'message_id', 'status', 'callback_url', 'event_ids', 'body', 'attempt_count',
-  'next_attempt_at', 'last_error', 'delivered_at', 'created_at',
+  'next_attempt_at', 'last_error', 'delivered_at', 'created_at', 'workspace_id', 'destination',
 ] as const
 
 async function withAttempts(db: DbOrTrx, rows: DeliveryRow[], withBodies: boolean): Promise<DeliveryView[]> {
   const ids = rows.map((row) => row.id)
-  const attempts = ids.length
-    ? await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('delivery_id').orderBy('attempt').execute()
-    : []
+  const open = rows.filter((row) => row.status === 'pending' || row.status === 'failed')
+  const [attempts, failing] = await Promise.all([
+    ids.length ? db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('delivery_id').orderBy('attempt').execute() : [],
+    open.length
+      ? db.selectFrom('webhook_destinations').select(['workspace_id', 'destination']).where('state', '=', 'failing').where('workspace_id', 'in', [...new Set(open.map((row) => row.workspace_id))]).execute()
+      : [],
+  ])
+  const failingKeys = new Set(failing.map((row) => `${row.workspace_id} ${row.destination}`))
   return rows.map((row) => ({
     id: row.id,
     sessionId: row.session_id,
@@ -400,6 +407,7 @@ async function withAttempts(db: DbOrTrx, rows: DeliveryRow[], withBodies: boolea
     body: JSON.parse(row.body) as unknown,
     attemptCount: row.attempt_count,
     nextAttemptAt: row.next_attempt_at === null ? null : toIso(row.next_attempt_at),
+    heldByDestination: (row.status === 'pending' || row.status === 'failed') && failingKeys.has(`${row.workspace_id} ${row.destination}`),
     lastError: row.last_error,
     deliveredAt: row.delivered_at === null ? null : toIso(row.delivered_at),
     createdAt: toIso(row.created_at),
@@ -419,6 +427,8 @@ async function withAttempts(db: DbOrTrx, rows: DeliveryRow[], withBodies: boolea
 
 type DeliveryRow = {
   id: string
+  workspace_id: string
+  destination: string | null
   session_id: string
   message_id: string
   status: DeliveryStatus

@@ -12,6 +12,7 @@ const skip = browserSkipReason()
 interface Delivery {
   id: string
   status: string
+  heldByDestination: boolean
   attempts: { statusCode: number | null }[]
 }
 
@@ -118,6 +119,7 @@ t.test('webhooks: a failing destination shown above the deliveries with its last
   t.ok(failing.heldDeliveries >= 1, 'the failed delivery is held')
   const held = await call<{ content: Delivery[] }>('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}&status=failed`)
   const short = held.content[0]!.id.slice(-8)
+  t.equal(held.content[0]!.heldByDestination, true, 'the API marks the delivery held by its destination')
 
   const page = await setup.signedInPage(t, { path: '/webhooks' })
   const table = page.getByRole('table', { name: 'Failing destinations' })
@@ -134,6 +136,8 @@ t.test('webhooks: a failing destination shown above the deliveries with its last
     (await table.boundingBox())!.y < (await page.getByRole('list', { name: 'Deliveries' }).boundingBox())!.y,
     'the failing destinations come before the deliveries',
   )
+  await page.locator('.webhooks-item').filter({ hasText: 'Held: its destination is failing, it goes after the next probe' }).waitFor()
+  t.pass('the held delivery says it waits for the probe rather than a next attempt')
 
   await captureEveryLook(t, page, setup.base, 'webhooks-destinations', '/webhooks', (p) => p.locator('.webhooks-destinations tbody tr').waitFor())
   await showIn(page, setup.base, '/webhooks', LOOKS[2])

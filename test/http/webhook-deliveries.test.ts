@@ -44,6 +44,7 @@ for (const backend of reachableBackends) {
         body: { sessionId, changes: [{ field: 'messages', value: { messages: [{ type: 'text', text: { body: 'Hi' } }] } }] },
         attemptCount: 0,
         nextAttemptAt: null,
+        heldByDestination: false,
         deliveredAt: null,
         attempts: [],
       })

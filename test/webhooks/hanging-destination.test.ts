@@ -84,6 +84,9 @@ for (const backend of reachableBackends) {
     t.ok(failing.heldDeliveries >= HANGING_SESSIONS - 3, 'holding the deliveries of its sessions')
     t.same((await call(other.apiKey, 'GET', '/v1/webhooks/destinations')).content, [], 'the other organization’s destination on the same origin never failed')
 
+    const listed = await call(hangingKey, 'GET', `/v1/webhooks/deliveries?sessionId=${hangingSessions.at(-1)}`)
+    t.equal(listed.content[0].heldByDestination, true, 'its deliveries say they are held by the failing destination')
+
     // A message into each hanging session while the destination fails: a second delivery each, held behind the first.
     for (const sessionId of hangingSessions) await call(hangingKey, 'POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: `hello ${sessionId}` } })
 

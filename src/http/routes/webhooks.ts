@@ -29,6 +29,7 @@ const Delivery = Type.Object({
   body: Type.Unknown({ description: 'the JSON body, exactly as sent' }),
   attemptCount: Type.Integer(),
   nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  heldByDestination: Type.Boolean({ description: 'pending or failed, and its destination is failing: it waits behind the destination’s probe (GET /v1/webhooks/destinations), whatever nextAttemptAt says' }),
   lastError: Type.Union([Type.String(), Type.Null()]),
   deliveredAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,

@@ -107,10 +107,14 @@ function DeliveryItem({ delivery: listed, onRetried }: { delivery: Delivery; onR
         </span>
         <DateTime value={delivery.createdAt} />
         <span>{t('webhooks.field.attemptCount', { count: delivery.attemptCount })}</span>
-        {delivery.nextAttemptAt && (
-          <span>
-            {t('webhooks.field.nextAttemptAt')} <DateTime value={delivery.nextAttemptAt} />
-          </span>
+        {delivery.heldByDestination ? (
+          <span>{t('webhooks.field.heldByDestination')}</span>
+        ) : (
+          delivery.nextAttemptAt && (
+            <span>
+              {t('webhooks.field.nextAttemptAt')} <DateTime value={delivery.nextAttemptAt} />
+            </span>
+          )
         )}
         <RetryControl delivery={delivery} phase={phase} onRetry={() => void retry()} />
       </div>
