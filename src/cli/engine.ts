@@ -1,7 +1,7 @@
 import { MAX_ENGINE_PARTITIONS } from '../config.js'
 import { openBackend } from '../composition.js'
 import { repartition } from '../engine/partitions.js'
-import { positionToString } from '../eventstore/port.js'
+import { START, comparePositions, positionToString } from '../eventstore/port.js'
 import type { CliContext } from './main.js'
 import { printJson } from './operator.js'
 import { ExitCode, parseAction, positiveIntegerArgument, UsageError } from './usage.js'
@@ -33,7 +33,10 @@ export async function engineCommand(cli: CliContext): Promise<number> {
   try {
     const done = await repartition(backend.storage.db, to)
     if (values.json) printJson({ ...done, position: positionToString(done.position) })
-    else process.stdout.write(`engine partitions: ${done.from} -> ${done.to}; every partition goes on from ${positionToString(done.position)}. Start the engines with ENGINE_PARTITIONS=${done.to}.\n`)
+    else {
+      const from = comparePositions(done.position, START) === 0 ? 'the start of the log' : positionToString(done.position)
+      process.stdout.write(`engine partitions: ${done.from} -> ${done.to}; every partition goes on from ${from}. Start the engines with ENGINE_PARTITIONS=${done.to}.\n`)
+    }
     return ExitCode.ok
   } finally {
     await backend.close()
