@@ -318,7 +318,7 @@ async function replayInto(
         position = batch[batch.length - 1]!.position
         for (const feed of feeds) {
           const parkedOfFeed = parked.get(feed.projection.name)!
-          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && feed.takes(event) && !waitsBehind(parkedOfFeed, event)))
+          await feed.put(batch.filter((event) => matchesFilter(event.stream, feed.projection) && feed.takes(event) && !waitsBehind(parkedOfFeed, event, feed.projection.parksWith)))
         }
         // Every read model follows a live reader and the log is read past where they all were.
         if (feeds.every((feed) => !feed.takes(batch[batch.length - 1]!))) return
@@ -369,7 +369,7 @@ async function swapIn(db: Kysely<Database>, shadowDb: Kysely<Database>, store: E
         let inside = 0
         if (comparePositions(shadowAt, liveAt) < 0) {
           const parked = await parkedStreamsOf(trx, projection.name)
-          const events = (await readAllVia(trx, store, projection, shadowAt, liveAt)).filter((event) => !waitsBehind(parked, event))
+          const events = (await readAllVia(trx, store, projection, shadowAt, liveAt)).filter((event) => !waitsBehind(parked, event, projection.parksWith))
           await applyAll(trx, projection, events, projection.fold?.({ appliedBefore: AFTER_EVERYTHING }))
           inside = events.length
         } else if (comparePositions(shadowAt, liveAt) > 0) {
@@ -417,7 +417,7 @@ async function catchUp(shadowDb: Kysely<Database>, store: EventStore, projection
     const batch = (await store.readAll({ streamPrefixes: projection.streamPrefixes, from: reached, limit: REBUILD_BATCH })).filter((e) => comparePositions(e.position, through) <= 0)
     if (batch.length === 0) break
     const end = batch[batch.length - 1]!.position
-    const applying = batch.filter((event) => !waitsBehind(parked, event))
+    const applying = batch.filter((event) => !waitsBehind(parked, event, projection.parksWith))
     const outcome = await writeWithCheckpoint(shadowDb, projection, reached, end, (trx) => applyAll(trx, projection, applying, projection.fold?.({ appliedBefore: AFTER_EVERYTHING })))
     if (!outcome.applied) throw new Error(`the rebuild's checkpoint of ${projection.name} moved under it`)
     events += applying.length
