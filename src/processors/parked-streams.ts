@@ -95,11 +95,19 @@ export type ParksWith = (event: RecordedEvent) => string
 
 const ownStream: ParksWith = (event) => event.stream
 
-/** Whether `event` waits behind the parked event of the stream it parks with (the parked event itself included). */
-export const waitsBehind = (parked: ReadonlyMap<string, Position>, event: RecordedEvent, parksWith: ParksWith = ownStream): boolean => {
-  const from = parked.get(parksWith(event))
-  return from !== undefined && comparePositions(event.position, from) >= 0
+/** The streams whose parking `event` waits behind: its own, and the one it parks with. */
+const parkingStreamsOf = (event: RecordedEvent, parksWith: ParksWith): string[] => {
+  const other = parksWith(event)
+  return other === event.stream ? [event.stream] : [event.stream, other]
 }
+
+/** Whether `event` waits behind the parked event of its stream or of the one it parks with (the parked event itself included). */
+export const waitsBehind = (parked: ReadonlyMap<string, Position>, event: RecordedEvent, parksWith: ParksWith = ownStream): boolean =>
+  parked.size > 0 &&
+  parkingStreamsOf(event, parksWith).some((stream) => {
+    const from = parked.get(stream)
+    return from !== undefined && comparePositions(event.position, from) >= 0
+  })
 
 /**
  * One processor's view of its parked streams: which events it must pass over, kept in step with
@@ -134,12 +142,12 @@ export class StreamParking {
 
   /** Whether some event of `batch` is of a stream known parked (then {@link refresh} before passing it over). */
   meets(batch: readonly RecordedEvent[]): boolean {
-    return this.parked.size > 0 && batch.some((event) => this.parked.has(this.parksWith(event)))
+    return this.parked.size > 0 && batch.some((event) => parkingStreamsOf(event, this.parksWith).some((stream) => this.parked.has(stream)))
   }
 
   /** Forgets the streams of `batch` that have been retried since they were read. */
   async refresh(db: DbOrTrx, batch: readonly RecordedEvent[]): Promise<void> {
-    const known = [...new Set(batch.map(this.parksWith).filter((stream) => this.parked.has(stream)))]
+    const known = [...new Set(batch.flatMap((event) => parkingStreamsOf(event, this.parksWith)).filter((stream) => this.parked.has(stream)))]
     const still = await stillParked(db, this.processor, known)
     for (const stream of known) if (!still.has(stream)) this.parked.delete(stream)
   }

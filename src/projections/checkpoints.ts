@@ -144,7 +144,7 @@ async function eventsParkedWith(trx: Transaction<Database>, store: EventStore, p
   const events: RecordedEvent[] = []
   for (let after = justBefore(from); ; ) {
     const batch = await page(after)
-    events.push(...batch.filter((e) => within(e) && parksWith(e) === stream))
+    events.push(...batch.filter((e) => within(e) && (e.stream === stream || parksWith(e) === stream)))
     if (batch.length < RETRY_SCAN_BATCH || comparePositions(batch.at(-1)!.position, through) >= 0) return events
     after = batch.at(-1)!.position
   }
