@@ -81,8 +81,8 @@ const countShownByCheckpoints = sql<number>`(
 
 /** The partition count the database records; undefined before an engine first started. */
 export async function recordedPartitionCount(db: DbOrTrx): Promise<number | undefined> {
-  const { rows } = await sql<{ partitions: number }>`select partitions from engine_partition_count`.execute(db)
-  return rows[0]?.partitions
+  const row = await db.selectFrom('engine_partition_count').select('partitions').executeTakeFirst()
+  return row?.partitions
 }
 
 /**
@@ -122,8 +122,7 @@ export interface Repartitioned {
 export async function repartition(db: Kysely<Database>, to: number): Promise<Repartitioned> {
   return db.transaction().execute(async (trx) => {
     await recordPartitionCount(trx, to)
-    const { rows } = await sql<{ partitions: number }>`select partitions from engine_partition_count for update`.execute(trx)
-    const from = rows[0]!.partitions
+    const { partitions: from } = await trx.selectFrom('engine_partition_count').select('partitions').forUpdate().executeTakeFirstOrThrow()
     if (!(await holdLeasesFor(trx, everyPartition(Math.max(from, to)).map(partitionLease)))) {
       throw new ConflictError('an engine process holds partitions of the sessions: stop every engine process, then repartition')
     }
@@ -132,7 +131,7 @@ export async function repartition(db: Kysely<Database>, to: number): Promise<Rep
     await sql`
       insert into projection_checkpoints (projection, position_commit, position_prepare)
       select name, ${String(position.commit)}::bigint, ${String(position.prepare)}::bigint from unnest(${everyPartition(to).map(partitionCheckpoint)}::text[]) as name`.execute(trx)
-    await sql`update engine_partition_count set partitions = ${to}::integer, recorded_at = now()`.execute(trx)
+    await trx.updateTable('engine_partition_count').set({ partitions: to, recorded_at: sql`now()` }).execute()
     return { from, to, position }
   })
 }
