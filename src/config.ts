@@ -41,8 +41,9 @@ export interface Config {
   dispatcherPoolSize: number
   sessionTtlSeconds: number
   /**
-   * Partitions of the sessions among engine processes (a lease and a checkpoint each). Fixed for a
-   * deployment: another number sends sessions to other partitions, whose checkpoints say nothing of them.
+   * Partitions of the sessions among engine processes (a lease and a checkpoint each). Recorded in
+   * the database: another number sends sessions to other partitions, whose checkpoints say nothing
+   * of them, so an engine with another count refuses to start (`flowd engine repartition` changes it).
    */
   enginePartitions: number
   /** Seconds between the comments that keep an idle session stream (`GET /v1/sessions/{id}/stream`) open through proxies. */
@@ -121,6 +122,7 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
  * not reads: a process follows the log once for all the partitions it holds.
  */
 export const DEFAULT_ENGINE_PARTITIONS = 16
+export const MAX_ENGINE_PARTITIONS = 256
 export const DEFAULT_RETRY_SCHEDULE = [0, 5, 300, 1800, 7200, 18000, 36000, 36000]
 export const DEFAULT_PROBE_SCHEDULE = [5, 15, 30, 60, 120, 300]
 export const DEFAULT_FAILURES_BEFORE_FAILING = 5
@@ -248,7 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     projectorPoolSize: integer('PROJECTOR_POOL_SIZE', undefined, 1, 1000),
     dispatcherPoolSize: integer('DISPATCHER_POOL_SIZE', 10, 1, 1000),
     sessionTtlSeconds: integer('SESSION_TTL_SECONDS', 1800, 1, 30 * 24 * 3600),
-    enginePartitions: integer('ENGINE_PARTITIONS', DEFAULT_ENGINE_PARTITIONS, 1, 256),
+    enginePartitions: integer('ENGINE_PARTITIONS', DEFAULT_ENGINE_PARTITIONS, 1, MAX_ENGINE_PARTITIONS),
     streamHeartbeatSeconds: integer('STREAM_HEARTBEAT_SECONDS', 15, 1, 3600),
     streamsPerWorkspace: integer('STREAMS_PER_WORKSPACE', 1000, 1, 1_000_000),
     editorUrl: url('EDITOR_URL', ['http:', 'https:']),

@@ -14,6 +14,7 @@ Commands:
   projections status          show each read model's checkpoint
   projections rebuild [name]  rebuild read models from the event store
   processors parked|retry     list streams a log processor parked after repeated failures, or replay one
+  engine repartition          change the number of partitions of the engine's sessions (ENGINE_PARTITIONS)
   api-keys create|list|revoke create, list or revoke API keys of any organization (as the operator)
   dashboard-link              print a one-time link that signs the dashboard in with an API key
   deliveries list|retry       list webhook deliveries, or send one again
@@ -48,6 +49,7 @@ const commands: Record<string, () => Promise<Command>> = {
   migrate: async () => (await import('./migrate.js')).migrateCommand,
   projections: async () => (await import('./projections.js')).projectionsCommand,
   processors: async () => (await import('./processors.js')).processorsCommand,
+  engine: async () => (await import('./engine.js')).engineCommand,
   'api-keys': async () => (await import('./api-keys.js')).apiKeysCommand,
   'dashboard-link': async () => (await import('./dashboard-link.js')).dashboardLinkCommand,
   deliveries: async () => (await import('./deliveries.js')).deliveriesCommand,

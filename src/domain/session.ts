@@ -7,6 +7,13 @@ import { AnyKey, Timestamp, Uuid } from './schemas.js'
 
 export const sessionStream = (sessionId: string) => `session-${sessionId}`
 
+/**
+ * The metadata the engine records on a preview's turns: a turn's data does not say whose session it
+ * is, and what follows the log (kanban, analytics) leaves previews out by it.
+ */
+export const PREVIEW_TURN_METADATA = { preview: true } as const
+export const isPreviewTurn = (metadata: { readonly [key: string]: unknown }): boolean => metadata.preview === true
+
 const SessionStarted = Type.Object({
   sessionId: Uuid,
   workspaceId: Uuid,

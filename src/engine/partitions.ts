@@ -1,13 +1,19 @@
 import { setTimeout as delay } from 'node:timers/promises'
+import { sql, type Kysely } from 'kysely'
+import { DEFAULT_ENGINE_PARTITIONS, MAX_ENGINE_PARTITIONS } from '../config.js'
+import { ConflictError } from '../errors.js'
 import { START, comparePositions, type Position } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import { readCheckpoints } from '../projections/checkpoints.js'
-import type { DbOrTrx } from '../store/database.js'
-import { LEASE_RETRY_MS, type Lease, type Leases } from '../store/lease.js'
+import type { Database, DbOrTrx } from '../store/database.js'
+import { LEASE_RETRY_MS, holdLeasesFor, type Lease, type Leases } from '../store/lease.js'
 
 // Sessions are split into a fixed number of partitions (ENGINE_PARTITIONS) by a hash of their id.
 // A partition is a lease and a checkpoint: the engine process holding the lease drives the
 // partition's sessions from its checkpoint, so engines run side by side without running a turn twice.
+// The checkpoints hold only for the count they were made with: the database records it (the first
+// engine to start does), an engine with another count refuses to drive, and `flowd engine
+// repartition` changes it.
 
 /** The `application_name` of an engine process's lease connection: engine processes are counted by it. */
 export const ENGINE_LEASE_APPLICATION_NAME = 'flowd-engine'
@@ -49,9 +55,85 @@ export async function partitionPositions(db: DbOrTrx, partitions: readonly numbe
   return new Map(partitions.map((partition) => [partition, stored.get(partitionCheckpoint(partition)) ?? unpartitioned]))
 }
 
-/** How far the engine has driven every session: the earliest checkpoint of its `count` partitions. */
-export async function engineCheckpoint(db: DbOrTrx, count: number): Promise<Position> {
+/** How far the engine has driven every session: the earliest checkpoint of its partitions, as many as the database records. */
+export async function engineCheckpoint(db: DbOrTrx): Promise<Position> {
+  const count = (await recordedPartitionCount(db)) ?? DEFAULT_ENGINE_PARTITIONS
   return earliest((await partitionPositions(db, everyPartition(count))).values())
+}
+
+/** An engine configured with another partition count than the one the checkpoints were made with. */
+export class PartitionCountMismatchError extends ConflictError {
+  constructor(recorded: number, configured: number) {
+    super(
+      `ENGINE_PARTITIONS is ${configured}, but the engine's checkpoints in this database are for ${recorded} partitions: ` +
+        `start with ENGINE_PARTITIONS=${recorded}, or stop every engine process and run 'flowd engine repartition --partitions ${configured}'`,
+    )
+  }
+}
+
+/** The checkpoint of every partition there can be, in order. */
+const ANY_PARTITION_CHECKPOINT = everyPartition(MAX_ENGINE_PARTITIONS).map(partitionCheckpoint)
+
+/** The highest partition that has a checkpoint, plus one: the count a database was run with before the count was recorded. */
+const countShownByCheckpoints = sql<number>`(
+  select max(array_position(${ANY_PARTITION_CHECKPOINT}::text[], projection)) from projection_checkpoints where projection = any(${ANY_PARTITION_CHECKPOINT}::text[])
+)`
+
+/** The partition count the database records; undefined before an engine first started. */
+export async function recordedPartitionCount(db: DbOrTrx): Promise<number | undefined> {
+  const row = await db.selectFrom('engine_partition_count').select('partitions').executeTakeFirst()
+  return row?.partitions
+}
+
+/**
+ * Records `count` as the partition count, unless one is recorded (or, before the count was
+ * recorded, the partition checkpoints show one), and answers the recorded count.
+ */
+async function recordPartitionCount(db: DbOrTrx, count: number): Promise<number> {
+  await sql`
+    insert into engine_partition_count (partitions) select coalesce(${countShownByCheckpoints}, ${count}::integer)
+    on conflict (only_row) do nothing`.execute(db)
+  return (await recordedPartitionCount(db))!
+}
+
+/**
+ * Makes sure the engine's checkpoints were made for `configured` partitions, the first engine to
+ * start recording its count; throws {@link PartitionCountMismatchError} when they were not.
+ */
+export async function checkPartitionCount(db: DbOrTrx, configured: number): Promise<void> {
+  const recorded = await recordPartitionCount(db, configured)
+  if (recorded !== configured) throw new PartitionCountMismatchError(recorded, configured)
+}
+
+export interface Repartitioned {
+  from: number
+  to: number
+  /** Where every partition goes on from: the earliest checkpoint of the old ones. */
+  position: Position
+}
+
+/**
+ * Changes the partition count to `to`. Every new partition goes on from the earliest checkpoint
+ * of the old ones, so no session loses a turn: the turns after it found done are not run again (a
+ * turn is appended at the revision it read, with an id derived from its trigger; kanban actions
+ * are idempotent). Refused while an engine process holds a partition lease: it drives sessions by
+ * the old count. Its leases are held until the change is committed, so none starts meanwhile.
+ */
+export async function repartition(db: Kysely<Database>, to: number): Promise<Repartitioned> {
+  return db.transaction().execute(async (trx) => {
+    await recordPartitionCount(trx, to)
+    const { partitions: from } = await trx.selectFrom('engine_partition_count').select('partitions').forUpdate().executeTakeFirstOrThrow()
+    if (!(await holdLeasesFor(trx, everyPartition(Math.max(from, to)).map(partitionLease)))) {
+      throw new ConflictError('an engine process holds partitions of the sessions: stop every engine process, then repartition')
+    }
+    const position = earliest((await partitionPositions(trx, everyPartition(from))).values())
+    await sql`delete from projection_checkpoints where projection = any(${ANY_PARTITION_CHECKPOINT}::text[])`.execute(trx)
+    await sql`
+      insert into projection_checkpoints (projection, position_commit, position_prepare)
+      select name, ${String(position.commit)}::bigint, ${String(position.prepare)}::bigint from unnest(${everyPartition(to).map(partitionCheckpoint)}::text[]) as name`.execute(trx)
+    await trx.updateTable('engine_partition_count').set({ partitions: to, recorded_at: sql`now()` }).execute()
+    return { from, to, position }
+  })
 }
 
 /** The earliest of `positions`; START when there are none. */

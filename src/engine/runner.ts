@@ -9,7 +9,7 @@ import type { Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
 import { FlowVersions } from './flow-versions.js'
 import { runTurn } from './interpreter.js'
-import { PartitionLeases, SWEEPER_LEASE, everyPartition } from './partitions.js'
+import { PartitionLeases, SWEEPER_LEASE, checkPartitionCount, everyPartition } from './partitions.js'
 import { ExpirySweeper } from './sweeper.js'
 import { EngineWorker } from './worker.js'
 
@@ -22,6 +22,7 @@ import { EngineWorker } from './worker.js'
 export class ConversationRunner {
   readonly worker: EngineWorker
   readonly sweeper: ExpirySweeper
+  private readonly db: Kysely<Database>
   private readonly leases: Leases | undefined
   private readonly partitions: number
   private readonly logger: Logger
@@ -40,6 +41,7 @@ export class ConversationRunner {
     leases?: Leases
     partitions?: number
   }) {
+    this.db = deps.db
     this.leases = deps.leases
     this.partitions = deps.partitions ?? DEFAULT_ENGINE_PARTITIONS
     this.logger = deps.logger
@@ -56,7 +58,12 @@ export class ConversationRunner {
     this.sweeper = new ExpirySweeper(deps.db, ctx('expiry-sweeper'), deps.logger, deps.sweepIntervalMs)
   }
 
+  /**
+   * Starts driving sessions; refuses (PartitionCountMismatchError) when the database's checkpoints
+   * were made for another partition count, the first engine to start recording its own.
+   */
   async start(): Promise<void> {
+    await checkPartitionCount(this.db, this.partitions)
     if (!this.leases) {
       await this.drive(everyPartition(this.partitions))
       this.sweeper.start()
@@ -69,10 +76,17 @@ export class ConversationRunner {
     this.loop = Promise.all([partitions.run(signal), whileLeased(this.leases, SWEEPER_LEASE, signal, (leased) => this.sweepWhile(leased), this.logger)])
   }
 
-  /** Drives the sessions of `held` from here on: the worker stops at a batch boundary, its checkpoints saved, and goes on with them. */
+  /**
+   * Drives the sessions of `held` from here on: the worker stops at a batch boundary, its checkpoints
+   * saved, and goes on with them. The count is checked again under the partitions' leases: a
+   * repartition may have been made since the start.
+   */
   private async drive(held: number[]): Promise<void> {
     await this.worker.stop()
-    if (held.length > 0) await this.worker.start({ count: this.partitions, held })
+    if (held.length > 0) {
+      await checkPartitionCount(this.db, this.partitions)
+      await this.worker.start({ count: this.partitions, held })
+    }
     this.metrics?.enginePartitionsHeld.set(held.length)
     this.logger.info({ partitions: held }, 'engine partitions held')
   }

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
-import { session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
+import { PREVIEW_TURN_METADATA, isPreviewTurn, session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
@@ -58,7 +58,7 @@ const sessionOfStream = (stream: string): string => stream.slice(SESSION_STREAM_
  */
 const movesCards = (recorded: RecordedEvent): boolean => {
   const event = recorded as unknown as SessionEvent
-  return event.type === 'TurnCompleted' && event.data.output.kanban.length > 0 && recorded.metadata.preview !== true
+  return event.type === 'TurnCompleted' && event.data.output.kanban.length > 0 && !isPreviewTurn(recorded.metadata)
 }
 type SessionCommandOf<Type extends SessionCommand['type']> = Extract<SessionCommand, { type: Type }>
 
@@ -313,7 +313,7 @@ export class EngineWorker {
    */
   private async appendTurnEvent(state: RunningSession, revision: bigint, command: SessionCommandOf<'CompleteTurn' | 'FailTurn'>, kind: string): Promise<'ran' | 'idle' | 'conflict'> {
     const { sessionId, messageId } = command.data
-    const metadata = { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId, ...(state.previewDefinition ? { preview: true } : {}) }
+    const metadata = { actor: 'engine', workspaceId: state.workspaceId, organizationId: state.organizationId, causationId: messageId, ...(state.previewDefinition ? PREVIEW_TURN_METADATA : {}) }
     const eventId = () => uuidV5(`${sessionId}/${messageId}/${kind}`, TURN_ID_NAMESPACE)
     const result = await decideOnState(this.store, session, sessionStream(sessionId), { state, revision }, command, metadata, eventId)
     if (result === 'conflict') return 'conflict'

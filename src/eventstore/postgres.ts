@@ -243,15 +243,16 @@ export async function readStreamThrough(db: DbOrTrx, stream: string, from = 0n):
 /**
  * The events of `streamPrefixes` after `from` up to and including `through`, read through `db`
  * (a transaction, to read the log as of its snapshot). Every event up to `through` is committed
- * when a reader has already got there, so no horizon is needed.
+ * when a reader has already got there, so no horizon is needed. `limit`: the first that many only.
  */
-export async function readAllThrough(db: DbOrTrx, { streamPrefixes, from, through }: StreamFilter & { from: Position; through: Position }): Promise<RecordedEvent[]> {
+export async function readAllThrough(db: DbOrTrx, { streamPrefixes, from, through, limit }: StreamFilter & { from: Position; through: Position; limit?: number }): Promise<RecordedEvent[]> {
   const { rows } = await sql<EventRow>`
     select ${eventColumns} from events
     where (transaction_id, global_position) > (${String(from.commit < 0n ? 0n : from.commit)}::bigint, ${String(from.prepare)}::bigint)
       and (transaction_id, global_position) <= (${String(through.commit)}::bigint, ${String(through.prepare)}::bigint)
       and ${streamCondition({ streamPrefixes })}
-    order by transaction_id, global_position`.execute(db)
+    order by transaction_id, global_position
+    ${limit === undefined ? sql`` : sql`limit ${limit}`}`.execute(db)
   return rows.map(toRecorded)
 }
 

@@ -87,11 +87,27 @@ export async function unpark(db: DbOrTrx, processor: string, stream: string): Pr
   return result.numDeletedRows > 0n
 }
 
-/** Whether `event` waits behind its stream's parked event (the parked event itself included). */
-export const waitsBehind = (parked: ReadonlyMap<string, Position>, event: RecordedEvent): boolean => {
-  const from = parked.get(event.stream)
-  return from !== undefined && comparePositions(event.position, from) >= 0
+/**
+ * The stream whose parking an event follows: its own, unless the processor keeps it in order with
+ * another (the webhook outbox: a card event with the session it reports to).
+ */
+export type ParksWith = (event: RecordedEvent) => string
+
+const ownStream: ParksWith = (event) => event.stream
+
+/** The streams whose parking `event` waits behind: its own, and the one it parks with. */
+const parkingStreamsOf = (event: RecordedEvent, parksWith: ParksWith): string[] => {
+  const other = parksWith(event)
+  return other === event.stream ? [event.stream] : [event.stream, other]
 }
+
+/** Whether `event` waits behind the parked event of its stream or of the one it parks with (the parked event itself included). */
+export const waitsBehind = (parked: ReadonlyMap<string, Position>, event: RecordedEvent, parksWith: ParksWith = ownStream): boolean =>
+  parked.size > 0 &&
+  parkingStreamsOf(event, parksWith).some((stream) => {
+    const from = parked.get(stream)
+    return from !== undefined && comparePositions(event.position, from) >= 0
+  })
 
 /**
  * One processor's view of its parked streams: which events it must pass over, kept in step with
@@ -105,15 +121,19 @@ export class StreamParking {
   readonly processor: string
   private readonly logger: Logger
   private readonly metrics?: Metrics
+  /** The stream an event parks and waits with. */
+  readonly parksWith: ParksWith
 
   constructor(
     processor: string,
     logger: Logger,
     metrics?: Metrics,
+    parksWith: ParksWith = ownStream,
   ) {
     this.processor = processor
     this.logger = logger
     this.metrics = metrics
+    this.parksWith = parksWith
   }
 
   async load(db: DbOrTrx): Promise<void> {
@@ -122,19 +142,19 @@ export class StreamParking {
 
   /** Whether some event of `batch` is of a stream known parked (then {@link refresh} before passing it over). */
   meets(batch: readonly RecordedEvent[]): boolean {
-    return this.parked.size > 0 && batch.some((event) => this.parked.has(event.stream))
+    return this.parked.size > 0 && batch.some((event) => parkingStreamsOf(event, this.parksWith).some((stream) => this.parked.has(stream)))
   }
 
   /** Forgets the streams of `batch` that have been retried since they were read. */
   async refresh(db: DbOrTrx, batch: readonly RecordedEvent[]): Promise<void> {
-    const known = [...new Set(batch.map((event) => event.stream).filter((stream) => this.parked.has(stream)))]
+    const known = [...new Set(batch.flatMap((event) => parkingStreamsOf(event, this.parksWith)).filter((stream) => this.parked.has(stream)))]
     const still = await stillParked(db, this.processor, known)
     for (const stream of known) if (!still.has(stream)) this.parked.delete(stream)
   }
 
   /** Whether the processor passes over `event`: it waits behind its stream's parked event. */
   waits(event: RecordedEvent): boolean {
-    return waitsBehind(this.parked, event)
+    return waitsBehind(this.parked, event, this.parksWith)
   }
 
   /** The events of `batch` the processor applies: those of streams not parked. */

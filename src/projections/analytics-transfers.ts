@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely'
-import type { SessionEvent } from '../domain/session.js'
+import { isPreviewTurn, type SessionEvent } from '../domain/session.js'
+import type { RecordedEvent } from '../eventstore/port.js'
 import type { Database, DbOrTrx } from '../store/database.js'
 import { ALWAYS, ROWS_PER_STATEMENT, defineProjection, slices, type TypedFold } from './projection.js'
 
@@ -19,9 +20,9 @@ class TransfersFold implements TypedFold<SessionEvent> {
     return this.rows.length
   }
 
-  async add(_db: DbOrTrx, events: readonly { event: SessionEvent }[]): Promise<void> {
-    for (const { event } of events) {
-      if (event.type !== 'TurnCompleted') continue
+  async add(_db: DbOrTrx, events: readonly { event: SessionEvent; recorded: RecordedEvent }[]): Promise<void> {
+    for (const { event, recorded } of events) {
+      if (event.type !== 'TurnCompleted' || isPreviewTurn(recorded.metadata)) continue
       const { sessionId, output } = event.data
       const nodeId = output.visited?.at(-1) ?? null
       for (const fn of output.functions) {
@@ -54,7 +55,7 @@ class TransfersFold implements TypedFold<SessionEvent> {
 
 /**
  * Analytics of transfers (docs/analytics.md): each transfer a turn asked for, to a sector or an
- * agent, with the node the turn ended at. The workspace and flow come from `analytics_sessions`.
+ * agent, with the node the turn ended at; a preview's turns never. The workspace and flow come from `analytics_sessions`.
  */
 export const analyticsTransfersProjection = defineProjection<SessionEvent>({
   name: 'analytics-transfers',

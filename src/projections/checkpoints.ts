@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { START, comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
-import { readStreamThrough } from '../eventstore/postgres.js'
+import { readAllThrough, readStreamThrough } from '../eventstore/postgres.js'
 import { findParked, unpark } from '../processors/parked-streams.js'
 import { toBigInt, type Database, type DbOrTrx } from '../store/database.js'
 import { prepared } from '../store/prepared.js'
@@ -119,6 +119,37 @@ export async function insertCheckpointIfMissing(db: Kysely<Database> | Transacti
     .execute()
 }
 
+/** Events the log scan of a retry reads at a time. */
+const RETRY_SCAN_BATCH = 1000
+
+/** A position before `position` and after every event before it: the exclusive start that reads `position` first. */
+const justBefore = (position: Position): Position => ({ commit: position.commit, prepare: position.prepare - 1n })
+
+/**
+ * The events of `projection` from `from` through `through` that wait with the parked `stream`: its
+ * own, and those of other streams that park with it, in log order.
+ */
+export async function eventsParkedWith(trx: Transaction<Database>, store: EventStore, projection: Projection, stream: string, from: Position, through: Position): Promise<RecordedEvent[]> {
+  const within = (e: RecordedEvent) => comparePositions(e.position, from) >= 0 && comparePositions(e.position, through) <= 0
+  const { parksWith } = projection
+  if (!parksWith) {
+    // Through the transaction where the log is in this database, so the stream is read as of the lock.
+    return (store.kind === 'postgres' ? await readStreamThrough(trx, stream) : await store.readStream(stream)).filter(within)
+  }
+  // The log from the parked event through `through`, in batches, through the transaction where the
+  // log is in this database (the embedded one has no other connection to read it on meanwhile).
+  const { streamPrefixes } = projection
+  const page = (after: Position) =>
+    store.kind === 'postgres' ? readAllThrough(trx, { streamPrefixes, from: after, through, limit: RETRY_SCAN_BATCH }) : store.readAll({ streamPrefixes, from: after, limit: RETRY_SCAN_BATCH })
+  const events: RecordedEvent[] = []
+  for (let after = justBefore(from); ; ) {
+    const batch = await page(after)
+    events.push(...batch.filter((e) => within(e) && (e.stream === stream || parksWith(e) === stream)))
+    if (batch.length < RETRY_SCAN_BATCH || comparePositions(batch.at(-1)!.position, through) >= 0) return events
+    after = batch.at(-1)!.position
+  }
+}
+
 /**
  * Replays a stream `projection` parked (`flowd processors retry`): its events from the parked one to
  * the checkpoint, applied in one transaction that holds the checkpoint's row, so the live reader's
@@ -132,9 +163,7 @@ export async function retryParkedStream(db: Kysely<Database>, store: EventStore,
     await insertCheckpointIfMissing(trx, projection.name)
     const row = await trx.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).where('projection', '=', projection.name).forUpdate().executeTakeFirstOrThrow()
     const reached: Position = { commit: toBigInt(row.position_commit), prepare: toBigInt(row.position_prepare) }
-    // Through the transaction where the log is in this database, so the stream is read as of the lock.
-    const all = store.kind === 'postgres' ? await readStreamThrough(trx, stream) : await store.readStream(stream)
-    const events = all.filter((e) => comparePositions(e.position, parked.position) >= 0 && comparePositions(e.position, reached) <= 0)
+    const events = await eventsParkedWith(trx, store, projection, stream, parked.position, reached)
     await applyAll(trx, projection, events)
     await unpark(trx, projection.name, stream)
     return true

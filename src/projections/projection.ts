@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely'
 import type { Position, RecordedEvent } from '../eventstore/port.js'
 import type { Database, DbOrTrx } from '../store/database.js'
+import type { ParksWith } from '../processors/parked-streams.js'
 
 /**
  * Events folded in memory, then written in a few statements. A live batch is one fold; a rebuild
@@ -57,6 +58,11 @@ export interface Projection {
    * (src/projections/runtime.ts).
    */
   readonly onWebhookPath?: boolean
+  /**
+   * The stream an event parks and waits with, when not its own (src/processors/parked-streams.ts):
+   * a stream parked holds the events of other streams that must not overtake its own.
+   */
+  readonly parksWith?: ParksWith
   apply(trx: Transaction<Database>, event: RecordedEvent): Promise<void>
   /** Folds batches to write them in a few statements instead of one or more per event. */
   fold?(options?: FoldOptions): Fold
@@ -93,6 +99,7 @@ export function defineProjection<Event extends { type: string; data: unknown }>(
     tables: readonly (keyof Database & string)[]
     eventTypes?: readonly Event['type'][]
     onWebhookPath?: boolean
+    parksWith?: ParksWith
   } & (
     | { apply(trx: Transaction<Database>, event: Event, recorded: RecordedEvent): Promise<void>; fold?: never }
     | { fold(options: TypedFoldOptions<Event>): TypedFold<Event>; apply?: never }

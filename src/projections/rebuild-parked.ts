@@ -1,8 +1,8 @@
 import type { Transaction } from 'kysely'
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
-import { readStreamThrough } from '../eventstore/postgres.js'
 import { waitsBehind } from '../processors/parked-streams.js'
 import type { Database } from '../store/database.js'
+import { eventsParkedWith } from './checkpoints.js'
 import { applyAll, type Projection } from './projection.js'
 
 // A rebuild passes over a parked stream's waiting events, as a live reader does. `flowd processors
@@ -18,8 +18,10 @@ import { applyAll, type Projection } from './projection.js'
  */
 export class PassedOverStreams {
   private readonly streams: Map<string, Position>
+  private readonly projection: Projection
 
-  constructor(parkedAtStart: ReadonlyMap<string, Position>) {
+  constructor(projection: Projection, parkedAtStart: ReadonlyMap<string, Position>) {
+    this.projection = projection
     this.streams = new Map(parkedAtStart)
   }
 
@@ -30,7 +32,7 @@ export class PassedOverStreams {
 
   /** Whether the rebuild passes over `event`. */
   passes(event: RecordedEvent): boolean {
-    return waitsBehind(this.streams, event)
+    return waitsBehind(this.streams, event, this.projection.parksWith)
   }
 
   /**
@@ -45,9 +47,7 @@ export class PassedOverStreams {
     for (const [stream, from] of this.streams) {
       const still = parkedNow.get(stream)
       if (still && comparePositions(still, from) === 0) continue
-      // Through the transaction where the log is in this database, so the stream is read as of the lock.
-      const all = store.kind === 'postgres' ? await readStreamThrough(trx, stream) : await store.readStream(stream)
-      const events = all.filter((e) => comparePositions(e.position, from) >= 0 && comparePositions(e.position, through) <= 0 && !waitsBehind(parkedNow, e))
+      const events = (await eventsParkedWith(trx, store, projection, stream, from, through)).filter((e) => !waitsBehind(parkedNow, e, projection.parksWith))
       if (events.length === 0) continue
       await applyAll(trx, projection, events, projection.fold?.({ appliedBefore: liveAt }))
       applied += events.length

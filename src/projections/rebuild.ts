@@ -274,7 +274,7 @@ async function replayInto(
   }
   // A parked stream's events from its parked one on wait for `flowd processors retry`, in a rebuild as
   // live; retried meanwhile, the swap replays them (rebuild-parked.ts).
-  const passedOver = new Map(await Promise.all(projections.map(async (p) => [p.name, new PassedOverStreams(await parkedStreamsOf(db, p.name))] as const)))
+  const passedOver = new Map(await Promise.all(projections.map(async (p) => [p.name, new PassedOverStreams(p, await parkedStreamsOf(db, p.name))] as const)))
   const writers = limiter(concurrency)
   // One swap at a time: swaps recreate the views over several read models' tables.
   const swaps = limiter(1)

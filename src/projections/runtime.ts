@@ -111,7 +111,7 @@ export class ProjectionRuntime {
     this.running = new Map(
       projections.map((projection) => [
         projection.name,
-        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics) },
+        { projection, position: START, lastError: undefined, active: false, parking: new StreamParking(projection.name, logger, options.metrics, projection.parksWith) },
       ]),
     )
   }
@@ -246,12 +246,13 @@ export class ProjectionRuntime {
             await delay(backoffMs(failures))
             continue
           }
-          outcome = await writeWithCheckpoint(this.applyDb, projection, from, event.position, (trx) => parking.park(trx, event, error, failures)).catch((parkError: unknown) => {
-            parking.forget(event.stream)
+          const parksAt = { ...event, stream: parking.parksWith(event) }
+          outcome = await writeWithCheckpoint(this.applyDb, projection, from, event.position, (trx) => parking.park(trx, parksAt, error, failures)).catch((parkError: unknown) => {
+            parking.forget(parksAt.stream)
             throw parkError
           })
           if (outcome.applied) parked = true
-          else parking.forget(event.stream)
+          else parking.forget(parksAt.stream)
         }
       }
       state.position = outcome.position

@@ -98,6 +98,13 @@ export interface SectorNamesTable {
   reserved_at: Timestamp
 }
 
+/** One row: the partition count the engine's checkpoints are made for (src/engine/partitions.ts). */
+export interface EnginePartitionCountTable {
+  only_row: Generated<boolean>
+  partitions: number
+  recorded_at: Generated<Timestamp>
+}
+
 export interface FlowsTable {
   id: string
   workspace_id: string
@@ -381,6 +388,7 @@ export interface Database {
   oauth_clients: OAuthClientsTable
   sectors: SectorsTable
   sector_names: SectorNamesTable
+  engine_partition_count: EnginePartitionCountTable
   flows: FlowsTable
   flow_versions: FlowVersionsTable
   variables: VariablesTable

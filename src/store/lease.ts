@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises'
+import { sql, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Logger } from '../logger.js'
 
@@ -152,6 +153,16 @@ export class AdvisoryLeases implements Leases {
 }
 
 const leaseKey = (name: string) => `flowd:${name}`
+
+/**
+ * Takes the leases `names` until `trx` ends, so that no process takes one meanwhile; false when a
+ * process holds one of them (the others taken stay taken until `trx` ends).
+ */
+export async function holdLeasesFor(trx: Transaction<any>, names: readonly string[]): Promise<boolean> {
+  const { rows } = await sql<{ free: boolean | null }>`
+    select bool_and(pg_try_advisory_xact_lock(hashtextextended(k, 0))) as free from unnest(${names.map(leaseKey)}::text[]) as k`.execute(trx)
+  return rows[0]?.free !== false
+}
 
 /**
  * Runs `work` while this process holds the lease `name`, standing by (trying again every

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely'
-import type { CardEvent } from '../domain/card.js'
-import type { SessionEvent } from '../domain/session.js'
+import { CARD_STREAM_PREFIX, type CardEvent } from '../domain/card.js'
+import { sessionStream, type SessionEvent } from '../domain/session.js'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
 import { ALWAYS, ROWS_PER_STATEMENT, WritesInOrder, defineProjection, inChunks, type TypedFold } from '../projections/projection.js'
 import type { Database, DbOrTrx, WebhookSessionsTable } from '../store/database.js'
@@ -22,6 +22,15 @@ const delivery = (recorded: RecordedEvent, body: WebhookBody, at: string): NewDe
 })
 
 type NewRoute = Insertable<WebhookSessionsTable>
+
+/**
+ * A card event parks and waits with the session it reports to: while the session's stream is
+ * parked, its webhook must not overtake the session's held turns.
+ */
+const parksWithItsSession = (recorded: RecordedEvent): string => {
+  const sessionId = recorded.stream.startsWith(CARD_STREAM_PREFIX) ? (recorded.data as { sessionId?: unknown }).sessionId : undefined
+  return typeof sessionId === 'string' ? sessionStream(sessionId) : recorded.stream
+}
 
 /** Where a session's webhooks go; a preview has no route, so its turns make no delivery at all. */
 const routeOf = (d: Extract<SessionEvent, { type: 'SessionStarted' }>['data']): NewRoute | undefined =>
@@ -180,4 +189,5 @@ export const webhookOutboxProjection = defineProjection<SessionEvent | CardEvent
   // An inbound message makes no webhook (its turn does): a send need not wait for this projection.
   eventTypes: ['SessionStarted', 'TurnCompleted', 'TurnFailed', 'SessionExpired', 'CardCreated', 'CardUpdated', 'CardStageChanged', 'CardDeleted'],
   onWebhookPath: true,
+  parksWith: parksWithItsSession,
 })

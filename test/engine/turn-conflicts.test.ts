@@ -1,5 +1,4 @@
 import t from 'tap'
-import { DEFAULT_ENGINE_PARTITIONS } from '../../src/config.js'
 import { engineCheckpoint } from '../../src/engine/partitions.js'
 import { sessionStream, type SessionEvent } from '../../src/domain/session.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
@@ -82,7 +81,7 @@ for (const backend of reachableBackends) {
 
     await worker.stop()
     const heldEvent = (await store.readStream(sessionStream(contested))).find((event) => event.type === 'MessageReceived' && (event.data as { messageId?: string }).messageId === held)
-    const checkpoint = await engineCheckpoint(storage.db, DEFAULT_ENGINE_PARTITIONS)
+    const checkpoint = await engineCheckpoint(storage.db)
     t.ok(heldEvent && comparePositions(checkpoint, heldEvent.position) > 0, 'the stopped engine’s checkpoint is past the held message')
     const conflictsBeforeRestart = competitor.conflicts
     worker = await startEngine()

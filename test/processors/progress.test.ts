@@ -1,5 +1,4 @@
 import t from 'tap'
-import { DEFAULT_ENGINE_PARTITIONS } from '../../src/config.js'
 import { engineCheckpoint } from '../../src/engine/partitions.js'
 import { FlowVersions } from '../../src/engine/flow-versions.js'
 import { runTurn } from '../../src/engine/interpreter.js'
@@ -59,7 +58,7 @@ for (const backend of reachableBackends) {
       await worker.start()
       await handedOut
       await worker.stop()
-      t.equal(positionToString(await engineCheckpoint(storage.db, DEFAULT_ENGINE_PARTITIONS)), '4096/4096')
+      t.equal(positionToString(await engineCheckpoint(storage.db)), '4096/4096')
     })
   })
 }
