@@ -1,4 +1,4 @@
-// Benchmark 6, fairness between organizations: what one organization's dead receiver or burst costs
+// Benchmark 7, fairness between organizations: what one organization's dead receiver or burst costs
 // another's first webhooks, on Postgres and on the embedded database. The service runs as a child
 // process (a fresh one for each scenario and store) delivering through its real path to HTTPS
 // receivers in this process, one per organization, on 127.0.0.1.
@@ -214,6 +214,10 @@ async function firstWebhooks(org: Organization, { sent, created, errors }: Sent,
   }
 }
 
+/** The worst create → first webhook; a webhook missing after the wait counts as the wait. */
+const worst = (measured: { missing: number; failed: number; times: LatencySummary }, waitSeconds: number): number =>
+  measured.missing + measured.failed > 0 ? waitSeconds * 1000 : measured.times.max
+
 const roundSummary = (s: LatencySummary): LatencySummary => ({ count: s.count, p50: round(s.p50), p90: round(s.p90), p99: round(s.p99), max: round(s.max), mean: round(s.mean) })
 
 /** A fresh service on `store` with two organizations (A, B), each with its own receiver. */
@@ -262,7 +266,7 @@ async function hanging(store: Store, settings: FairnessSettings, certificate: Ce
       process.stdout.write(`  ${store}: A's ${sessionsA.length} sessions created and answered once in ${setupSeconds.toFixed(1)} s, their webhooks held by A's receiver\n`)
       await sleep(2_000)
       const other = await firstWebhooks(b, await createOnSchedule(b, settings.otherEveryMs, (sent) => sent < settings.otherSessions), receiverB, settings.waitSeconds)
-      process.stdout.write(`  ${store}: B's create → first webhook: worst ${other.times.max} ms, ${other.missing} missing after ${settings.waitSeconds} s\n`)
+      process.stdout.write(`  ${store}: B's create → first webhook: ${other.times.count} arrived (worst ${other.times.max} ms), ${other.missing} missing after ${settings.waitSeconds} s\n`)
 
       const heldRequests = receiverA.requests
       receiverA.answer()
@@ -287,7 +291,7 @@ async function hanging(store: Store, settings: FairnessSettings, certificate: Ce
 
       const k = `hanging_${store}`
       figures.push(
-        figure(`${k}_b_worst_ms`, `${store}, A's receiver hanging: B's create → first webhook, worst of ${settings.otherSessions}`, other.missing > 0 ? Number.POSITIVE_INFINITY : other.times.max, 'ms', { op: '<', value: GOAL_MS[store].hanging }),
+        figure(`${k}_b_worst_ms`, `${store}, A's receiver hanging: B's create → first webhook, worst of ${settings.otherSessions} (one missing counts as the ${settings.waitSeconds} s waited)`, worst(other, settings.waitSeconds), 'ms', { op: '<', value: GOAL_MS[store].hanging }),
         figure(`${k}_b_p50_ms`, `${store}, A's receiver hanging: B's create → first webhook p50`, other.times.p50, 'ms'),
         figure(`${k}_b_missing`, `${store}, A's receiver hanging: B's first webhooks missing ${settings.waitSeconds} s after the last create`, other.missing + other.failed, '', { op: '<', value: 1 }),
         figure(`${k}_a_missing`, `${store}, A's receiver answering again: its held deliveries missing after ${settings.drainSeconds} s (of ${2 * expected.size})`, missing, '', { op: '<', value: 1 }),
@@ -342,7 +346,7 @@ async function burst(store: Store, settings: FairnessSettings, certificate: Cert
         figure(`${k}_quiet_worst_ms`, `${store}, B alone: create → first webhook worst`, quiet.times.max, 'ms'),
         figure(`${k}_p50_ms`, `${store}, during A's burst of ${settings.burstClients} clients: B's create → first webhook p50`, times.times.p50, 'ms'),
         figure(`${k}_p90_ms`, `${store}, during A's burst: B's create → first webhook p90`, times.times.p90, 'ms'),
-        figure(`${k}_worst_ms`, `${store}, during A's burst: B's create → first webhook worst`, times.missing > 0 ? Number.POSITIVE_INFINITY : times.times.max, 'ms', { op: '<', value: GOAL_MS[store].burst }),
+        figure(`${k}_worst_ms`, `${store}, during A's burst: B's create → first webhook worst (one missing counts as the ${settings.waitSeconds} s waited)`, worst(times, settings.waitSeconds), 'ms', { op: '<', value: GOAL_MS[store].burst }),
         figure(`${k}_a_per_s`, `${store}, A's sessions created per second during its burst`, round(createdA / burstSeconds), '/s'),
       )
       return { quiet, during: times, burstA: { clients: settings.burstClients, created: createdA, failed: failedA, seconds: round(burstSeconds), webhooksArrived: receiverA.answered.length } }

@@ -73,7 +73,7 @@ const ROWS: Record<string, Row> = {
     ],
   },
   fairness: {
-    number: '6',
+    number: '7',
     headlines: [
       ['hanging_postgres_b_worst_ms', 'beside a hanging receiver, Postgres'],
       ['hanging_embedded_b_worst_ms', 'beside a hanging receiver, embedded'],
