@@ -66,7 +66,40 @@ t.test('sessions are taken round the organizations, and the checkpoint moves onl
   held.get('slow-c')!()
   await eventually('the checkpoint moved', () => (handled.length === 3 ? true : undefined))
   t.same(started, ['slow-c', 'slow-c'], 'the two triggers that came while it ran share one run')
-  t.same(handled, [601n, 602n, 604n])
+  t.same(handled, [601n, 602n, 604n], 'then past the last window')
+  await turns.reset()
+})
+
+t.test('a failure that reaches the queue is tried again, and kanban actions go one at a time in log order', async (t) => {
+  const tries = new Map<string, number>()
+  const carried: string[] = []
+  let carrying = 0
+  let mostAtOnce = 0
+  const handled: bigint[] = []
+  const turns = new FairTurns(
+    {
+      runTurns: async ({ sessionId }) => {
+        tries.set(sessionId, (tries.get(sessionId) ?? 0) + 1)
+        if (sessionId === 'flaky' && tries.get(sessionId) === 1) throw new Error('the database went away')
+      },
+      carryOutKanban: async (event) => {
+        mostAtOnce = Math.max(mostAtOnce, ++carrying)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        carried.push(event.id)
+        carrying--
+      },
+      handledThrough: (through) => handled.push(through.commit),
+    },
+    silentLogger,
+  )
+  const kanban = (n: number) => ({ ...turnsOf(`k-${n}`, 'A', n).trigger, id: `turn-${n}` })
+  await turns.add(at(1), 3, [turnsOf('flaky', 'A', 1)], [kanban(2), kanban(3)])
+  await turns.add(at(4), 1, [turnsOf('steady', 'B', 4)], [kanban(4)])
+  await eventually('every window handled', () => (handled.at(-1) === 4n ? true : undefined))
+  t.equal(tries.get('flaky'), 2, 'the failed session ran again')
+  t.equal(tries.get('steady'), 1, 'the other session once')
+  t.same(carried, ['turn-2', 'turn-3', 'turn-4'], 'kanban actions in log order')
+  t.equal(mostAtOnce, 1, 'one at a time')
   await turns.reset()
 })
 
