@@ -12,6 +12,7 @@ import { loadAverage, machine, versions } from './lib/env.js'
 import { printResult, writeResult, type BenchResult, type Figure } from './lib/results.js'
 import { defaultEndToEndSettings, endToEnd } from './endtoend.js'
 import { defaultEventstoreSettings, eventstore } from './eventstore.js'
+import { defaultFairnessSettings, fairness, type Scenario, type Store } from './fairness.js'
 import { defaultIngestSettings, ingest } from './ingest.js'
 import { defaultListsSettings, lists } from './lists.js'
 import { defaultRebuildSettings, rebuild } from './rebuild.js'
@@ -34,23 +35,31 @@ Benchmarks (all when no name is given):
   rebuild      flowd projections rebuild of every read model over 1,000,000 generated events (goal >= 50,000 events/s)
   lists        GET /v1/sessions/logs and the card listing, each filter, first and deep pages, q, over
                1,000,000 session logs and 1,000,000 cards in 100 workspaces (goal p99 < 25 ms in every case)
+  fairness     one organization's hanging receiver (300 sessions, their webhooks held) and burst (32 clients
+               creating sessions for 15 s) against another's create -> first webhook, on Postgres and on the
+               embedded database (goals: hanging < 3 s each; burst worst < 3 s Postgres, < 5 s embedded)
   report       only regenerate the results table in docs/performance.md from bench/results
 
 Options:
-  --duration S     seconds of each measured phase (ingest 20, endtoend 60, eventstore 10 per round)
+  --duration S     seconds of each measured phase (ingest 20, endtoend 60, eventstore 10 per round,
+                   fairness 15 of burst)
   --rate N         endtoend: messages per second, sent on schedule whatever the answers do (500); then
                    the rate is stepped up, 20 s a step, until 202 -> webhook p99 reaches 100 ms (--ceiling 0: not)
   --ceiling S      endtoend: seconds measured per step of the rate search (20; 0 skips it)
   --rounds N       eventstore: rounds of the adapters taking turns (3)
   --connections N  concurrency: ingest connections, pgbench clients, eventstore writers (32);
                    endtoend: connections of the sender's pool (128)
-                   lists: requests in flight at once (1)
-  --sessions N     ingest, endtoend: sessions the messages go round (1000)
+                   lists: requests in flight at once (1); fairness: clients of the burst (32)
+  --sessions N     ingest, endtoend: sessions the messages go round (1000); fairness: the hanging
+                   receiver's sessions (300)
   --streams N      endtoend: also hold N session streams open (GET /v1/sessions/{id}/stream, one a session) and
                    time each turn to its stream event (written as endtoend-streams)
   --cpu-prof       ingest, endtoend: run the service under --cpu-prof; eventstore: each adapter's process in
                    the first round; summarise the profiles (slower: written as <name>-profiled,
                    not the record)
+
+  --store S        fairness: postgres, embedded or both (both)
+  --scenario S     fairness: hanging, burst or both (both)
 
   --events N       rebuild: events in the log (1000000)
   --scale F        rebuild, lists: multiply the data (events; session logs and cards) by F, e.g. 0.05
@@ -61,7 +70,7 @@ Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH
 BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone),
 BENCH_KEEP_DATABASES=1 (keep the flowd_bench_* databases afterwards, to EXPLAIN or experiment on them).`
 
-const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists'] as const
+const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness'] as const
 type Name = (typeof BENCHMARKS)[number]
 
 async function main(): Promise<number> {
@@ -79,6 +88,8 @@ async function main(): Promise<number> {
       events: { type: 'string' },
       scale: { type: 'string' },
       requests: { type: 'string' },
+      store: { type: 'string' },
+      scenario: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -171,6 +182,22 @@ async function main(): Promise<number> {
         settings.cards = Math.round(settings.cards * scale)
         tools = ['undici']
         outcome = await lists(settings, notes)
+      } else if (name === 'fairness') {
+        const both = <T extends string>(value: string | undefined, options: readonly T[], option: string): T[] => {
+          if (value === undefined || value === 'both') return [...options]
+          if (!(options as readonly string[]).includes(value)) throw new Error(`--${option} needs one of ${options.join(', ')} or both`)
+          return [value as T]
+        }
+        const settings = {
+          ...defaultFairnessSettings,
+          ...(duration ? { burstSeconds: duration } : {}),
+          ...(connections ? { burstClients: connections } : {}),
+          ...(values.sessions ? { hangingSessions: int(values.sessions, 'sessions')! } : {}),
+          stores: both<Store>(values.store, ['postgres', 'embedded'], 'store'),
+          scenarios: both<Scenario>(values.scenario, ['hanging', 'burst'], 'scenario'),
+        }
+        tools = []
+        outcome = await fairness(settings, notes)
       } else {
         const settings = {
           ...defaultEventstoreSettings,

@@ -16,8 +16,11 @@ export const projectRoot: string = (() => {
   }
 })()
 
-/** The service, as `npm run build` compiles it. */
-export const cliPath = join(projectRoot, 'dist', 'src', 'cli', 'main.js')
+/**
+ * The service, as `npm run build` compiles it; BENCH_FLOWD_CLI: another build's `dist/src/cli/main.js`
+ * (a baseline to compare with, on the same databases and the same benchmark).
+ */
+export const cliPath = process.env.BENCH_FLOWD_CLI?.trim() || join(projectRoot, 'dist', 'src', 'cli', 'main.js')
 /** Compiled benchmark programs (bench/tsconfig.json). */
 export const benchDist = join(projectRoot, 'dist', 'bench', 'bench')
 /** Where results go: bench/results, or BENCH_RESULTS_DIR for trial runs that must not replace the record. */

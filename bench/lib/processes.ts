@@ -63,9 +63,9 @@ export interface Bootstrapped {
   workspaceId: string
 }
 
-/** `flowd bootstrap --json` against `databaseUrl` (migrates it too). */
-export async function bootstrap(databaseUrl: string, dataDir: string): Promise<Bootstrapped> {
-  const child = spawn(process.execPath, [cliPath, 'bootstrap', '--organization', 'Bench', '--workspace', 'Bench', '--json'], {
+/** `flowd bootstrap --json` against `databaseUrl` (migrates it too); an empty URL: the embedded database in `dataDir`. */
+export async function bootstrap(databaseUrl: string, dataDir: string, organization = 'Bench'): Promise<Bootstrapped> {
+  const child = spawn(process.execPath, [cliPath, 'bootstrap', '--organization', organization, '--workspace', 'Bench', '--json'], {
     env: serviceEnv({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -82,7 +82,10 @@ export async function bootstrap(databaseUrl: string, dataDir: string): Promise<B
 }
 
 export interface ServiceOptions {
+  /** Empty: the embedded database, in `dataDir`. */
   databaseUrl: string
+  /** The service's DATA_DIR (removed when it stops); a fresh temporary folder by default. */
+  dataDir?: string
   env?: Record<string, string>
   /** Node options before the script, e.g. --cpu-prof. */
   nodeArgs?: string[]
@@ -102,7 +105,7 @@ export interface Service {
 /** `node dist/src/cli/main.js start` as a child on a free port, answering /healthz. */
 export async function startService(options: ServiceOptions): Promise<Service> {
   if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' (npm run bench does)`)
-  const dataDir = mkdtempSync(join(tmpdir(), 'flowd-bench-'))
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'flowd-bench-'))
   const port = await freePort()
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), cliPath, 'start'], {
     env: serviceEnv({ DATABASE_URL: options.databaseUrl, PORT: String(port), DATA_DIR: dataDir, ...options.env }),

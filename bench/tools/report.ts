@@ -72,6 +72,17 @@ const ROWS: Record<string, Row> = {
       ['peak_rss_mib', 'peak RSS'],
     ],
   },
+  fairness: {
+    number: '7',
+    headlines: [
+      ['hanging_postgres_b_worst_ms', 'beside a hanging receiver, Postgres'],
+      ['hanging_embedded_b_worst_ms', 'beside a hanging receiver, embedded'],
+      ['burst_postgres_quiet_worst_ms', 'quiet, Postgres'],
+      ['burst_postgres_worst_ms', 'beside a burst, Postgres'],
+      ['burst_embedded_quiet_worst_ms', 'quiet, embedded'],
+      ['burst_embedded_worst_ms', 'beside a burst, embedded'],
+    ],
+  },
 }
 
 const ORDER = Object.keys(ROWS)

@@ -71,7 +71,7 @@ async function start(
   const result = await handleCommand(ctx.store, session, sessionStream(sessionId), {
     type: 'StartSession',
     data: { ...data, sessionId, workspaceId: caller.workspaceId, organizationId: caller.organizationId, messageId: newId(), now: ctx.now().toISOString() },
-  }, { ...ctx.metadata, workspaceId: caller.workspaceId })
+  }, { ...ctx.metadata, workspaceId: caller.workspaceId, organizationId: caller.organizationId })
   await awaitReadModels(ctx, result)
   if (result.state.status === 'none') throw new Error(`session ${sessionId} was not started`)
   return { sessionId, expiresAt: result.state.expiresAt }
@@ -95,7 +95,7 @@ export async function receiveMessage(
       idempotencyKey: input.idempotencyKey,
       now: ctx.now().toISOString(),
     },
-  }, { ...ctx.metadata, workspaceId: caller.workspaceId })
+  }, { ...ctx.metadata, workspaceId: caller.workspaceId, organizationId: caller.organizationId })
   if (result.state.status === 'none') throw new NotFoundError(`session ${input.sessionId} not found`)
   if (result.events.length === 0 && input.idempotencyKey !== null) return { messageId: result.state.idempotencyKeys[input.idempotencyKey]! }
   // No wait for the read models: nothing the 202 promises is in a list, and the engine follows the log.

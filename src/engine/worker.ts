@@ -13,6 +13,7 @@ import { withStreamLock } from '../eventstore/stream-lock.js'
 import { FAILURES_BEFORE_PARKING, backoffMs, isTransient } from '../processors/failures.js'
 import { StreamParking, findParked, listParked, parkedEvent, unpark, type ParkingEvent } from '../processors/parked-streams.js'
 import { foldStream } from '../eventstore/stream-state.js'
+import { FairTurns, type SessionTurns } from './fair-turns.js'
 import { ConflictRetries, TurnKeepsConflictingError, parkedForConflicts } from './conflict-retries.js'
 import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { FlowVersions } from './flow-versions.js'
@@ -44,6 +45,17 @@ const CONFLICTS_BEFORE_RETRY_SCHEDULE = 3
  * costs triggers found done when another run goes on from it.
  */
 const CHECKPOINT_SAVE_PAUSE_MS = 50
+
+/**
+ * Whose share of the engine a trigger takes: its organization (in the metadata of the commands'
+ * events, and in a session's start), else its workspace.
+ */
+const organizationOf = (recorded: RecordedEvent): string => {
+  const event = recorded as unknown as SessionEvent
+  if (event.type === 'SessionStarted') return event.data.organizationId
+  const { organizationId, workspaceId } = recorded.metadata
+  return typeof organizationId === 'string' ? organizationId : String(workspaceId ?? '')
+}
 
 const failureReason = (error: unknown): TurnFailureReason => (error instanceof EventSchemaError ? 'invalid_turn' : 'engine_error')
 
@@ -94,6 +106,7 @@ export class EngineWorker {
   private saving?: Promise<void>
   private readonly parking: StreamParking
   private readonly conflictRetries: ConflictRetries
+  private readonly turns: FairTurns
 
   private readonly db: Kysely<Database>
   private readonly store: EventStore
@@ -131,6 +144,16 @@ export class EngineWorker {
       metrics,
       capMs: conflictRetryCapMs,
     })
+    this.turns = new FairTurns(
+      {
+        runTurns: (turns) => this.runTurns(turns),
+        carryOutKanban: async (recorded) => {
+          if (!this.parking.waits(recorded)) await this.settle(recorded, () => this.carryOutKanban(recorded))
+        },
+        handledThrough: (through) => this.saveInBackground(through),
+      },
+      logger,
+    )
   }
 
   /** Whether the session of `stream` is in a partition this worker drives. */
@@ -152,10 +175,11 @@ export class EngineWorker {
   /**
    * Follows the session streams as one log processor (src/processors/loop.ts) for every partition
    * driven: from the earliest of their checkpoints, each session's events handled only past its
-   * partition's, and every checkpoint moved to the end of each batch.
+   * partition's. What a batch asks for is handed to {@link FairTurns}, which runs it shared out by
+   * organization while the log is read on, and moves every checkpoint past the batches whose work is done.
    * A session's own failures stay with it (drive, settle: its stream parks), so they never hold the
-   * checkpoint for the others; what reaches the loop is transient (the database went away), and the
-   * batch is read again after a pause.
+   * checkpoint for the others; what reaches FairTurns is transient (the database went away) and is
+   * tried again there; a failed read is read again from the checkpoint after a pause.
    */
   private run({ count, held }: SessionPartitions, signal: AbortSignal): Promise<void> {
     const drives = (event: RecordedEvent) => {
@@ -168,14 +192,15 @@ export class EngineWorker {
         streamPrefixes: [SESSION_STREAM_PREFIX],
         maxBatch: 200,
         resume: async () => {
+          await this.turns.reset()
           await this.parking.load(this.db)
           this.from = await partitionPositions(this.db, held)
           return earliest(this.from.values())
         },
         handle: async (batch, _from, through) => {
           const driven = batch.filter(drives)
-          if (driven.length > 0) await this.handleBatch(driven)
-          this.saveInBackground(through, signal)
+          const { sessions, kanban } = driven.length > 0 ? await this.workOf(driven) : { sessions: [], kanban: [] }
+          await this.turns.add(through, batch.length, sessions, kanban)
           return { position: through }
         },
       },
@@ -186,22 +211,28 @@ export class EngineWorker {
     )
   }
 
-  private async handleBatch(batch: RecordedEvent[]): Promise<void> {
+  /**
+   * What a batch asks of the engine: each session to drive, with the revision of its newest event in
+   * the batch and its first trigger there (where its stream parks, should it come to that), and the
+   * turns whose kanban actions are to be carried out.
+   */
+  private async workOf(batch: RecordedEvent[]): Promise<{ sessions: SessionTurns[]; kanban: RecordedEvent[] }> {
     if (this.parking.meets(batch)) await this.parking.refresh(this.db, batch)
-    // Each session to drive: the revision of its newest event in the batch, and its first trigger
-    // there (where its stream parks, should it come to that).
-    const toDrive = new Map<string, { seenThrough: bigint; trigger: RecordedEvent }>()
+    const sessions = new Map<string, SessionTurns>()
     for (const recorded of batch) {
       const event = recorded as unknown as SessionEvent
       if ((event.type !== 'SessionStarted' && event.type !== 'MessageReceived') || this.parking.waits(recorded)) continue
-      const trigger = toDrive.get(event.data.sessionId)?.trigger ?? recorded
-      toDrive.set(event.data.sessionId, { seenThrough: recorded.revision, trigger })
+      const sessionId = event.data.sessionId
+      const first = sessions.get(sessionId)
+      sessions.set(sessionId, { sessionId, organizationId: first?.organizationId ?? organizationOf(recorded), seenThrough: recorded.revision, trigger: first?.trigger ?? recorded })
     }
-    await Promise.all([...toDrive].map(([sessionId, { seenThrough, trigger }]) => this.settle(trigger, () => this.drive(sessionId, seenThrough))))
-    for (const recorded of batch) {
-      if (!movesCards(recorded) || this.parking.waits(recorded)) continue
-      await this.settle(recorded, () => this.carryOutKanban(recorded))
-    }
+    return { sessions: [...sessions.values()], kanban: batch.filter((recorded) => movesCards(recorded) && !this.parking.waits(recorded)) }
+  }
+
+  /** A session's pending turns, unless its stream has been parked since they were read. */
+  private async runTurns({ sessionId, seenThrough, trigger }: SessionTurns): Promise<void> {
+    if (this.parking.waits(trigger)) return
+    await this.settle(trigger, () => this.drive(sessionId, seenThrough))
   }
 
   /**
@@ -365,7 +396,9 @@ export class EngineWorker {
    * save) costs a replay of the triggers since, each found done: turns are appended at the revision
    * they read, with ids derived from their trigger, and kanban actions are idempotent.
    */
-  private saveInBackground(position: Position, running: AbortSignal): void {
+  private saveInBackground(position: Position): void {
+    const running = this.controller?.signal
+    if (!running) return
     this.unsaved = position
     this.saving ??= (async () => {
       for (let next = this.unsaved; next; next = this.unsaved) {
@@ -382,7 +415,10 @@ export class EngineWorker {
 
   async stop(): Promise<void> {
     this.controller?.abort()
+    // Once to free a read waiting for room, again for what a last batch read meanwhile started.
+    await this.turns.reset()
     await this.loop
+    await this.turns.reset()
     await this.conflictRetries.stop()
     await this.saving
     this.controller = undefined

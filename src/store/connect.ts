@@ -135,7 +135,7 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
   const extensions = { pg_trgm, btree_gin }
   const pglite = target.dataDir ? await PGlite.create(target.dataDir, { extensions }) : await PGlite.create({ loadDataDir: target.initialData, extensions })
   // One driver: it hands PGlite's single connection to one user at a time, whichever handle asks.
-  const driver = new PGliteDialect(pglite).createDriver()
+  const driver = new TurnTakingDriver(new PGliteDialect(pglite).createDriver())
   const db = new Kysely<Database>({ dialect: withDriver(new PGliteDialect(pglite), driver) })
   return {
     db,
@@ -145,6 +145,49 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
     pglite,
     inSchema: (schema) => new Kysely<Database>({ dialect: withDriver(new PGliteDialect(pglite), new SearchPathDriver(driver, `${schema}, public`)) }),
     close: () => db.destroy(),
+  }
+}
+
+/**
+ * PGlite runs its queries on this thread, and its driver hands the connection straight to the next
+ * user waiting, through promise callbacks alone: while users queue (a burst of requests), the event
+ * loop never gets to its network I/O, so reading another request, a TLS handshake or a webhook's
+ * answer waits until the queue is empty. Here each hand-over waits for a turn of the event loop.
+ */
+class TurnTakingDriver implements Driver {
+  private readonly shared: Driver
+
+  constructor(shared: Driver) {
+    this.shared = shared
+  }
+
+  init(): Promise<void> {
+    return this.shared.init()
+  }
+
+  acquireConnection(): Promise<DatabaseConnection> {
+    return this.shared.acquireConnection()
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    return this.shared.releaseConnection(connection)
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.shared.beginTransaction(connection, settings)
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.shared.commitTransaction(connection)
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.shared.rollbackTransaction(connection)
+  }
+
+  destroy(): Promise<void> {
+    return this.shared.destroy()
   }
 }
 
