@@ -268,6 +268,9 @@ async function hanging(store: Store, settings: FairnessSettings, certificate: Ce
       const other = await firstWebhooks(b, await createOnSchedule(b, settings.otherEveryMs, (sent) => sent < settings.otherSessions), receiverB, settings.waitSeconds)
       process.stdout.write(`  ${store}: B's create → first webhook: ${other.times.count} arrived (worst ${other.times.max} ms), ${other.missing} missing after ${settings.waitSeconds} s\n`)
 
+      const failingA = (await a.api.call<{ content: { destination: string; heldDeliveries: number }[] }>('GET', '/v1/webhooks/destinations?state=failing', 200)).content
+      process.stdout.write(`  ${store}: A's destination${failingA.length === 1 ? '' : 's'} failing: ${failingA.map((d) => `${d.destination} holding ${d.heldDeliveries}`).join(', ') || 'none'}\n`)
+
       const heldRequests = receiverA.requests
       receiverA.answer()
       const expected = new Map(sessionsA.map((sessionId, i) => [sessionId, repliesA[i]!]))
@@ -294,11 +297,12 @@ async function hanging(store: Store, settings: FairnessSettings, certificate: Ce
         figure(`${k}_b_worst_ms`, `${store}, A's receiver hanging: B's create → first webhook, worst of ${settings.otherSessions} (one missing counts as the ${settings.waitSeconds} s waited)`, worst(other, settings.waitSeconds), 'ms', { op: '<', value: GOAL_MS[store].hanging }),
         figure(`${k}_b_p50_ms`, `${store}, A's receiver hanging: B's create → first webhook p50`, other.times.p50, 'ms'),
         figure(`${k}_b_missing`, `${store}, A's receiver hanging: B's first webhooks missing ${settings.waitSeconds} s after the last create`, other.missing + other.failed, '', { op: '<', value: 1 }),
+        figure(`${k}_a_failing`, `${store}, A's receiver hanging: its destinations shown failing by GET /v1/webhooks/destinations`, failingA.length, '', { op: '>=', value: 1 }),
         figure(`${k}_a_missing`, `${store}, A's receiver answering again: its held deliveries missing after ${settings.drainSeconds} s (of ${2 * expected.size})`, missing, '', { op: '<', value: 1 }),
         figure(`${k}_a_twice`, `${store}, A's receiver answering again: deliveries answered twice`, twice, '', { op: '<', value: 1 }),
         figure(`${k}_a_out_of_order`, `${store}, A's receiver answering again: sessions whose webhooks came out of order`, outOfOrder, '', { op: '<', value: 1 }),
       )
-      return { setupSeconds: round(setupSeconds), other, heldRequests, released: { expected: 2 * expected.size, delivered: delivered(), twice, outOfOrder, seconds: round(drainSeconds) } }
+      return { setupSeconds: round(setupSeconds), other, failingA, heldRequests, released: { expected: 2 * expected.size, delivered: delivered(), twice, outOfOrder, seconds: round(drainSeconds) } }
     })
   } finally {
     await receiverA.close()
