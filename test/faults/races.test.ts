@@ -48,7 +48,7 @@ for (const backend of reachableBackends) {
       const { app, admin } = await openTestApp(t, backend, {
         config: loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: loopback.join(',') }),
         engine: true,
-        webhooks: { allowedPrivateCidrs: loopback, caFile: receiver.caFile, retrySchedule: [0, 0.2, 0.4, 0.8, 1, 1, 1, 1, 1, 1, 1, 1] },
+        webhooks: { allowedPrivateCidrs: loopback, caFile: receiver.caFile, retrySchedule: [0, 0.2, 0.4, 0.8, 1, 1, 1, 1, 1, 1, 1, 1], health: { failuresBeforeFailing: 5, probeSchedule: [0.5] } },
       })
       const created = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: { 'x-api-key': admin.apiKey }, payload: { name: 'bot', callbackUrl: `${receiver.url}/hooks` } })
       const { apiKey, signingSecret } = created.json()
@@ -64,9 +64,10 @@ for (const backend of reachableBackends) {
         sent.set(sessionId, [])
         for (let m = 0; m < 3; m++) sent.get(sessionId)!.push((await post(`/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: `m${m}` } })).messageId)
       }
-      await eventually('failed attempts while the receiver is down', async () => {
-        const failed = (await app.inject({ method: 'GET', url: '/v1/webhooks/deliveries?status=failed', headers })).json()
-        return failed.totalElements >= 5 ? failed : undefined
+      // Five refused attempts in a row make the destination failing: its deliveries then wait behind one probe at a time.
+      await eventually('the destination failing while the receiver is down', async () => {
+        const failing = (await app.inject({ method: 'GET', url: '/v1/webhooks/destinations?state=failing', headers })).json()
+        return failing.totalElements >= 1 ? failing : undefined
       })
       t.equal(receiver.requests.length, 0)
       await receiver.up()
