@@ -131,7 +131,11 @@ export class LiveTail {
         continue
       }
       for (const member of this.members) {
-        member.offer(page.events, page.through)
+        // A member that joined behind where this page starts (it joined when the tail had no
+        // members, with a read from further on in flight) would miss the events between: it
+        // catches up on its own from where it is, then joins again.
+        if (comparePositions(member.position, from) < 0) member.release()
+        else member.offer(page.events, page.through)
         if (member.released) this.members.delete(member)
       }
       const moved = comparePositions(page.through, from) > 0
