@@ -7,7 +7,8 @@ import { prepared } from '../store/prepared.js'
 import { probeDestinationNow, type DestinationKey } from './destinations.js'
 
 // Every statement on `webhook_deliveries` is here: the outbox makes deliveries (in its batches'
-// statements), the dispatcher claims and records them, the API and the metrics read them.
+// statements), the dispatcher claims and records them, the API and the metrics read them; those
+// about a destination's held deliveries are in destinations.ts.
 
 // A delivery's id (its `webhook-id`) is derived from the event it reports, so a replay of the
 // same event finds the row already there.

@@ -4,7 +4,8 @@ import type { DbOrTrx, DestinationState } from '../store/database.js'
 import { HEALTHY, afterAttempts, type DestinationAttempt, type DestinationHealth, type HealthPolicy } from './destination-health.js'
 
 // Every statement on `webhook_destinations`: the dispatchers record each destination's health
-// after their attempts; the API, the CLI and the metrics read it.
+// after their attempts; the API, the CLI and the metrics read it. Beside them, the two on
+// `webhook_deliveries` that are about a destination: the deliveries it holds, counted, and released.
 
 /** A destination: a callback URL's origin within one workspace. */
 export interface DestinationKey {
@@ -90,8 +91,22 @@ export async function recordDestinationHealth(db: DbOrTrx, made: readonly Destin
         state = excluded.state, consecutive_failures = excluded.consecutive_failures, failing_since = excluded.failing_since,
         last_error = excluded.last_error, last_failure_at = excluded.last_failure_at, probes = excluded.probes,
         next_probe_at = excluded.next_probe_at, probe_until = excluded.probe_until, updated_at = excluded.updated_at`.execute(trx)
+    const restored = changes.filter((change) => change.health.state === 'healthy')
+    if (restored.length > 0) await releaseHeld(trx, restored, now)
     return changes
   })
+}
+
+/**
+ * Brings forward the retries of the deliveries that failed while their destination was down (the
+ * probes among them): restored, it gets everything it held at once, in order per session, each
+ * delivery keeping its place in its retry schedule.
+ */
+async function releaseHeld(trx: DbOrTrx, destinations: readonly DestinationKey[], now: Date): Promise<void> {
+  await sql`
+    update webhook_deliveries d set next_attempt_at = ${now.toISOString()}::timestamptz
+    from unnest(${destinations.map((k) => k.workspaceId)}::uuid[], ${destinations.map((k) => k.destination)}::text[]) as k(workspace_id, destination)
+    where d.workspace_id = k.workspace_id and d.destination = k.destination and d.status = 'failed' and d.next_attempt_at > ${now.toISOString()}::timestamptz`.execute(trx)
 }
 
 /**

@@ -122,7 +122,8 @@ for (const backend of reachableBackends) {
       t.equal(more.length, 0, 'and only one')
       t.same(await claim(db), [], 'no second probe while the first is in flight')
 
-      await recordAttempts(db, [{ delivery: probe!, attempt: { attemptedAt: now, statusCode: 503, error: null, durationMs: 3, responseBody: '', responseTruncated: false }, outcome: { status: 'failed', nextAttemptAt: now } }])
+      // The probe's own next attempt is an hour off, along its retry schedule.
+      await recordAttempts(db, [{ delivery: probe!, attempt: { attemptedAt: now, statusCode: 503, error: null, durationMs: 3, responseBody: '', responseTruncated: false }, outcome: { status: 'failed', nextAttemptAt: new Date(now.getTime() + 3_600_000) } }])
       await recordDestinationHealth(db, [{ ...failures[0]!, attempt: { ok: false, at: now, error: 'HTTP 503', probe: true } }], policy, now)
       t.same(await claim(db), [], 'a failed probe: the next one waits for its delay')
       const [listed] = (await listDestinations(db, { workspaceId: down.workspaceId, page: 0, size: 10 })).content
@@ -134,7 +135,9 @@ for (const backend of reachableBackends) {
       t.ok(second?.probe, 'the second probe goes once due')
       const restored = await recordDestinationHealth(db, [{ ...failures[0]!, attempt: { ok: true, at: later, error: null, probe: true } }], policy, later)
       t.match(restored, [{ from: 'failing', health: { state: 'healthy', consecutiveFailures: 0 } }], 'a 2xx restores it')
-      t.equal((await claim(db, { now: later })).length, 4, 'and its other deliveries go at once, within its room')
+      const released = await claim(db, { now: later })
+      t.equal(released.length, 4, 'and its other deliveries go at once, within its room')
+      t.ok(released.some((d) => d.id === probe!.id), 'the failed probe among them, its retry brought forward')
     })
 
     await t.test('the probe of a failing destination never holds another destination back', async (t) => {
