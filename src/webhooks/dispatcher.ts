@@ -115,9 +115,10 @@ export class WebhookDispatcher {
     this.leaseMs = options.leaseMs ?? 2_000
     this.now = options.now ?? (() => new Date())
     this.allowed = parseCidrs(options.allowedPrivateCidrs)
+    // Health first: whoever sees a probe's delivery delivered finds its destination restored.
     this.made = new WriteBatches(async (made) => {
-      await recordAttempts(db, made)
       await this.recordHealth(made)
+      await recordAttempts(db, made)
     })
   }
 

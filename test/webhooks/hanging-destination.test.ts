@@ -106,7 +106,11 @@ for (const backend of reachableBackends) {
       t.equal(bodies.length, 2, `session ${sessionId.slice(0, 8)}: its greeting and its reply`)
       t.match(JSON.stringify(bodies[1]), `hello ${sessionId}`, 'in the order of its turns')
     }
-    const restored = await call(admin.apiKey, 'GET', '/v1/webhooks/destinations')
+    // The last answers may still be on their way to being recorded.
+    const restored = await eventually('every delivery recorded as delivered', async () => {
+      const page = await call(admin.apiKey, 'GET', '/v1/webhooks/destinations')
+      return page.content[0]?.heldDeliveries === 0 ? page : undefined
+    })
     t.equal(restored.content.length, 1)
     t.match(restored.content[0], { destination: receiver.url, state: 'healthy', heldDeliveries: 0 }, 'restored')
     t.match(restored.content[0].lastError, /^timeout: no complete response/, 'its last error kept on record')
