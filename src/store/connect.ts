@@ -148,14 +148,9 @@ export async function openStorage(target: DatabaseTarget): Promise<Storage> {
   }
 }
 
-/**
- * PGlite runs its queries on this thread, and its driver hands the connection straight to the next
- * user waiting, through promise callbacks alone: while users queue (a burst of requests), the event
- * loop never gets to its network I/O, so reading another request, a TLS handshake or a webhook's
- * answer waits until the queue is empty. Here each hand-over waits for a turn of the event loop.
- */
-class TurnTakingDriver implements Driver {
-  private readonly shared: Driver
+/** Hands every call to the driver of PGlite's one connection; the drivers below change a few of them. */
+class ForwardingDriver implements Driver {
+  protected readonly shared: Driver
 
   constructor(shared: Driver) {
     this.shared = shared
@@ -169,8 +164,7 @@ class TurnTakingDriver implements Driver {
     return this.shared.acquireConnection()
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve))
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
     return this.shared.releaseConnection(connection)
   }
 
@@ -191,6 +185,19 @@ class TurnTakingDriver implements Driver {
   }
 }
 
+/**
+ * PGlite runs its queries on this thread, and its driver hands the connection straight to the next
+ * user waiting, through promise callbacks alone: while users queue (a burst of requests), the event
+ * loop never gets to its network I/O, so reading another request, a TLS handshake or a webhook's
+ * answer waits until the queue is empty. Here each hand-over waits for a turn of the event loop.
+ */
+class TurnTakingDriver extends ForwardingDriver {
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    return this.shared.releaseConnection(connection)
+  }
+}
+
 const withDriver = (dialect: Dialect, driver: Driver): Dialect => ({
   createAdapter: () => dialect.createAdapter(),
   createDriver: () => driver,
@@ -203,21 +210,20 @@ const withDriver = (dialect: Dialect, driver: Driver): Dialect => ({
  * reset on giving it back), so every other user of the connection keeps the default. It closes
  * nothing: the database belongs to the storage.
  */
-class SearchPathDriver implements Driver {
-  private readonly shared: Driver
+class SearchPathDriver extends ForwardingDriver {
   private readonly searchPath: string
 
   constructor(
     shared: Driver,
     searchPath: string,
   ) {
-    this.shared = shared
+    super(shared)
     this.searchPath = searchPath
   }
 
-  async init(): Promise<void> {}
+  override async init(): Promise<void> {}
 
-  async acquireConnection(): Promise<DatabaseConnection> {
+  override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await this.shared.acquireConnection()
     try {
       await connection.executeQuery(CompiledQuery.raw(`set search_path to ${this.searchPath}`))
@@ -228,7 +234,7 @@ class SearchPathDriver implements Driver {
     return connection
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
     try {
       await connection.executeQuery(CompiledQuery.raw('reset search_path'))
     } finally {
@@ -236,17 +242,5 @@ class SearchPathDriver implements Driver {
     }
   }
 
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    return this.shared.beginTransaction(connection, settings)
-  }
-
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.shared.commitTransaction(connection)
-  }
-
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.shared.rollbackTransaction(connection)
-  }
-
-  async destroy(): Promise<void> {}
+  override async destroy(): Promise<void> {}
 }
