@@ -8,9 +8,20 @@ import type { Test } from 'tap'
 /** Debian's chromium; nothing here ever downloads a browser (.ci/run installs this package). */
 export const CHROMIUM = '/usr/bin/chromium'
 
-/** Why the browser tests cannot run here, or undefined when they can. */
-export const browserSkipReason = (): string | undefined =>
-  existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`
+/**
+ * Why the browser tests cannot run here, or undefined when they can. With REQUIRE_BROWSER=1
+ * (.ci/run sets it) a missing browser is an error instead: the run would otherwise pass with every
+ * screen of the editor and the dashboard left out.
+ */
+export const browserSkipReason = (): string | undefined => browserSkipReasonAt(CHROMIUM)
+
+/** {@link browserSkipReason} for a browser at `path`. */
+export function browserSkipReasonAt(path: string): string | undefined {
+  if (existsSync(path)) return undefined
+  const reason = `${path} is missing (apt-get install chromium; .ci/run installs it)`
+  if (process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${reason}: the browser tests would be skipped`)
+  return reason
+}
 
 export async function launchBrowser(t: Test): Promise<Browser> {
   const browser = await chromium.launch({

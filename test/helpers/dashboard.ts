@@ -10,17 +10,25 @@ import { assertionMessage } from './assertion-message.js'
 import { launchBrowser } from './browser.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from './app.js'
 import { pgliteBackend, type Backend } from './storage.js'
+import { testEveryLook } from './test-scope.js'
 
 /** Where the dashboard's browser tests write their screenshots (looked at by people, not compared). */
 export const DASHBOARD_ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/dashboard/', import.meta.url))
 
-export const LOOKS = [
+export const EVERY_LOOK = [
   { lang: 'en', theme: 'light' },
   { lang: 'en', theme: 'dark' },
   { lang: 'pt', theme: 'light' },
   { lang: 'pt', theme: 'dark' },
 ] as const
-export type Look = (typeof LOOKS)[number]
+export type Look = (typeof EVERY_LOOK)[number]
+
+/**
+ * The looks each screen is captured and axe-checked in: en-light and pt-dark, which together cover
+ * both languages and both themes; all four with `TEST_EVERY_LOOK=1` (test/helpers/test-scope.ts).
+ * The first is English and light, the last Portuguese and dark.
+ */
+export const LOOKS: readonly [Look, ...Look[]] = testEveryLook ? EVERY_LOOK : [EVERY_LOOK[0], EVERY_LOOK[3]]
 
 export interface DashboardSetup {
   service: TestApp
@@ -115,7 +123,7 @@ export async function captureScreen(t: Test, page: Page, name: string, look: Loo
 }
 
 /**
- * Shows `path` in each of the four looks (en/pt × light/dark), waits for `ready(page)` (a locator
+ * Shows `path` in each of {@link LOOKS}, waits for `ready(page)` (a locator
  * the screen shows once loaded), and captures it.
  */
 export async function captureEveryLook(t: Test, page: Page, base: string, name: string, path: string, ready: (page: Page) => Promise<unknown>): Promise<void> {

@@ -11,28 +11,27 @@ import { assertionMessage } from './assertion-message.js'
 import { openTestApp } from './app.js'
 import { echoFlow } from './flows.js'
 import { pgliteBackend } from './storage.js'
+import { fuzzCases } from './test-scope.js'
 
 // Property-based fuzzing of every route the app registers: path, query, body, content type and
 // credentials are generated; whatever arrives, the answer is never a 5xx, every error is in the
 // spec's shape (§7) and the process keeps serving. test/faults/fuzz-*.test.ts each fuzz one group
-// of routes (FUZZ_GROUPS), 1,000 cases a route, so that tap's two jobs share the work.
+// of routes (FUZZ_GROUPS), so that tap's two jobs share the work.
 //
 // PGlite only: this fuzzes the HTTP layer (routing, parsing, validation, handlers' own checks);
 // the storage adapters are held to one contract by the suites under test/eventstore and
-// test/http, and 1,000 cases a route on both backends would double the run for no new finding.
+// test/projections, and fuzzing on both backends would double the run for no new finding.
 //
-// What it costs: 1,000 cases for each of 56 routes were about 285 s of CPU in one file. Most of it
-// was not the HTTP layer: every write woke the eleven read models, each then reading the log again
-// and again (now one shared read per wake-up, in the event store itself), and every OAuth client
-// made or checked hashed a secret at production's scrypt cost (now a cheap cost passed to the app).
-// What is left is mostly PGlite answering the handlers' queries.
+// What it costs: about 5 ms of CPU a case and route, mostly PGlite answering the handlers'
+// queries. Hence `fuzzCases` (test/helpers/test-scope.ts): a few hundred cases a route in an
+// ordinary run, each run with a new seed, and as many as `FUZZ_RUNS` asks for (fewer or more).
 //
-// Replaying: every file prints `FUZZ_SEED=…`; route i (in the order the app registers its routes,
-// whichever file fuzzes it) runs with seed FUZZ_SEED + i, so `FUZZ_SEED=n` replays a run and
-// `FUZZ_ROUTES='^PATCH /v1/flows/:id$'` (a regular expression over `METHOD url`) narrows it to
-// the routes that failed. `FUZZ_RUNS` raises the number of cases a route (never below 1,000).
+// Replaying: every file prints `FUZZ_SEED=…` and the number of cases; route i (in the order the app
+// registers its routes, whichever file fuzzes it) runs with seed FUZZ_SEED + i, so `FUZZ_SEED=n`
+// with the same `FUZZ_RUNS` replays a run and `FUZZ_ROUTES='^PATCH /v1/flows/:id$'` (a regular
+// expression over `METHOD url`) narrows it to the routes that failed.
 
-const RUNS = Math.max(1000, Number(process.env.FUZZ_RUNS) || 0)
+const RUNS = fuzzCases
 /** Route i runs with seed SEED + i; the run prints SEED, and `FUZZ_SEED=…` replays it. */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31))
 const ONLY = process.env.FUZZ_ROUTES ? new RegExp(process.env.FUZZ_ROUTES) : undefined
@@ -436,7 +435,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
   process.on('uncaughtException', onCrash).on('unhandledRejection', onCrash)
   t.teardown(() => process.off('uncaughtException', onCrash).off('unhandledRejection', onCrash))
 
-  t.comment(`FUZZ_SEED=${SEED} replays this run`)
+  t.comment(`FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} replays this run`)
   for (const [index, route] of routes.entries()) {
     const name = `${route.method} ${route.url}`
     if (!mine.includes(route) || NOT_FUZZED.has(name) || (ONLY && !ONLY.test(name))) continue

@@ -15,11 +15,17 @@ import { tempDir } from './cli.js'
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const cacheRoot = join(root, 'node_modules', '.cache', 'flowd-test')
 
-/** Changes with every migration and with PGlite's version, so a stale template is never used. */
-function templateKey(): string {
+/** Changes with every migration, so a template made by other migrations is never used. */
+export function migrationSetKey(): string {
   const hash = createHash('sha256')
   const migrations = join(root, 'migrations')
   for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)))
+  return hash.digest('hex').slice(0, 16)
+}
+
+/** Changes with every migration and with PGlite's version, so a stale template is never used. */
+function templateKey(): string {
+  const hash = createHash('sha256').update(migrationSetKey())
   hash.update(readFileSync(join(root, 'node_modules', '@electric-sql', 'pglite', 'package.json')))
   hash.update(readFileSync(join(root, 'src', 'store', 'connect.ts')))
   return hash.digest('hex').slice(0, 16)

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { Socket } from 'node:net'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { openStorage, type Storage } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
-import { migratedPgliteDump } from './pglite-template.js'
+import { migratedPgliteDump, migrationSetKey } from './pglite-template.js'
+import { testEveryBackend } from './test-scope.js'
 
 /**
  * DATABASE_URL. With REQUIRE_POSTGRES=1 (.ci/run sets it where PostgreSQL is installed) its absence
@@ -82,22 +84,29 @@ export const pgliteBackend: Backend = {
 
 /**
  * Creates a database of its own, so tap's parallel test files never share state. Returns its URL
- * and a function that drops it (after everything using it is closed). On DATABASE_URL's server
- * unless `server` names another (a test's private cluster, shared with no other file).
+ * and a function that drops it (after everything using it is closed). On DATABASE_URL's server it
+ * is a copy of the migrated template (see {@link migratedTemplateDatabase}) unless `empty` is asked
+ * for, and commits without waiting for the disk: the server is the tests' scratch space, and the
+ * durability tests start clusters of their own. On `server` (a test's private cluster, shared with
+ * no other file) it is empty and durable, as a deployment's would be.
  */
-export async function createTestDatabase(server?: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(server?: string, options: { empty?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const serverUrl = server ?? postgresUrl
   if (!serverUrl) throw new Error('DATABASE_URL is not set')
-  if (!server) await shareServer()
+  const scratch = !server
+  if (scratch) await shareServer()
+  const template = scratch && !options.empty ? await migratedTemplateDatabase(serverUrl) : undefined
   const name = `flowd_test_${process.pid}_${randomBytes(4).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
+  try {
+    await admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`)
+    if (scratch) await admin.query(`alter database ${name} set synchronous_commit = off`)
+  } finally {
+    await admin.end()
+  }
   return {
-    url: url.toString(),
+    url: databaseUrl(serverUrl, name),
     async drop() {
       const client = new pg.Client({ connectionString: serverUrl })
       await client.connect()
@@ -105,6 +114,56 @@ export async function createTestDatabase(server?: string): Promise<{ url: string
       await client.end()
     },
   }
+}
+
+function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+/** The advisory lock key under which the template is made; its value means nothing. */
+const TEMPLATE_LOCK = 6_414_308
+let template: Promise<string> | undefined
+
+/**
+ * The name of a migrated, empty database on the shared server that test databases are copied from:
+ * `create database … template` copies files, where migrating a new database runs every migration
+ * again. Named after the migration set, so a change to any migration makes (and uses) a new one;
+ * the first test process to need it makes it, under an advisory lock.
+ */
+function migratedTemplateDatabase(serverUrl: string): Promise<string> {
+  return (template ??= (async () => {
+    const name = `flowd_template_${migrationSetKey()}`
+    const admin = new pg.Client({ connectionString: serverUrl })
+    admin.on('error', () => {})
+    await admin.connect()
+    try {
+      await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK])
+      const made = await admin.query('select 1 from pg_database where datname = $1', [name])
+      if (made.rowCount) return name
+      // Left half-built by a process killed while it held the lock. Templates of other migration
+      // sets stay: a checkout of another revision may be testing on this server meanwhile.
+      const halfBuilt = await admin.query<{ datname: string }>("select datname from pg_database where datname like 'flowd\\_building\\_%'")
+      for (const { datname } of halfBuilt.rows) await admin.query(`drop database if exists ${datname} with (force)`)
+      // Built under another name and renamed once migrated, so a process killed midway leaves no
+      // half-migrated template behind under the name that is used.
+      const building = `flowd_building_${process.pid}_${randomBytes(4).toString('hex')}`
+      await admin.query(`create database ${building}`)
+      const storage = await openStorage({ kind: 'postgres', url: databaseUrl(serverUrl, building), poolSize: 1, projectorPoolSize: 1, dispatcherPoolSize: 1 })
+      try {
+        await migrateToLatest(storage.db)
+      } finally {
+        await storage.close()
+      }
+      // A closed pool's server processes end a moment later; a copy or rename needs them gone.
+      while ((await admin.query('select 1 from pg_stat_activity where datname = $1', [building])).rowCount) await delay(20)
+      await admin.query(`alter database ${building} rename to ${name}`)
+      return name
+    } finally {
+      await admin.end()
+    }
+  })())
 }
 
 export const postgresBackend: Backend = {
@@ -116,10 +175,20 @@ export const postgresBackend: Backend = {
       await storage.close()
       await database.drop()
     })
-    await migrateToLatest(storage.db)
     return storage
   },
 }
 
-/** PGlite always; Postgres when DATABASE_URL is set (required with REQUIRE_POSTGRES=1). */
+/**
+ * For files whose subject is storage behaviour (event store, store, projections, processors,
+ * roles, faults, webhook claims, analytics, partitions, migrations): PGlite always; Postgres when
+ * DATABASE_URL is set (required with REQUIRE_POSTGRES=1).
+ */
 export const reachableBackends: Backend[] = postgresUrl ? [pgliteBackend, postgresBackend] : [pgliteBackend]
+
+/**
+ * For files whose subject is not storage (HTTP validation, paging, authorization, the engine's
+ * steps): the one store their behaviour is proved on, PGlite; every reachable store with
+ * `TEST_EVERY_BACKEND=1` (test/helpers/test-scope.ts).
+ */
+export const apiBackends: Backend[] = testEveryBackend ? reachableBackends : [pgliteBackend]

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js'
 import { apiKeysProjection } from '../../src/projections/api-keys.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
@@ -73,7 +73,7 @@ const refusedCallbacks: [string, RegExp][] = [
   ['https://[fe80::1]/hook', /non-public address/],
 ]
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`API keys on ${backend.name}`, async (t) => {
     const testApp = await openTestApp(t, backend, { apiKeyCacheMs: CACHE_MS })
     const { ctx, storage, store } = testApp

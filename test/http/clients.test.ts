@@ -6,12 +6,12 @@ import { oauthClientStream } from '../../src/domain/oauth-client.js'
 import { findOAuthClientCredentials, oauthClientsProjection } from '../../src/projections/oauth-clients.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`OAuth clients on ${backend.name}`, async (t) => {
     const { app, ctx, storage, store } = await openTestApp(t, backend)
     const as = (key: string) => ({ 'x-api-key': key })

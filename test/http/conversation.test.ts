@@ -4,7 +4,7 @@ import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { openTestApp } from '../helpers/app.js'
 import { plansFlow } from '../helpers/flows.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -23,7 +23,7 @@ const echoForever = {
   ],
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`a conversation end to end on ${backend.name}`, async (t) => {
     let clock: Date | undefined
     const { app, ctx, conversations, storage, store } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })

@@ -4,7 +4,7 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
 import { withRoutes } from '../helpers/routes.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 // Every route that takes the id of a record answers 404 to a key of another organization, never
@@ -79,7 +79,7 @@ const requests: Record<string, (ids: Ids) => Built> = {
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const
 const isApi = (path: string) => /^\/(v1|auth)\//.test(path)
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`every by-id route answers 404 across organizations, on ${backend.name}`, async (t) => {
     const { app, admin, ctx, routes } = await withRoutes(() => openTestApp(t, backend, { engine: true }))
     const send = (key: string, method: Method, { url, payload }: Built) =>

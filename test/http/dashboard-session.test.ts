@@ -4,7 +4,7 @@ import { hashApiKey, issueApiKey, revokeApiKey } from '../../src/commands/api-ke
 import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 interface Reply {
   statusCode: number
@@ -38,7 +38,7 @@ async function signIn(service: TestApp, body: object, headers: Record<string, st
   return service.app.inject({ method: 'POST', url: '/auth/session', payload: body, headers })
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`the dashboard session on ${backend.name}`, async (t) => {
     const config = { ...loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }), authRateLimitPerMinute: 0 }
     const service = await openTestApp(t, backend, { config, apiKeyCacheMs: 0 })

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js'
 import { sectorStream } from '../../src/domain/sector.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp, testEditorTokenKey } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 interface Reply {
@@ -32,7 +32,7 @@ function expectError(t: Test, response: Reply, status: number, message?: RegExp 
   else if (message) t.match(body.message, message)
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`embedded editor authentication on ${backend.name}`, async (t) => {
     let offsetMs = 0
     const now = () => new Date(Date.now() + offsetMs)

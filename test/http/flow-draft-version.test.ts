@@ -1,7 +1,7 @@
 import t from 'tap'
 import { flow, StaleDraftError, type FlowEvent } from '../../src/domain/flow.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const at = { x: 0, y: 0 }
 const greeter = (body: string) => ({
@@ -30,7 +30,7 @@ t.test('the decider refuses a save based on a draft version that is no longer cu
   t.match(save(3), [{ type: 'FlowDraftSaved' }])
 })
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`a draft saved with If-Match on ${backend.name}`, async (t) => {
     const { app, admin } = await openTestApp(t, backend)
     const call = (method: 'GET' | 'POST' | 'PUT' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}) =>

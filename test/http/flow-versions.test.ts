@@ -6,7 +6,7 @@ import { bootstrap, createOrganization, createWorkspace } from '../../src/comman
 import { flowsProjection } from '../../src/projections/flows.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const unknownId = '0190a0b0-0000-7000-8000-00000000dead'
 const DETAIL_KEYS = ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace']
@@ -47,7 +47,7 @@ const brokenProblems = [
 ]
 const brokenMessage = 'nodes[1].data.prompt.interactive.action.buttons[0].title: longer than 20 characters; edges[1].target: no node "x"'
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`flow drafts, versions and publishing on ${backend.name}`, async (t) => {
     let clock = new Date('2026-05-01T10:00:00.000Z')
     const tick = () => (clock = new Date(clock.getTime() + 60_000))

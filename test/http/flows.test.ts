@@ -4,11 +4,11 @@ import { bootstrap, createOrganization, createWorkspace } from '../../src/comman
 import { flowsProjection } from '../../src/projections/flows.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`flows on ${backend.name}`, async (t) => {
     let clock = new Date('2026-03-01T10:00:00.000Z')
     const { app, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })

@@ -5,7 +5,7 @@ import { cardsProjection } from '../../src/projections/cards.js'
 import { pipelinesProjection } from '../../src/projections/pipelines.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const unknownId = '0190a0b0-0000-7000-8000-00000000dead'
@@ -85,7 +85,7 @@ const byName = <T extends { name: string }>(items: T[], name: string): T => {
   return found
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`kanban pipelines and cards on ${backend.name}`, async (t) => {
     // A clock the test moves, so createdAt, updatedAt and movedAt are known exactly.
     let clock = Date.parse('2026-03-01T10:00:00.000Z')

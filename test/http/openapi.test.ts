@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js'
 import { serviceAddress } from '../../src/http/openapi.js'
 import { openTestApp } from '../helpers/app.js'
 import { withRoutes } from '../helpers/routes.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const COMMITTED = new URL('../../openapi.json', import.meta.url)
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const
@@ -116,7 +116,7 @@ const resolvePointer = (document: Json, pointer: string): Json | undefined =>
     .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
     .reduce<Json | undefined>((node, key) => (node && typeof node === 'object' ? (node as Record<string, Json>)[key] : undefined), document)
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`the OpenAPI document on ${backend.name}`, async (t) => {
     const { app, admin, routes } = await withRoutes(() => openTestApp(t, backend))
 

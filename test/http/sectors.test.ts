@@ -4,9 +4,9 @@ import { bootstrap, createOrganization, createWorkspace } from '../../src/comman
 import { sectorsProjection } from '../../src/projections/sectors.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`sectors on ${backend.name}`, async (t) => {
     const { app, ctx, storage, store } = await openTestApp(t, backend)
     const as = (key: string) => ({ 'x-api-key': key })

@@ -5,9 +5,9 @@ import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`sessions on ${backend.name}`, async (t) => {
     let clock = new Date('2026-05-01T12:00:00.000Z')
     const { app, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })

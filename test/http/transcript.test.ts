@@ -7,7 +7,7 @@ import { negotiate } from '../../src/http/routes/transcripts.js'
 import { deliveryIdOf } from '../../src/webhooks/deliveries.js'
 import { openTestApp } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 t.test('Accept negotiation: JSON by default, Markdown when preferred, nothing for neither', async (t) => {
@@ -23,7 +23,7 @@ t.test('Accept negotiation: JSON by default, Markdown when preferred, nothing fo
   t.equal(negotiate('text/markdown;q=0, application/json;q=0'), undefined)
 })
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`auditing a session over HTTP on ${backend.name}`, async (t) => {
     const { app, admin, ctx } = await openTestApp(t, backend, { engine: true })
     const headers = { 'x-api-key': admin.apiKey }

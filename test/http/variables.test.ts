@@ -5,14 +5,14 @@ import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { checkSessionVariables, variablesProjection } from '../../src/projections/variables.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const unknownId = '0190a0b0-0000-7000-8000-00000000dead'
 const VARIABLE_KEYS = ['createdAt', 'defaultValue', 'description', 'id', 'name', 'type', 'updatedAt']
 const PAGE_KEYS = ['content', 'first', 'last', 'number', 'size', 'totalElements', 'totalPages']
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`workspace variables on ${backend.name}`, async (t) => {
     let clock = new Date('2026-04-01T10:00:00.000Z')
     const { app, ctx, storage, store } = await openTestApp(t, backend, { now: () => clock })

@@ -2,13 +2,13 @@ import t from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 // The deliveries API's contract: validation, tenancy, envelope. Delivery itself is covered by
 // test/webhooks/delivery.test.ts against a real receiver.
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`webhook deliveries API on ${backend.name}`, async (t) => {
     // The admin key has no callback: its sessions' deliveries are kept as skipped, never sent.
     const { app, admin, ctx } = await openTestApp(t, backend, { engine: true })

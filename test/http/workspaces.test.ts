@@ -2,9 +2,9 @@ import t from 'tap'
 import { issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
 import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`workspaces and API keys on ${backend.name}`, async (t) => {
     const { app, ctx } = await openTestApp(t, backend, { apiKeyCacheMs: 200 })
     const as = (key: string) => ({ 'x-api-key': key })

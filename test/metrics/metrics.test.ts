@@ -4,7 +4,7 @@ import { loadConfig, ConfigError } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
 import { START, comparePositions } from '../../src/eventstore/port.js'
 import { echoFlow } from '../helpers/flows.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 import { labelSets, valueOf, type Exposition } from './exposition.js'
 import { openMetricsHarness, type MetricsHarness } from './harness.js'
@@ -52,7 +52,7 @@ t.test('configuration', async (t) => {
   }
 })
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`metrics on ${backend.name}`, async (t) => {
     await t.test('a conversation moves every counter it should, and the exposition parses', async (t: Test) => {
       const h = await openMetricsHarness(t, backend)

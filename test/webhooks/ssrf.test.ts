@@ -6,7 +6,7 @@ import type { Resolver } from '../../src/webhooks/callback-url.js'
 import { openTestApp } from '../helpers/app.js'
 import { BLOCKED_NAMES, PUBLIC_NAME, PUBLIC_NAMES, blockedCallbacks, fakeDns } from '../helpers/blocked-callbacks.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 // Every form of a non-public callback is refused where a key's callback is stored (create and
@@ -35,7 +35,7 @@ const echoFlow = {
   edges: [{ id: 'a', source: 'start', target: 'ask' }],
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`callback SSRF checks on ${backend.name}`, async (t) => {
     const receiver = await startHttpsReceiver()
     t.teardown(() => receiver.close())
