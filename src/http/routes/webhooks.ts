@@ -2,7 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { NotFoundError } from '../../errors.js'
 import { findDelivery, listDeliveries, retryDelivery } from '../../webhooks/deliveries.js'
 import { listDestinations } from '../../webhooks/destinations.js'
-import { DELIVERY_STATUSES, DESTINATION_STATES } from '../../store/database.js'
+import { DELIVERY_STATUSES } from '../../store/tables/webhook-deliveries.js'
+import { DESTINATION_STATES } from '../../store/tables/webhook-destinations.js'
 import type { AppDeps } from '../app.js'
 import { Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
 
