@@ -1,4 +1,5 @@
-import { DESTINATION_STATES, type DeliveryStatus, type DestinationState } from '../store/database.js'
+import type { DeliveryStatus } from '../store/tables/webhook-deliveries.js'
+import { DESTINATION_STATES, type DestinationState } from '../store/tables/webhook-destinations.js'
 import { listDeliveries, retryDelivery, type DeliveryView } from '../webhooks/deliveries.js'
 import { listDestinations, type DestinationView } from '../webhooks/destinations.js'
 import type { CliContext } from './main.js'

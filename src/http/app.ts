@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import cookie from '@fastify/cookie'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Kysely } from 'kysely'
 import type { ScryptCost } from '../commands/oauth-clients.js'
 import type { Config } from '../config.js'
@@ -19,25 +19,25 @@ import { dashboardSessionOf } from './dashboard-session.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
 import { refuseDeepBodies, validatorCompiler } from './validation.js'
-import { documentApiSecurity, registerOpenApi, serveOpenApi } from './openapi.js'
+import { documentApiSecurity, registerOpenApi, serveOpenApi, tagsOf, type Tag } from './openapi.js'
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
-import { apiKeyRoutes } from './routes/api-keys.js'
-import { authRoutes } from './routes/auth.js'
-import { dashboardSessionRoutes } from './routes/dashboard-session.js'
-import { clientRoutes } from './routes/clients.js'
-import { webRoutes } from './routes/web.js'
+import * as apiKeys from './routes/api-keys.js'
+import * as auth from './routes/auth.js'
+import * as clients from './routes/clients.js'
+import * as dashboardSession from './routes/dashboard-session.js'
 import { embedDemoRoutes } from './routes/embed-demo.js'
-import { flowAnalyticsRoutes } from './routes/flow-analytics.js'
-import { healthRoutes } from './routes/health.js'
-import { flowRoutes } from './routes/flows.js'
-import { kanbanRoutes } from './routes/kanban.js'
-import { webhookRoutes } from './routes/webhooks.js'
-import { sectorRoutes } from './routes/sectors.js'
-import { sessionStreamRoutes } from './routes/session-stream.js'
-import { sessionRoutes } from './routes/sessions.js'
-import { transcriptRoutes } from './routes/transcripts.js'
-import { variableRoutes } from './routes/variables.js'
-import { workspaceRoutes } from './routes/workspaces.js'
+import * as flowAnalytics from './routes/flow-analytics.js'
+import * as flows from './routes/flows.js'
+import * as health from './routes/health.js'
+import * as kanban from './routes/kanban.js'
+import * as sectors from './routes/sectors.js'
+import * as sessionStream from './routes/session-stream.js'
+import * as sessions from './routes/sessions.js'
+import * as transcripts from './routes/transcripts.js'
+import * as variables from './routes/variables.js'
+import { webRoutes } from './routes/web.js'
+import * as webhooks from './routes/webhooks.js'
+import * as workspaces from './routes/workspaces.js'
 
 export interface AppDeps {
   config: Config
@@ -69,6 +69,21 @@ export interface AppDeps {
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
+/**
+ * A resource of `/v1`: its routes, and the tag they carry in the document (a module that adds
+ * routes to another's resource shares that one's tag).
+ */
+interface ApiModule {
+  openApiTag: Tag
+  routes(deps: AppDeps): FastifyPluginAsyncTypebox
+}
+
+/**
+ * The modules of `/v1`, registered in this order; the document lists their tags in this order,
+ * then those of the sign-in and the health routes.
+ */
+const API = [workspaces, clients, apiKeys, sectors, flows, flowAnalytics, variables, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
+
 /** Builds the HTTP application from its dependencies; it does not listen (tests use `inject`). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger: FastifyBaseLogger = deps.logger
@@ -95,7 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // JSON only: any other body type is answered 415.
   app.removeContentTypeParser('text/plain')
   registerErrorHandling(app)
-  await registerOpenApi(app, deps.config)
+  await registerOpenApi(app, deps.config, tagsOf([...API, auth, dashboardSession, health]))
   if (deps.metrics) instrumentRequests(app, deps.metrics)
   await registerRateLimiting(app)
   await app.register(cookie)
@@ -103,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     void reply.header('x-request-id', request.id)
   })
 
-  await app.register(healthRoutes(deps))
+  await app.register(health.routes(deps))
   if (deps.metrics) await app.register(metricsRoutes(deps.metrics, deps.config.metricsToken))
   if (deps.healthOnly) return app
   await serveOpenApi(app)
@@ -117,10 +132,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientSecretCost: deps.clientSecretCost,
     metrics: deps.metrics,
   })
-  await app.register(async (auth) => {
-    limitAuthEndpoints(auth, deps.config.authRateLimitPerMinute)
-    await auth.register(authRoutes(editorAuth))
-    await auth.register(dashboardSessionRoutes({ db: deps.db, editorAuth, now: deps.now }))
+  await app.register(async (signIn) => {
+    limitAuthEndpoints(signIn, deps.config.authRateLimitPerMinute)
+    await signIn.register(auth.routes(editorAuth))
+    await signIn.register(dashboardSession.routes({ db: deps.db, editorAuth, now: deps.now }))
   })
   if (deps.config.embedDemo) await app.register(embedDemoRoutes({ editorUrl: deps.config.editorUrl }))
 
@@ -136,18 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         schema.response = { 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse, ...schema.response }
       })
       declareTooManyRequests(v1)
-      await v1.register(workspaceRoutes(deps))
-      await v1.register(clientRoutes(deps))
-      await v1.register(apiKeyRoutes(deps))
-      await v1.register(sectorRoutes(deps))
-      await v1.register(flowRoutes(deps))
-      await v1.register(flowAnalyticsRoutes(deps))
-      await v1.register(variableRoutes(deps))
-      await v1.register(sessionRoutes(deps))
-      await v1.register(sessionStreamRoutes(deps))
-      await v1.register(transcriptRoutes(deps))
-      await v1.register(kanbanRoutes(deps))
-      await v1.register(webhookRoutes(deps))
+      for (const resource of API) await v1.register(resource.routes(deps))
     },
     { prefix: '/v1' },
   )

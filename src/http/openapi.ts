@@ -5,6 +5,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { Config } from '../config.js'
 import { WebhookBody } from '../webhooks/body.js'
+import { openApiTag as webhooks } from './routes/webhooks.js'
 import { ErrorResponse } from './schemas.js'
 import { docsPageHeaders, useSecurityHeaders } from './security-headers.js'
 
@@ -63,19 +64,14 @@ export const documentApiSecurity = (route: RouteOptions): void => {
   schema.security = route.config?.editor === true ? security.apiKeyOrEditor : security.apiKey
 }
 
-const TAGS: OpenAPIV3_1.TagObject[] = [
-  { name: 'sessions', description: 'Conversations with a flow: start one, send it messages; the answers arrive by webhook' },
-  { name: 'flows', description: 'Flow definitions: draft, validate, publish immutable versions' },
-  { name: 'variables', description: 'Workspace variables that flows read and sessions pass' },
-  { name: 'sectors', description: 'Transfer targets of flows' },
-  { name: 'kanban', description: 'Pipelines with stages and fields, and their cards' },
-  { name: 'workspaces', description: 'Workspaces of the organization' },
-  { name: 'api-keys', description: 'API keys, their callback URLs and webhook signing secrets' },
-  { name: 'clients', description: 'OAuth clients that sign the embedded editor in' },
-  { name: 'webhooks', description: 'Webhook deliveries, their attempts, and retries' },
-  { name: 'auth', description: "The embedded editor's sign-in (spec §5.2), outside /v1" },
-  { name: 'health', description: 'Liveness and readiness probes' },
-]
+/** A group of operations in the document: a route module declares the one its routes carry. */
+export interface Tag {
+  name: string
+  description: string
+}
+
+/** The document's tags, each once, in the order of the route modules that carry them. */
+export const tagsOf = (modules: readonly { openApiTag: Tag }[]): Tag[] => [...new Set(modules.map((module) => module.openApiTag))]
 
 const DESCRIPTION = `Runs chatbot conversation flows for integrators: sessions, a flow engine that answers by signed
 webhooks, a management API and an embeddable flow editor.
@@ -174,7 +170,7 @@ const TURN_WEBHOOK: OpenAPIV3_1.PathItemObject = {
       'Signed as Standard Webhooks: `webhook-id` (the same on every attempt), `webhook-timestamp` and `webhook-signature` ' +
       "(HMAC-SHA256 with the key's signing secret). Any 2xx within 10 seconds is a delivery; anything else is retried on the schedule. " +
       "A session's webhooks are sent one at a time, in order.",
-    tags: ['webhooks'],
+    tags: [webhooks.name],
     requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookBody' } } } },
     responses: { '200': { description: 'Received; any 2xx will do' } },
   },
@@ -182,16 +178,17 @@ const TURN_WEBHOOK: OpenAPIV3_1.PathItemObject = {
 
 /**
  * Registers the document's generator. Call it before any route: `@fastify/swagger` sees only the
- * routes registered after it. Routes under `/v1` get their security from `documentApiSecurity`; a
- * page that is not API says `hide: true` in its schema.
+ * routes registered after it, so it takes their tags (`tagsOf`) before they are registered. Routes
+ * under `/v1` get their security from `documentApiSecurity`; a page that is not API says
+ * `hide: true` in its schema.
  */
-export async function registerOpenApi(app: FastifyInstance, config: Pick<Config, 'host' | 'port'>): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, config: Pick<Config, 'host' | 'port'>, tags: Tag[]): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Conversation Flow Service', version: '1', description: DESCRIPTION, contact: { name: 'Conversation Flow Service maintainers' } },
       servers: [{ url: serviceAddress(config), description: 'this service, at its HOST and PORT' }],
-      tags: TAGS,
+      tags,
       components: { securitySchemes: SECURITY_SCHEMES },
     },
     transformObject: (documents) => polish(('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject) as OpenAPIV3_1.Document),

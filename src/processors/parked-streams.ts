@@ -2,7 +2,8 @@ import { sql, type Selectable } from 'kysely'
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
-import { toBigInt, type DbOrTrx, type ParkedStreamsTable } from '../store/database.js'
+import { toBigInt, type DbOrTrx } from '../store/database.js'
+import type { ParkedStreamsTable } from '../store/tables/parked-streams.js'
 import { describeFailure } from './failures.js'
 
 /**

@@ -1,7 +1,8 @@
 import { sql, type RawBuilder, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
 import { invalidReplyWarning, type TurnOutput } from '../domain/turn.js'
-import type { AnalyticsSessionsTable, Database, DbOrTrx } from '../store/database.js'
+import type { Database, DbOrTrx } from '../store/database.js'
+import type { AnalyticsSessionsTable } from '../store/tables/analytics-sessions.js'
 import { prepared } from '../store/prepared.js'
 import { ROWS_PER_STATEMENT, defineProjection, inChunks, type TypedFold } from './projection.js'
 

@@ -1,7 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type Insertable, type SqlBool, type Transaction } from 'kysely'
 import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
-import type { Database, DbOrTrx, KanbanCardsTable } from '../store/database.js'
+import type { Database, DbOrTrx } from '../store/database.js'
+import type { KanbanCardsTable } from '../store/tables/kanban-cards.js'
 import { onePage } from './list-filters.js'
 import { ROWS_PER_STATEMENT, WritesInOrder, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
 

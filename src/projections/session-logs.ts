@@ -1,6 +1,7 @@
 import { sql, type Insertable, type RawBuilder, type SelectQueryBuilder, type Selectable, type Transaction } from 'kysely'
 import type { SessionEvent } from '../domain/session.js'
-import type { Database, DbOrTrx, SessionLogsTable } from '../store/database.js'
+import type { Database, DbOrTrx } from '../store/database.js'
+import type { SessionLogsTable } from '../store/tables/session-logs.js'
 import { startOfNextUtcDay, type DateRange } from './date-range.js'
 import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
 import { ALWAYS, ROWS_PER_STATEMENT, defineProjection, slices, type TypedFold } from './projection.js'

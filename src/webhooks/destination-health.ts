@@ -1,4 +1,4 @@
-import type { DestinationState } from '../store/database.js'
+import type { DestinationState } from '../store/tables/webhook-destinations.js'
 
 /**
  * A destination's health as the dispatchers share it. A healthy destination takes its fair share

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { countRows, onePage, toIso } from '../projections/list-filters.js'
-import type { DbOrTrx, DestinationState } from '../store/database.js'
+import type { DbOrTrx } from '../store/database.js'
+import type { DestinationState } from '../store/tables/webhook-destinations.js'
 import { HEALTHY, afterAttempts, type DestinationAttempt, type DestinationHealth, type HealthPolicy } from './destination-health.js'
 
 // Every statement on `webhook_destinations`: the dispatchers record each destination's health

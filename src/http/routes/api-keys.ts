@@ -4,7 +4,10 @@ import { listApiKeys } from '../../projections/api-keys.js'
 import type { AppDeps } from '../app.js'
 import { apiKeyOf } from '../auth.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { EmptyBody, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'api-keys', description: 'API keys, their callback URLs and webhook signing secrets' }
 
 const ROLES = ['workspace', 'organization-admin'] as const
 const roleDescription = '`organization-admin` keys manage every workspace of their organization; `workspace` keys only their own'
@@ -31,7 +34,7 @@ const CreatedApiKey = Type.Object({
   signingSecret: Type.String({ description: 'Shown only in this response: verifies webhook signatures' }),
 })
 
-export const apiKeyRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const policy = { allowedPrivateCidrs: deps.config.webhookAllowedPrivateCidrs, resolve: deps.resolveHost }
@@ -40,7 +43,7 @@ export const apiKeyRoutes =
       '/api-keys',
       {
         schema: {
-          tags: ['api-keys'],
+          tags: [openApiTag.name],
           operationId: 'listApiKeys',
           summary: 'List the API keys this key may manage: the organization for an admin key, its workspace otherwise',
           description: 'Keys are listed without their secrets: an organization-admin key sees every key of its organization, a workspace key those of its workspace.',
@@ -59,7 +62,7 @@ export const apiKeyRoutes =
       '/api-keys',
       {
         schema: {
-          tags: ['api-keys'],
+          tags: [openApiTag.name],
           operationId: 'createApiKey',
           summary: "Create an API key; the key and its webhook signing secret are shown once",
           description: 'Answers 201 with the key and its webhook signing secret, both shown only this once. A callback URL must be https and resolve to a public address (private ranges are refused unless the operator allows them).',
@@ -82,7 +85,7 @@ export const apiKeyRoutes =
       '/api-keys/:id',
       {
         schema: {
-          tags: ['api-keys'],
+          tags: [openApiTag.name],
           operationId: 'updateApiKey',
           summary: "Rename a key or change its callback URL; without either it answers the key as it is",
           description: 'A new callback URL applies to sessions started after the change; running sessions keep the one they started with.',
@@ -101,7 +104,7 @@ export const apiKeyRoutes =
       '/api-keys/:id',
       {
         schema: {
-          tags: ['api-keys'],
+          tags: [openApiTag.name],
           operationId: 'revokeApiKey',
           summary: 'Revoke an API key (with another key); it stops working within 5 seconds',
           description: 'A key cannot revoke itself. Processes that cached it stop accepting it within 5 seconds; sessions it started keep their webhooks.',

@@ -1,7 +1,9 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { EditorAuth } from '../../auth/editor-auth.js'
-import { security } from '../openapi.js'
+import { security, type Tag } from '../openapi.js'
 import { errorResponses } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'auth', description: "The embedded editor's sign-in (spec §5.2), outside /v1" }
 
 const TokenResponse = Type.Object({
   access_token: Type.String({ description: 'a JWT for `Authorization: Bearer …` on the editor routes of /v1' }),
@@ -13,7 +15,7 @@ const TokenResponse = Type.Object({
 const Token = Type.String({ minLength: 1, maxLength: 512 })
 
 /** The embedded editor's authentication, outside `/v1` (spec §4.7, §5.2). */
-export const authRoutes =
+export const routes =
   (editorAuth: EditorAuth): FastifyPluginAsyncTypebox =>
   async (app) => {
     // The iframe-token call may send `Content-Type: application/json` with no body at all.
@@ -30,7 +32,7 @@ export const authRoutes =
       '/auth/iframe-token',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'createIframeToken',
           summary: "Step 1, from the customer's backend: trade the OAuth client's credentials for a one-time token",
           description: 'Header `Authorization: Basic base64(clientId:clientSecret)`. The token is valid 60 seconds, for one exchange.',
@@ -50,7 +52,7 @@ export const authRoutes =
       '/auth/exchange',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'exchangeIframeToken',
           summary: 'Step 2, from the editor: trade the one-time token, once, for an access and a refresh token',
           description: 'The editor (in the customer\'s iframe) trades the one-time token from step 1, valid 60 seconds and for one exchange only, for an access token and a refresh token; a used, expired or unknown one answers 401.',
@@ -65,7 +67,7 @@ export const authRoutes =
       '/auth/refresh',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'refreshEditorTokens',
           summary: 'A new access and refresh token for a refresh token, which is used up',
           description: 'Rotates the editor\'s tokens. The refresh token is used up: presenting it again answers 401 and revokes its whole family, as a stolen token would.',

@@ -3,7 +3,10 @@ import { registerOAuthClient, revokeOAuthClient } from '../../commands/oauth-cli
 import { listOAuthClients } from '../../projections/oauth-clients.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { EmptyBody, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'clients', description: 'OAuth clients that sign the embedded editor in' }
 
 const ClientItem = Type.Object({ clientId: Uuid, name: Type.String(), createdAt: Timestamp })
 const CreatedClient = Type.Object({
@@ -12,14 +15,14 @@ const CreatedClient = Type.Object({
   name: Type.String(),
 })
 
-export const clientRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/clients',
       {
         schema: {
-          tags: ['clients'],
+          tags: [openApiTag.name],
           operationId: 'listClients',
           summary: "List the OAuth clients (embedded editor) of the key's workspace",
           description: 'The workspace\'s OAuth clients for the embedded editor, without their secrets.',
@@ -38,7 +41,7 @@ export const clientRoutes =
       '/clients',
       {
         schema: {
-          tags: ['clients'],
+          tags: [openApiTag.name],
           operationId: 'createClient',
           summary: "Create an OAuth client for the embedded editor in the key's workspace",
           description: 'Answers 201 with the client id and its secret, shown only this once. The customer\'s backend trades them for a one-time editor token (POST /auth/iframe-token).',
@@ -56,7 +59,7 @@ export const clientRoutes =
       '/clients/:clientId',
       {
         schema: {
-          tags: ['clients'],
+          tags: [openApiTag.name],
           operationId: 'revokeClient',
           summary: 'Revoke an OAuth client; its secret stops working',
           description: 'The client\'s secret stops working at once, and so do the editor tokens it led to (access tokens within 5 seconds).',

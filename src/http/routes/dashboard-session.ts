@@ -18,6 +18,9 @@ import type { Database } from '../../store/database.js'
 import { clearSessionCookie, dashboardSessionOf, sessionTokenOf, setSessionCookie } from '../dashboard-session.js'
 import { security } from '../openapi.js'
 import { EmptyBody, errorResponses, Uuid } from '../schemas.js'
+import { openApiTag } from './auth.js'
+
+export { openApiTag }
 
 const SessionInfo = Type.Object(
   {
@@ -57,7 +60,7 @@ const infoOf = (session: DashboardSession, token: string) => ({
  * session in an `HttpOnly`, `SameSite=Strict` cookie; the key itself never reaches the browser's
  * storage. The session then calls `/v1` as its key would, with its CSRF token on every write.
  */
-export const dashboardSessionRoutes =
+export const routes =
   (deps: { db: Kysely<Database>; editorAuth: EditorAuth; now(): Date }): FastifyPluginAsyncTypebox =>
   async (app) => {
     // The routes that act in a session find it before anything else (so no credentials is 401
@@ -78,7 +81,7 @@ export const dashboardSessionRoutes =
       '/auth/session',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'signInToDashboard',
           summary: 'Sign in to the dashboard with an API key or a one-time sign-in link',
           description:
@@ -106,7 +109,7 @@ export const dashboardSessionRoutes =
       '/auth/session',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'getDashboardSession',
           summary: 'The dashboard session of this browser',
           description: 'Answers the session of the `flowd_session` cookie with its CSRF token (a reloaded page asks here); 401 when there is none or it has ended.',
@@ -125,7 +128,7 @@ export const dashboardSessionRoutes =
       '/auth/session',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'signOutOfDashboard',
           summary: 'Sign out: end the dashboard session',
           description:
@@ -150,7 +153,7 @@ export const dashboardSessionRoutes =
       '/auth/session/editor-token',
       {
         schema: {
-          tags: ['auth'],
+          tags: [openApiTag.name],
           operationId: 'createDashboardEditorToken',
           summary: 'A one-time token that signs the editor in for a workspace the session reaches',
           description:

@@ -5,6 +5,9 @@ import { dateRangeSince, workspaceTimeZone } from '../../projections/list-filter
 import { findFlow, findFlowVersion } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { DateRangeParam, MAX_INT32, Timestamp, Uuid, errorResponses } from '../schemas.js'
+import { openApiTag } from './flows.js'
+
+export { openApiTag }
 
 const Count = Type.Integer({ minimum: 0 })
 
@@ -40,7 +43,7 @@ const FlowAnalytics = Type.Object(
   { title: 'Flow analytics' },
 )
 
-export const flowAnalyticsRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
@@ -49,7 +52,7 @@ export const flowAnalyticsRoutes =
         // The editor may show it over the canvas: its token reads its own workspace's flows.
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'getFlowAnalytics',
           summary: 'Sessions per day of a flow version, and per node: the sessions that reached it, answered it and ended there (drop-off)',
           description:

@@ -8,7 +8,10 @@ import { NotFoundError } from '../../errors.js'
 import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowDetail as FlowDetailRow, type FlowOrder } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { DateRangeParam, Direction, ErrorResponse, MAX_INT32, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'flows', description: 'Flow definitions: draft, validate, publish immutable versions' }
 
 const FlowItem = Type.Object({
   id: Uuid,
@@ -77,7 +80,7 @@ const FlowParams = Type.Object({ id: Uuid })
 
 const orderColumns = Object.keys(FLOW_ORDER_COLUMNS) as FlowOrder[]
 
-export const flowRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const flowContext = (request: FastifyRequest): FlowContext => ({ ...commandContext(deps, request), db: deps.db })
@@ -106,7 +109,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'listFlows',
           summary: "List the flows of the key's organization",
           description: 'A page of flows, filtered by workspace (id or part of its name) and creation date when asked, ordered as asked; a workspace key sees its workspace\'s only.',
@@ -141,7 +144,7 @@ export const flowRoutes =
       '/flows',
       {
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'createFlow',
           summary: "Create a flow in the key's workspace; it is published as version 1 at once",
           description: 'The definition is validated against the workspace (its variables, sectors and pipelines); problems answer 400 with one entry per problem, each with its path in the definition.',
@@ -165,7 +168,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'getFlow',
           summary: 'A flow with its draft definition and published version',
           description: 'The draft definition is what the editor works on; sessions run the published version. The ETag header names the draft version.',
@@ -180,7 +183,7 @@ export const flowRoutes =
       '/flows/:id',
       {
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'updateFlow',
           summary: 'Rename a flow; without a name it answers the flow as it is',
           description: 'Only the name changes here; the definition is saved with PUT /v1/flows/{id}/definition.',
@@ -200,7 +203,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'saveFlowDefinition',
           summary: 'Save the draft definition; published versions are not touched',
           description:
@@ -226,7 +229,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'publishFlow',
           summary: 'Publish the draft as the next immutable version; new sessions run it',
           description: 'The draft is validated again first. When it equals the newest version, that version is answered and nothing is added.',
@@ -242,7 +245,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'listFlowVersions',
           summary: 'Published versions of a flow, newest first',
           description: 'A page of the flow\'s published versions, without their definitions.',
@@ -265,7 +268,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'getFlowVersion',
           summary: 'One published version with its definition',
           description: 'Versions never change once published; sessions record the version they run.',
@@ -286,7 +289,7 @@ export const flowRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['flows'],
+          tags: [openApiTag.name],
           operationId: 'validateFlow',
           summary: "Check a definition against the key's workspace without saving it",
           description: 'Answers 200 with `valid` and the problems found (none when valid); nothing is saved.',

@@ -2,6 +2,9 @@ import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type
 import { sql } from 'kysely'
 import type { ProjectionStatus } from '../../projections/runtime.js'
 import type { AppDeps } from '../app.js'
+import type { Tag } from '../openapi.js'
+
+export const openApiTag: Tag = { name: 'health', description: 'Liveness and readiness probes' }
 
 const Check = Type.Object({ name: Type.String(), ok: Type.Boolean(), detail: Type.Optional(Type.String()) })
 const Readiness = Type.Object({ statusCode: Type.Integer({ examples: [200] }), status: Type.Literal('ready'), checks: Type.Array(Check) })
@@ -24,7 +27,7 @@ const projectionsCheck = (statuses: readonly ProjectionStatus[]): CheckResult =>
   return { name: 'projections', ok: false, detail: `behind: ${lagging.map((s) => s.name + (s.lastError ? ` (${s.lastError})` : '')).join(', ')}` }
 }
 
-export const healthRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     /**
@@ -66,7 +69,7 @@ export const healthRoutes =
       '/healthz',
       {
         schema: {
-          tags: ['health'],
+          tags: [openApiTag.name],
           operationId: 'getHealth',
           summary: 'The process is up',
           description: 'Answers 200 while the process runs, whatever its dependencies; for a liveness probe.',
@@ -80,7 +83,7 @@ export const healthRoutes =
       '/readyz',
       {
         schema: {
-          tags: ['health'],
+          tags: [openApiTag.name],
           operationId: 'getReadiness',
           summary: 'The database and event store answer, and the read models are caught up',
           description: '200 when the database and the event store answer and every read model has caught up with the log; 503 naming the failing checks otherwise. For a readiness probe.',

@@ -8,7 +8,10 @@ import { findCard, listCards } from '../../projections/cards.js'
 import { findPipeline, listPipelines } from '../../projections/pipelines.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { EmptyBody, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'kanban', description: 'Pipelines with stages and fields, and their cards' }
 
 const PipelineResponse = Type.Object({
   id: Uuid,
@@ -57,7 +60,7 @@ const KeepOrAdd = { id: Type.Optional({ ...Uuid, description: 'an existing one t
 /** Keyed by field id; checked against the pipeline's fields. In a change, `null` clears a value. */
 const ValuesBody = Type.Record(Type.String(), Type.Unknown())
 
-export const kanbanRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const kanbanContext = (request: FastifyRequest): KanbanContext => ({ ...commandContext(deps, request), db: deps.db })
@@ -67,7 +70,7 @@ export const kanbanRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'listPipelines',
           summary: "List the pipelines of the key's workspace with their stages and fields",
           description: 'A page of the workspace\'s kanban pipelines.',
@@ -86,7 +89,7 @@ export const kanbanRoutes =
       '/kanban/pipelines',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'createPipeline',
           summary: "Create a pipeline in the key's workspace",
           description: 'Stages are ordered as given; fields (text, number, currency, date, boolean, select, email, phone) define the values cards carry.',
@@ -111,7 +114,7 @@ export const kanbanRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'getPipeline',
           summary: 'A pipeline with its stages and fields',
           description: 'Stage and field ids are the ones cards and flows refer to.',
@@ -130,7 +133,7 @@ export const kanbanRoutes =
       '/kanban/pipelines/:id',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'updatePipeline',
           summary: 'Rename a pipeline or replace its stages or fields',
           description:
@@ -151,7 +154,7 @@ export const kanbanRoutes =
       '/kanban/pipelines/:pipelineId/cards',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'createCard',
           summary: 'Create a card in a stage of a pipeline',
           description: 'Values are checked against the pipeline\'s fields; tags follow the card rules (at most 50, each up to 100 characters, no commas, no blanks at either end, no repeats).',
@@ -174,7 +177,7 @@ export const kanbanRoutes =
       '/kanban/pipelines/:pipelineId/cards',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'listCards',
           summary: 'List the cards of a pipeline, oldest first, with sums of its number and currency fields',
           description: 'A page of cards filtered by stage, tags, creation time and text (q), with the sums of its number and currency fields over every matching card.',
@@ -218,7 +221,7 @@ export const kanbanRoutes =
       '/kanban/cards/:id',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'getCard',
           summary: 'A card',
           description: 'A card with its stage, values, tags and the session that made it, if any.',
@@ -237,7 +240,7 @@ export const kanbanRoutes =
       '/kanban/cards/:id',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'updateCard',
           summary: 'Change a card: merge values (null clears one), replace tags, move it to another stage',
           description: 'Values merge into the card\'s (null clears one); tags, when given, replace the card\'s; a stage id moves it.',
@@ -257,7 +260,7 @@ export const kanbanRoutes =
       '/kanban/cards/:id',
       {
         schema: {
-          tags: ['kanban'],
+          tags: [openApiTag.name],
           operationId: 'deleteCard',
           summary: 'Delete a card',
           description: 'The card leaves its pipeline\'s lists and sums; its history stays in the log.',

@@ -4,12 +4,15 @@ import { createSector, deleteSector, renameSector, type SectorContext } from '..
 import { listSectors } from '../../projections/sectors.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { EmptyBody, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'sectors', description: 'Transfer targets of flows' }
 
 const SectorItem = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp, updatedAt: Timestamp })
 const SectorName = Type.String({ minLength: 1, maxLength: 200 })
 
-export const sectorRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const sectorContext = (request: FastifyRequest): SectorContext => ({ ...commandContext(deps, request), db: deps.db })
@@ -18,7 +21,7 @@ export const sectorRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['sectors'],
+          tags: [openApiTag.name],
           operationId: 'listSectors',
           summary: "List the sectors of the key's workspace",
           description: 'A page of the workspace\'s sectors, the targets of a flow\'s transfer node.',
@@ -38,7 +41,7 @@ export const sectorRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['sectors'],
+          tags: [openApiTag.name],
           operationId: 'createSector',
           summary: "Create a sector (a transfer target) in the key's workspace",
           description: 'Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.',
@@ -57,7 +60,7 @@ export const sectorRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['sectors'],
+          tags: [openApiTag.name],
           operationId: 'updateSector',
           summary: 'Rename a sector; without a name it answers the sector as it is',
           description: 'Names are unique within a workspace, compared without case and surrounding spaces: a name another sector of the workspace has answers 409.',
@@ -73,7 +76,7 @@ export const sectorRoutes =
       '/sectors/:id',
       {
         schema: {
-          tags: ['sectors'],
+          tags: [openApiTag.name],
           operationId: 'deleteSector',
           summary: 'Delete a sector',
           description: 'Flows that transfer to it fail validation on their next save or publish; transfers already made keep their record.',

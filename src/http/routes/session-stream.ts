@@ -6,6 +6,9 @@ import { comparePositions, positionToString, type Position, type RecordedEvent }
 import { TurnFeed, feedItemOf, type FeedItem } from '../../webhooks/turn-feed.js'
 import type { AppDeps } from '../app.js'
 import { Uuid, errorResponses } from '../schemas.js'
+import { openApiTag } from './sessions.js'
+
+export { openApiTag }
 
 /** `Last-Event-ID`: the position of the last turn the client saw, as the stream wrote it. */
 const LAST_EVENT_ID = /^(\d{1,20})\/(\d{1,20})$/
@@ -43,7 +46,7 @@ function framesOf(item: FeedItem, debug: boolean): string {
  * the process's one feed of the log; `Last-Event-ID` resumes after a turn, missing nothing and
  * repeating nothing. It ends with the session.
  */
-export const sessionStreamRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const feed = new TurnFeed(deps.store, deps.logger)
@@ -61,7 +64,7 @@ export const sessionStreamRoutes =
       '/sessions/:sessionId/stream',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'streamSession',
           summary: "Follow a session's turns live (Server-Sent Events)",
           description: [

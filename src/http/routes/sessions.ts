@@ -5,7 +5,7 @@ import { flow as flowDecider, flowStream } from '../../domain/flow.js'
 import { VariableValue } from '../../domain/turn.js'
 import { TurnFailureReason } from '../../domain/session.js'
 import { deliveriesByEvent } from '../../webhooks/deliveries.js'
-import { DELIVERY_STATUSES } from '../../store/database.js'
+import { DELIVERY_STATUSES } from '../../store/tables/webhook-deliveries.js'
 import { EventEnvelope, toEnvelope } from '../../audit/envelope.js'
 import { readSessionHistory } from '../../audit/session-history.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js'
@@ -17,7 +17,10 @@ import type { AppDeps } from '../app.js'
 import { apiKeyOf, sessionCallerOf } from '../auth.js'
 import { commandContext } from '../context.js'
 import { SendMessageBody, toInboundMessage } from '../inbound-message.js'
+import type { Tag } from '../openapi.js'
 import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'sessions', description: 'Conversations with a flow: start one, send it messages; the answers arrive by webhook' }
 
 const SessionCreated = Type.Object({ sessionId: Uuid, status: Type.Literal('active'), expiresAt: Timestamp })
 const MessageAccepted = Type.Object({ messageId: Uuid, status: Type.Literal('queued') })
@@ -63,7 +66,7 @@ const SessionEventEntry = Type.Composite([
 
 const logOrderColumns = Object.keys(SESSION_LOG_ORDER_COLUMNS) as SessionLogOrder[]
 
-export const sessionRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const flowVersions = new FlowVersions(deps.store)
@@ -74,7 +77,7 @@ export const sessionRoutes =
       '/sessions/flows/:flowId/create',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'createSession',
           summary: 'Start a session of a flow; its first response goes to the callback URL',
           description: 'Runs the flow\'s published version. Answers 201 with the session id once the start is recorded; the engine\'s first turn reaches the key\'s callback URL as a signed webhook.',
@@ -111,7 +114,7 @@ export const sessionRoutes =
       '/sessions/:sessionId/message',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'sendMessage',
           summary: "Send the user's message into an active session; the flow answers by webhook",
           description: 'Answers 202 once the message is recorded; the engine\'s turn reaches the callback URL as a signed webhook, in order. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same message. The editor\'s token reaches preview sessions of its workspace.',
@@ -136,7 +139,7 @@ export const sessionRoutes =
       '/flows/:flowId/preview-sessions',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'createPreviewSession',
           summary: "Start a preview session of the flow's current draft",
           description:
@@ -173,7 +176,7 @@ export const sessionRoutes =
       '/sessions/logs',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'listSessionLogs',
           summary: "Session logs of the key's organization",
           description: 'A page of sessions, filtered by workspace, flow, status, date range (in the workspace\'s time zone) and session id, ordered as asked.',
@@ -201,7 +204,7 @@ export const sessionRoutes =
       '/sessions/:sessionId',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'getSession',
           summary: 'A session as it stands: status, variables, the question it waits at',
           description: 'Status, variables, the node it waits at and, for a session that ended in error, the reason.',
@@ -235,7 +238,7 @@ export const sessionRoutes =
       '/sessions/:sessionId/events',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'listSessionEvents',
           summary: "The session's full event history, oldest first",
           description: 'Every recorded event of the session with its position, and for each turn the webhook delivery it made: for auditors.',

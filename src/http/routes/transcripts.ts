@@ -5,6 +5,9 @@ import { Transcript, buildTranscript, transcriptMarkdown, type StoredSessionEven
 import { AppError, NotFoundError } from '../../errors.js'
 import type { AppDeps } from '../app.js'
 import { ErrorResponse, Uuid, errorResponses } from '../schemas.js'
+import { openApiTag } from './sessions.js'
+
+export { openApiTag }
 
 const JSON_TYPE = 'application/json'
 const MARKDOWN_TYPE = 'text/markdown'
@@ -26,14 +29,14 @@ export function negotiate(accept: string | undefined): Offered | undefined {
   return new Negotiator({ headers: { accept } }).mediaType([...OFFERED]) as Offered | undefined
 }
 
-export const transcriptRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/sessions/:sessionId/transcript',
       {
         schema: {
-          tags: ['sessions'],
+          tags: [openApiTag.name],
           operationId: 'getSessionTranscript',
           summary: 'The conversation as the user and the bot saw it: JSON, or Markdown with Accept: text/markdown',
           description: 'The inbound and outbound messages in order, with buttons, lists and media as sent.',

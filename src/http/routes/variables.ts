@@ -5,7 +5,10 @@ import { VariableValue } from '../../domain/turn.js'
 import { listVariables } from '../../projections/variables.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { EmptyBody, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'variables', description: 'Workspace variables that flows read and sessions pass' }
 
 const VariableType = OneOf(VARIABLE_TYPES)
 const Description = Type.String({ maxLength: 1000 })
@@ -20,7 +23,7 @@ const Variable = Type.Object({
   updatedAt: Timestamp,
 })
 
-export const variableRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
@@ -28,7 +31,7 @@ export const variableRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['variables'],
+          tags: [openApiTag.name],
           operationId: 'listVariables',
           summary: "List the variables of the key's workspace, oldest first",
           description: 'A page of the workspace\'s variables with their types and defaults.',
@@ -48,7 +51,7 @@ export const variableRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['variables'],
+          tags: [openApiTag.name],
           operationId: 'createVariable',
           summary: "Define a variable in the key's workspace; flows use it by name, sessions pass its value",
           description: 'Names are unique within a workspace and never change; the type (string, number, boolean, object) checks the values sessions pass and flows save.',
@@ -72,7 +75,7 @@ export const variableRoutes =
       {
         config: { editor: true },
         schema: {
-          tags: ['variables'],
+          tags: [openApiTag.name],
           operationId: 'updateVariable',
           summary: 'Change the description or default of a variable (null clears it); name and type never change',
           description: 'A default must have the variable\'s type; null clears the description or the default.',
@@ -93,7 +96,7 @@ export const variableRoutes =
       '/variables/:id',
       {
         schema: {
-          tags: ['variables'],
+          tags: [openApiTag.name],
           operationId: 'deleteVariable',
           summary: 'Remove a variable; flows that use it fail validation on their next save or publish',
           description: 'Sessions that hold a value keep it; new sessions cannot pass one.',

@@ -2,9 +2,13 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { NotFoundError } from '../../errors.js'
 import { findDelivery, listDeliveries, retryDelivery } from '../../webhooks/deliveries.js'
 import { listDestinations } from '../../webhooks/destinations.js'
-import { DELIVERY_STATUSES, DESTINATION_STATES } from '../../store/database.js'
+import { DELIVERY_STATUSES } from '../../store/tables/webhook-deliveries.js'
+import { DESTINATION_STATES } from '../../store/tables/webhook-destinations.js'
 import type { AppDeps } from '../app.js'
+import type { Tag } from '../openapi.js'
 import { Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'webhooks', description: 'Webhook deliveries, their attempts, and retries' }
 
 const statusDescription =
   'pending: waiting for its first attempt (or queued again); failed: an attempt failed and another is scheduled; delivered: a 2xx came back; dead: every attempt of the schedule failed; skipped: the key had no callback URL'
@@ -51,14 +55,14 @@ const Destination = Type.Object({
   updatedAt: Timestamp,
 })
 
-export const webhookRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/webhooks/deliveries',
       {
         schema: {
-          tags: ['webhooks'],
+          tags: [openApiTag.name],
           operationId: 'listDeliveries',
           summary: "Webhook deliveries of the key's workspace, in the order their events happened, with their attempts",
           description: 'A page of deliveries filtered by status and session, each with its attempts.',
@@ -82,7 +86,7 @@ export const webhookRoutes =
       '/webhooks/deliveries/:deliveryId',
       {
         schema: {
-          tags: ['webhooks'],
+          tags: [openApiTag.name],
           operationId: 'getDelivery',
           summary: 'One delivery with every attempt and the response bodies received',
           description: 'The signed body as sent, and each attempt\'s status code, timing and response body.',
@@ -101,7 +105,7 @@ export const webhookRoutes =
       '/webhooks/destinations',
       {
         schema: {
-          tags: ['webhooks'],
+          tags: [openApiTag.name],
           operationId: 'listDestinations',
           summary: "The key's workspace's webhook destinations that have failed, failing ones first",
           description:
@@ -124,7 +128,7 @@ export const webhookRoutes =
       '/webhooks/deliveries/:deliveryId/retry',
       {
         schema: {
-          tags: ['webhooks'],
+          tags: [openApiTag.name],
           operationId: 'retryDelivery',
           summary: 'Send a dead or delivered webhook again, at once, with the same webhook-id and a fresh retry schedule',
           description: 'A dead or delivered delivery is queued again with a fresh schedule and the same `webhook-id`; a failed one waiting for its next attempt is attempted at once. Answers 202; 409 while the delivery is pending or being sent, or skipped (no callback URL).',

@@ -4,7 +4,10 @@ import { BadRequestError, ForbiddenError } from '../../errors.js'
 import { listWorkspaces } from '../../projections/workspaces.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
+import type { Tag } from '../openapi.js'
 import { EmptyBody, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+
+export const openApiTag: Tag = { name: 'workspaces', description: 'Workspaces of the organization' }
 
 const WorkspaceItem = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp })
 
@@ -17,14 +20,14 @@ const isTimeZone = (zone: string): boolean => {
   }
 }
 
-export const workspaceRoutes =
+export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/workspaces',
       {
         schema: {
-          tags: ['workspaces'],
+          tags: [openApiTag.name],
           operationId: 'listWorkspaces',
           summary: "List the workspaces of the key's organization",
           description: "A page of the organization's workspaces, oldest first, for an organization-admin key; a workspace key sees its own workspace only.",
@@ -45,7 +48,7 @@ export const workspaceRoutes =
       '/workspaces',
       {
         schema: {
-          tags: ['workspaces'],
+          tags: [openApiTag.name],
           operationId: 'createWorkspace',
           summary: "Create a workspace in the key's organization",
           description: 'Needs an organization-admin key. The time zone (IANA name, e.g. America/Sao_Paulo) sets where the lists\' date ranges start their days; without one they use UTC.',

@@ -1,0 +1,7 @@
+import type { Timestamp } from './columns.js'
+
+export interface OrganizationsTable {
+  id: string
+  name: string
+  created_at: Timestamp
+}
