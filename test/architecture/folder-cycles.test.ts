@@ -1,103 +1,8 @@
-import { fileURLToPath } from 'node:url'
-import { cruise, type ICruiseResult } from 'dependency-cruiser'
 import t from 'tap'
-
-const root = fileURLToPath(new URL('../../', import.meta.url))
-
-/** One import of one file by another, both under src/. */
-interface FileImport {
-  from: string
-  to: string
-}
+import { folderCycles, sourceGraph, type FileImport } from '../helpers/folder-cycles.js'
 
 /** `src/domain/nodes/end.ts` belongs to `domain`; a file directly under src/ is a unit of its own. */
 const unitOf = (file: string): string => file.replace(/^src\//, '').split('/')[0] ?? file
-
-/**
- * Every cycle between the units of src/: each strongly connected group of two or more units, as one
- * cycle through them followed by every file-level import between them. Each such import lies on a
- * cycle, so removing them all (or reversing them) is what breaks it.
- */
-function folderCycles(imports: readonly FileImport[]): string[] {
-  const between = new Map<string, Map<string, FileImport[]>>()
-  for (const fileImport of imports) {
-    const from = unitOf(fileImport.from)
-    const to = unitOf(fileImport.to)
-    if (from === to) continue
-    const targets = between.get(from) ?? new Map<string, FileImport[]>()
-    between.set(from, targets.set(to, [...(targets.get(to) ?? []), fileImport]))
-    if (!between.has(to)) between.set(to, new Map())
-  }
-  const successors = (unit: string): string[] => [...(between.get(unit)?.keys() ?? [])].sort()
-
-  return stronglyConnected([...between.keys()].sort(), successors)
-    .filter((group) => group.length > 1)
-    .map((group) => {
-      const members = new Set(group)
-      const lines = [...group]
-        .sort()
-        .flatMap((from) => successors(from).filter((to) => members.has(to)).flatMap((to) => between.get(from)?.get(to) ?? []))
-        .map(({ from, to }) => `  ${from} → ${to}`)
-      return [cycleThrough(group, successors).join(' → '), ...lines].join('\n')
-    })
-}
-
-/** Tarjan's algorithm: the strongly connected groups of a directed graph. */
-function stronglyConnected(nodes: readonly string[], successors: (node: string) => string[]): string[][] {
-  const index = new Map<string, number>()
-  const lowLink = new Map<string, number>()
-  const stack: string[] = []
-  const onStack = new Set<string>()
-  const groups: string[][] = []
-  const visit = (node: string): void => {
-    index.set(node, index.size)
-    lowLink.set(node, index.get(node)!)
-    stack.push(node)
-    onStack.add(node)
-    for (const next of successors(node)) {
-      if (!index.has(next)) {
-        visit(next)
-        lowLink.set(node, Math.min(lowLink.get(node)!, lowLink.get(next)!))
-      } else if (onStack.has(next)) {
-        lowLink.set(node, Math.min(lowLink.get(node)!, index.get(next)!))
-      }
-    }
-    if (lowLink.get(node) !== index.get(node)) return
-    const group: string[] = []
-    let member: string | undefined
-    do {
-      member = stack.pop()!
-      onStack.delete(member)
-      group.push(member)
-    } while (member !== node)
-    groups.push(group)
-  }
-  for (const node of nodes) if (!index.has(node)) visit(node)
-  return groups
-}
-
-/** The shortest cycle from the group's first unit back to itself, staying inside the group. */
-function cycleThrough(group: readonly string[], successors: (node: string) => string[]): string[] {
-  const members = new Set(group)
-  const start = [...group].sort()[0]!
-  const cameFrom = new Map<string, string>()
-  const queue = [start]
-  while (queue.length > 0) {
-    const node = queue.shift()!
-    for (const next of successors(node).filter((unit) => members.has(unit))) {
-      if (next === start) {
-        const path = [node]
-        while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!)
-        return [...path, start]
-      }
-      if (!cameFrom.has(next)) {
-        cameFrom.set(next, node)
-        queue.push(next)
-      }
-    }
-  }
-  return [...group]
-}
 
 t.test('the cycle finder names a cycle between folders by the imports that make it', async (t) => {
   const imports: FileImport[] = [
@@ -107,36 +12,17 @@ t.test('the cycle finder names a cycle between folders by the imports that make 
     { from: 'src/http/app.ts', to: 'src/orders/order.ts' },
     { from: 'src/orders/order.ts', to: 'src/errors.ts' },
   ]
-  t.strictSame(folderCycles(imports), [
+  t.strictSame(folderCycles(imports, unitOf), [
     ['billing → orders → billing', '  src/billing/invoice.ts → src/orders/order.ts', '  src/orders/place.ts → src/billing/invoice.ts'].join('\n'),
   ], 'the shortest way round, then every import between the folders of the cycle')
-  t.strictSame(folderCycles(imports.slice(1)), [], 'one direction alone is no cycle')
+  t.strictSame(folderCycles(imports.slice(1), unitOf), [], 'one direction alone is no cycle')
 })
 
 t.test('no cycles between the folders of src/', async (t) => {
-  const { output } = await cruise(
-    ['src'],
-    {
-      baseDir: root,
-      // Type-only imports count: they vanish from the compiled JavaScript, but the importing folder is
-      // still written in the other folder's terms and breaks when those change, which is the coupling
-      // a cycle between folders is about.
-      tsPreCompilationDeps: true,
-      exclude: { path: '^node_modules/' },
-    },
-    { extensions: ['.ts'] },
-  )
-  const modules = (output as ICruiseResult).modules
-  const dependencies = modules.flatMap((module) => module.dependencies.map((dependency) => ({ from: module.source, dependency })))
-
-  const unresolved = dependencies.filter(({ dependency }) => dependency.couldNotResolve && dependency.module.startsWith('.'))
-  t.strictSame(unresolved.map(({ from, dependency }) => `${from} → ${dependency.module}`), [], 'every relative import resolves, so none is missing from the graph')
-
-  const imports = dependencies
-    .filter(({ dependency }) => dependency.resolved.startsWith('src/'))
-    .map(({ from, dependency }) => ({ from, to: dependency.resolved }))
-  t.ok(modules.length > 100, `the graph holds the source (${modules.length} files)`)
-  t.ok(imports.some(({ from, to }) => unitOf(from) !== unitOf(to)), 'imports between folders are in the graph')
-  t.ok(dependencies.some(({ dependency }) => dependency.dependencyTypes.includes('type-only')), 'type-only imports are in the graph')
-  t.strictSame(folderCycles(imports), [], 'no folder of src/ reaches itself through another')
+  const graph = await sourceGraph('src', ['.ts'])
+  t.strictSame(graph.unresolved, [], 'every relative import resolves, so none is missing from the graph')
+  t.ok(graph.files > 100, `the graph holds the source (${graph.files} files)`)
+  t.ok(graph.imports.some(({ from, to }) => unitOf(from) !== unitOf(to)), 'imports between folders are in the graph')
+  t.ok(graph.hasTypeOnly, 'type-only imports are in the graph')
+  t.strictSame(folderCycles(graph.imports, unitOf), [], 'no folder of src/ reaches itself through another')
 })

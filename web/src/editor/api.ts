@@ -1,6 +1,6 @@
 import createClient, { type Client, type ClientPathsWithMethod, type MethodResponse, type Middleware } from 'openapi-fetch'
 import type { paths } from '../../../client/src/schema'
-import type { FlowDefinition, Problem } from './flow/types'
+import type { FlowDefinition, Problem } from './flow-definition'
 
 /** A failed call: the service's `{statusCode, message, error}`, plus `problems` for an invalid flow. */
 export class ApiError extends Error {

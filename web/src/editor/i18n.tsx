@@ -1,5 +1,5 @@
 import { createI18n, type Lang, type Translate as SharedTranslate } from '../shared/i18n'
-import { testPanelEn, testPanelPt } from './test-panel/i18n'
+import { testPanelEn, testPanelPt } from './test-panel-strings'
 
 // The editor's strings. A node type's own, its name, its palette description and what only its
 // body and form say, are in its module of nodes/ (`nodeStrings` of nodes/node-ui.ts).

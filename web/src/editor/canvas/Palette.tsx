@@ -1,5 +1,5 @@
 import { useLang, useT } from '../i18n'
-import type { NodeType } from '../flow/types'
+import type { NodeType } from '../flow-definition'
 import { NODE_TYPES, nodeUis } from '../nodes'
 
 export const DRAG_TYPE = 'application/x-flowd-node'

@@ -1,5 +1,5 @@
 import { uniqueId, type FlowEdge, type FlowNode, type Graph } from './model'
-import type { Point } from './placement'
+import { inside, nodeBounds, type Box, type Point } from './placement'
 
 /** Copied nodes and the edges between them, as they were when copied. */
 export interface Clip {
@@ -16,6 +16,21 @@ export function copySelection(graph: Graph): Clip | undefined {
     nodes: nodes.map((n) => ({ id: n.id, type: n.type, position: { ...n.position }, data: structuredClone(n.data) })),
     edges: graph.edges.filter((e) => ids.has(e.source) && ids.has(e.target)).map((e) => ({ ...e })),
   }
+}
+
+// Each paste of the same copy lands this much further down and to the right.
+const PASTE_STEP = 40
+
+/**
+ * How far the `times`-th paste of `clip` moves its nodes: a step further each time while that
+ * stays in `view` (the visible canvas), else into the middle of the view.
+ */
+export function pasteOffset(clip: Clip, times: number, view: Box | undefined): Point {
+  const step = { x: PASTE_STEP * times, y: PASTE_STEP * times }
+  const box = nodeBounds(clip.nodes)
+  const moved = { ...box, x: box.x + step.x, y: box.y + step.y }
+  if (!view || inside(moved, view)) return step
+  return { x: Math.round(view.x + view.width / 2 - box.width / 2 - box.x), y: Math.round(view.y + view.height / 2 - box.height / 2 - box.y) }
 }
 
 /** `clip` added to `graph` with new node and edge ids, moved by `offset`, and selected instead of what was. */

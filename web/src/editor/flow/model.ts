@@ -1,6 +1,6 @@
 import type { Edge, Node } from '@xyflow/react'
 import { nodeUiOf } from '../nodes'
-import type { Exit, FlowDefinition, Problem } from './types'
+import type { Exit, FlowDefinition, Problem } from '../flow-definition'
 
 export type FlowNode = Node<Record<string, unknown>>
 export type FlowEdge = Edge

@@ -1,6 +1,6 @@
 import type { MessageKey, Translate } from '../i18n'
 import type { ProblemIndex } from './model'
-import type { FlowDefinition, Problem } from './types'
+import type { FlowDefinition, Problem } from '../flow-definition'
 
 type Segment = string | number
 

@@ -1,6 +1,5 @@
 import type { PipelineField } from '../api'
-import { asFieldValue } from '../flow/kanban-values'
-import { FIELD_VALUE_TYPES, type CardValue } from '../flow/types'
+import { asFieldValue, FIELD_VALUE_TYPES, type CardValue } from '../flow-definition'
 import { useT } from '../i18n'
 import { NumberInput, Select, VarText } from './fields'
 

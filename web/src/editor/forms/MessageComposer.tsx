@@ -1,5 +1,5 @@
 import { useT } from '../i18n'
-import { LIMITS, MEDIA_KINDS, MESSAGE_KINDS, type Button, type Interactive, type ListSection, type MediaKind, type MessageKind, type OutgoingMessage } from '../flow/types'
+import { LIMITS, MEDIA_KINDS, MESSAGE_KINDS, type Button, type Interactive, type ListSection, type MediaKind, type MessageKind, type OutgoingMessage } from '../flow-definition'
 import { ListControls, Select, TagsInput, TextInput, VarText, moveItem, replaceAt } from './fields'
 
 export function kindOf(message: OutgoingMessage): MessageKind {

@@ -1,6 +1,6 @@
 import { useId, useRef, useState, type ReactNode } from 'react'
 import { useT } from '../i18n'
-import { SYSTEM_VARIABLES } from '../flow/types'
+import { SYSTEM_VARIABLES } from '../flow-definition'
 import { useWorkspace } from '../workspace'
 
 const length = (text: string) => [...text].length

@@ -1,5 +1,5 @@
 import * as kanbanMove from '../../../../src/domain/nodes/kanban-move.js'
-import type { CardValue } from '../flow/types'
+import type { CardValue } from '../flow-definition'
 import { CardValueInput } from '../forms/CardValueInput'
 import { Select, TagsInput } from '../forms/fields'
 import { useWorkspace } from '../workspace'

@@ -1,9 +1,9 @@
 import { Fragment } from 'react'
 import * as message from '../../../../src/domain/nodes/message.js'
-import type { OutgoingMessage } from '../flow/types'
+import type { OutgoingMessage } from '../flow-definition'
 import { ListControls, moveItem, replaceAt } from '../forms/fields'
 import { MessageComposer, messageOfKind } from '../forms/MessageComposer'
-import { NodeButtons } from '../canvas/NodeButtons'
+import { NodeButtons } from './NodeButtons'
 import { clip, nodeStrings, previewMessage, type FormProps, type NodeUi } from './node-ui'
 
 const strings = nodeStrings({

@@ -1,7 +1,7 @@
 import type { ComponentType } from 'react'
 import type { Dictionaries, Lang, Translate as TranslateOf } from '../../shared/i18n'
 import { useLang, withStrings, type MessageKey, type Translate } from '../i18n'
-import type { Exit, OutgoingMessage } from '../flow/types'
+import type { Exit, OutgoingMessage } from '../flow-definition'
 
 /**
  * How the editor shows and edits one node type. Its data, exits and limits are the type's own

@@ -1,7 +1,7 @@
 import * as question from '../../../../src/domain/nodes/question.js'
 import { MessageComposer, kindOf, messageOfKind } from '../forms/MessageComposer'
 import { NumberInput, Select } from '../forms/fields'
-import { NodeButtons } from '../canvas/NodeButtons'
+import { NodeButtons } from './NodeButtons'
 import { useWorkspace } from '../workspace'
 import { clip, nodeStrings, previewMessage, type FormProps, type NodeUi } from './node-ui'
 

@@ -1,4 +1,4 @@
-import type { Clipboard } from '../canvas/useClipboard'
+import type { Clipboard } from '../flow/useClipboard'
 import { useT } from '../i18n'
 
 /** The clipboard's buttons, each naming its shortcut (the keys work outside form fields). */

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react'
 import { useT } from '../i18n'
 import type { FlowNode } from '../flow/model'
-import type { Problem } from '../flow/types'
+import type { Problem } from '../flow-definition'
 import { nodeUiOf, useNodeTypeName } from '../nodes'
 
 export interface NodePanelProps {

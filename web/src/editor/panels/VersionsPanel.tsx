@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react'
 import type { FlowApi, PublishedVersion } from '../api'
-import type { FlowDefinition } from '../flow/types'
+import type { FlowDefinition } from '../flow-definition'
 import { useT } from '../i18n'
 
 export interface VersionsPanelProps {

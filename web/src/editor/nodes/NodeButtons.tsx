@@ -1,5 +1,5 @@
 import { useT } from '../i18n'
-import type { OutgoingMessage } from '../flow/types'
+import type { OutgoingMessage } from '../flow-definition'
 
 /**
  * The buttons a message shows the contact, drawn on its node: reply buttons by title, a list by its

@@ -1,4 +1,4 @@
-// The test panel's strings; the editor's dictionaries (../i18n.tsx) include them.
+// The test panel's strings; the editor's dictionaries (./i18n.tsx) include them.
 
 export const testPanelEn = {
   'test.toggle': 'Test',

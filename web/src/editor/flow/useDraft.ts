@@ -1,0 +1,196 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { ApiError, StaleDraftError, type FlowApi, type FlowDetail } from '../api'
+import type { FlowDefinition } from '../flow-definition'
+import { useT, type Translate } from '../i18n'
+import type { EditorMessage } from '../protocol'
+import { emptyProblems, indexProblems, toDefinition, toGraph, type ProblemIndex } from './model'
+import { forPeople } from './problem-text'
+import { useCtrlKeys } from './shortcuts'
+import type { FlowGraph } from './useFlowGraph'
+
+/** The line under the toolbar: what the last save, publish or check did. */
+export interface Status {
+  kind: 'ok' | 'error'
+  text: string
+}
+
+/** What a failed call means for the person and for the host page. */
+export interface Failure {
+  status: Status
+  message: Extract<EditorMessage, { type: 'error' }>
+  /** The newer draft's version, when a save found that someone else saved meanwhile. */
+  conflict?: number
+  /** What the service found wrong with `sent`, when it refused it as invalid. */
+  problems?: ProblemIndex
+}
+
+export function failure(error: unknown, sent: FlowDefinition, t: Translate): Failure {
+  if (error instanceof StaleDraftError) {
+    return { conflict: error.currentDraftVersion, status: { kind: 'error', text: t('status.conflict') }, message: { type: 'error', code: 'draft_conflict', message: error.message } }
+  }
+  if (error instanceof ApiError && error.status === 400 && error.problems.length > 0) {
+    return {
+      problems: indexProblems(sent, forPeople(sent, error.problems, t)),
+      status: { kind: 'error', text: t('status.invalid', { count: error.problems.length }) },
+      message: { type: 'error', code: 'invalid_flow', message: error.message },
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return { status: { kind: 'error', text: t('status.failed', { message }) }, message: { type: 'error', code: 'request_failed', message } }
+}
+
+export interface DraftOptions {
+  flow: FlowDetail
+  api: FlowApi
+  /** Tells the host page (dirty, saved, published, error). */
+  notify(message: EditorMessage): void
+  /** The editor was started afresh on the draft saved meanwhile ("reload theirs"). */
+  reloaded: boolean
+  /** Starts the editor afresh on `flow`. */
+  onReload(flow: FlowDetail): void
+}
+
+/** The draft on the service and what the editor does with it: save, publish, check, restore a version. */
+export interface Draft {
+  /** The document as the editor holds it, as JSON. */
+  json: string
+  /** It differs from the draft last saved. */
+  dirty: boolean
+  publishedVersion: number
+  busy: 'saving' | 'publishing' | 'validating' | undefined
+  status: Status | undefined
+  dismissStatus(): void
+  /** Set when a save found a newer draft: that draft's version, until the person chooses. */
+  conflict: number | undefined
+  /** Saves over the draft at `over` (by default the one this editor's changes are based on); false when it failed. */
+  save(over?: number): Promise<boolean>
+  /** Gives up this editor's changes for the draft saved meanwhile. */
+  reloadTheirs(): Promise<void>
+  publish(): Promise<void>
+  /** Checks the document as the editor holds it; its problems are shown on the graph. */
+  validate(): Promise<'valid' | 'invalid' | 'failed'>
+  /** A published version's definition becomes the draft's content, as an unsaved change. */
+  restore(version: number, definition: FlowDefinition): void
+}
+
+/**
+ * The draft's save, publish and check for the graph `flowGraph` holds. Ctrl/⌘+S saves from
+ * anywhere, a form field included; the host hears when the draft starts and stops having unsaved
+ * changes, and the browser asks before a page with unsaved changes is left.
+ */
+export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions, flowGraph: FlowGraph): Draft {
+  const t = useT()
+  const { definition, showProblems, load } = flowGraph
+  const json = useMemo(() => JSON.stringify(definition), [definition])
+  const [savedJson, setSavedJson] = useState(() => JSON.stringify(toDefinition(flow.definition, toGraph(flow.definition))))
+  const dirty = json !== savedJson
+  const [publishedVersion, setPublishedVersion] = useState(flow.publishedVersion)
+  const [busy, setBusy] = useState<Draft['busy']>()
+  const [status, setStatus] = useState<Status | undefined>(() => (reloaded ? { kind: 'ok', text: t('status.reloaded') } : undefined))
+  // The draft version this editor's changes are based on; a save sends it (If-Match).
+  const draftVersion = useRef(flow.draftVersion)
+  const [conflict, setConflict] = useState<number>()
+
+  const failed = useCallback(
+    (error: unknown, sent: FlowDefinition) => {
+      const result = failure(error, sent, t)
+      if (result.conflict !== undefined) setConflict(result.conflict)
+      if (result.problems) showProblems(result.problems)
+      setStatus(result.status)
+      notify(result.message)
+    },
+    [notify, showProblems, t],
+  )
+
+  const save = useCallback(
+    async (over = draftVersion.current): Promise<boolean> => {
+      const sent = definition
+      setBusy('saving')
+      setStatus(undefined)
+      try {
+        const saved = await api.saveDraft(flow.id, sent, over)
+        draftVersion.current = saved.draftVersion
+        setConflict(undefined)
+        setSavedJson(JSON.stringify(sent))
+        showProblems(emptyProblems())
+        setStatus({ kind: 'ok', text: t('status.draftSaved') })
+        notify({ type: 'saved', flowId: flow.id, updatedAt: saved.updatedAt })
+        return true
+      } catch (error) {
+        failed(error, sent)
+        return false
+      } finally {
+        setBusy(undefined)
+      }
+    },
+    [api, definition, failed, flow.id, notify, showProblems, t],
+  )
+
+  const reloadTheirs = useCallback(async () => {
+    setBusy('saving')
+    try {
+      onReload(await api.flow(flow.id))
+    } catch (error) {
+      failed(error, definition)
+      setBusy(undefined)
+    }
+  }, [api, definition, failed, flow.id, onReload])
+
+  const publish = useCallback(async () => {
+    if (dirty && !(await save())) return
+    setBusy('publishing')
+    try {
+      const { version, publishedAt } = await api.publish(flow.id)
+      setPublishedVersion(version)
+      showProblems(emptyProblems())
+      setStatus({ kind: 'ok', text: t('status.publishedNow', { version }) })
+      notify({ type: 'published', flowId: flow.id, version, publishedAt })
+    } catch (error) {
+      failed(error, definition)
+    } finally {
+      setBusy(undefined)
+    }
+  }, [api, definition, dirty, failed, flow.id, notify, save, showProblems, t])
+
+  const validate = useCallback(async (): Promise<'valid' | 'invalid' | 'failed'> => {
+    const sent = definition
+    setBusy('validating')
+    try {
+      const result = await api.validate(sent)
+      showProblems(indexProblems(sent, forPeople(sent, result.problems, t)))
+      setStatus(result.valid ? { kind: 'ok', text: t('status.valid') } : { kind: 'error', text: t('status.invalid', { count: result.problems.length }) })
+      return result.valid ? 'valid' : 'invalid'
+    } catch (error) {
+      failed(error, sent)
+      return 'failed'
+    } finally {
+      setBusy(undefined)
+    }
+  }, [api, definition, failed, showProblems, t])
+
+  const restore = useCallback(
+    (version: number, restored: FlowDefinition) => {
+      load(restored)
+      setStatus({ kind: 'ok', text: t('status.restored', { version }) })
+    },
+    [load, t],
+  )
+
+  useCtrlKeys((event, key) => {
+    if (key !== 's') return
+    event.preventDefault()
+    if (dirty && busy === undefined) void save()
+  })
+
+  useEffect(() => {
+    notify({ type: 'dirty', flowId: flow.id, dirty })
+    if (!dirty) return
+    const guard = (event: BeforeUnloadEvent) => event.preventDefault()
+    window.addEventListener('beforeunload', guard)
+    return () => window.removeEventListener('beforeunload', guard)
+  }, [dirty, flow.id, notify])
+
+  const dismissStatus = useCallback(() => setStatus(undefined), [])
+
+  return { json, dirty, publishedVersion, busy, status, dismissStatus, conflict, save, reloadTheirs, publish, validate, restore }
+}

@@ -1,0 +1,153 @@
+import { useReactFlow, type Connection, type EdgeChange, type NodeChange } from '@xyflow/react'
+import { useCallback, useMemo, useReducer, useState, type RefObject } from 'react'
+import type { FlowDefinition, NodeType } from '../flow-definition'
+import { useWorkspace } from '../workspace'
+import * as commands from './graph-commands'
+import { historyReducer, initialHistory } from './history'
+import { typedKanbanValues } from './kanban-values'
+import { connect, emptyProblems, renameExit, toDefinition, toGraph, type FlowNode, type Graph, type ProblemIndex } from './model'
+import { freeSpot, NODE_SIZE, visibleArea, type Point } from './placement'
+import { withoutNode } from './problem-text'
+import { isTyping, useCtrlKeys } from './shortcuts'
+import { useClipboard, type Clipboard } from './useClipboard'
+
+/** React Flow's callbacks, each turning what the canvas did into a change of the graph. */
+export interface CanvasHandlers {
+  onNodesChange(changes: NodeChange<FlowNode>[]): void
+  onEdgesChange(changes: EdgeChange[]): void
+  onConnect(connection: Connection): void
+  onNodeDragStart(): void
+}
+
+/** The flow being edited, its problems, and what a person can do to it. */
+export interface FlowGraph {
+  graph: Graph
+  /** The document to save: the graph in the format's terms. */
+  definition: FlowDefinition
+  /** What the last check or save found, less the nodes edited since. */
+  problems: ProblemIndex
+  canUndo: boolean
+  canRedo: boolean
+  undo(): void
+  redo(): void
+  canvas: CanvasHandlers
+  clipboard: Clipboard
+  /** Adds a node at `at`, or at a free spot in the visible canvas. */
+  addNode(type: NodeType, at?: Point): void
+  /** Selects the node alone and brings it into view. */
+  selectNode(id: string): void
+  updateNodeData(id: string, data: Record<string, unknown>): void
+  renameNodeExit(id: string, from: string, to: string): void
+  deleteNode(id: string): void
+  linkExit(id: string, exit: string | null, target: string | null): void
+  showProblems(problems: ProblemIndex): void
+  /** Makes `definition` (a published version's) the content, as one change undo can take back. */
+  load(definition: FlowDefinition): void
+}
+
+/**
+ * The graph state of the editor, with undo and redo (Ctrl/⌘+Z, Ctrl/⌘+Shift+Z or Y outside form
+ * fields) and the clipboard. `canvasRef` is the canvas's element: new and pasted nodes land in
+ * the part of the flow it shows.
+ */
+export function useFlowGraph(initial: FlowDefinition, canvasRef: RefObject<HTMLElement | null>): FlowGraph {
+  const workspace = useWorkspace()
+  const reactFlow = useReactFlow()
+  const [base, setBase] = useState(initial)
+  // Values saved as text for number and yes/no fields are converted where they read as such; the
+  // draft then differs from what the editor holds, so it shows unsaved changes until it is saved.
+  const [history, dispatch] = useReducer(historyReducer, initial, (definition) => initialHistory(typedKanbanValues(toGraph(definition), workspace.pipelines)))
+  const graph = history.present
+  const definition = useMemo(() => toDefinition(base, graph), [base, graph])
+  const [problems, setProblems] = useState<ProblemIndex>(emptyProblems)
+
+  const change = useCallback((update: (graph: Graph) => Graph, record = true, key?: string) => dispatch({ type: 'change', update, record, key, at: Date.now() }), [])
+  const undo = useCallback(() => dispatch({ type: 'undo' }), [])
+  const redo = useCallback(() => dispatch({ type: 'redo' }), [])
+
+  const canvas = useMemo<CanvasHandlers>(
+    () => ({
+      onNodesChange: (changes) => change((g) => commands.applyCanvasNodeChanges(g, changes), commands.nodeChangesEdit(changes)),
+      onEdgesChange: (changes) => change((g) => commands.applyCanvasEdgeChanges(g, changes), commands.edgeChangesEdit(changes)),
+      onConnect: ({ source, sourceHandle, target }) => {
+        if (source && target) change((g) => connect(g, source, sourceHandle ?? null, target))
+      },
+      onNodeDragStart: () => dispatch({ type: 'checkpoint' }),
+    }),
+    [change],
+  )
+
+  const addNode = useCallback(
+    (type: NodeType, at?: Point) => {
+      const inView = () => {
+        const box = canvasRef.current?.getBoundingClientRect()
+        return box ? freeSpot(graph.nodes, visibleArea(box, reactFlow.screenToFlowPosition)) : { x: 0, y: 0 }
+      }
+      const position = at ?? inView()
+      const defaults = commands.newNodeDefaults(workspace.sectors, workspace.pipelines)
+      change((g) => commands.addNode(g, type, position, defaults))
+    },
+    [canvasRef, change, graph.nodes, reactFlow, workspace.pipelines, workspace.sectors],
+  )
+
+  const selectNode = useCallback(
+    (id: string) => {
+      change((g) => commands.selectOnly(g, id), false)
+      const node = graph.nodes.find((n) => n.id === id)
+      if (node) void reactFlow.setCenter(node.position.x + NODE_SIZE.width / 2, node.position.y + 40, { duration: 200, zoom: reactFlow.getZoom() })
+    },
+    [change, graph.nodes, reactFlow],
+  )
+
+  // Typing into one node's form within a second is one step of undo; what was said of the node goes.
+  const editNode = useCallback(
+    (id: string, edit: (graph: Graph) => Graph) => {
+      change(edit, true, `data:${id}`)
+      setProblems((p) => withoutNode(p, id))
+    },
+    [change],
+  )
+  const updateNodeData = useCallback((id: string, data: Record<string, unknown>) => editNode(id, (g) => commands.setNodeData(g, id, data)), [editNode])
+  const renameNodeExit = useCallback((id: string, from: string, to: string) => editNode(id, (g) => renameExit(g, id, from, to)), [editNode])
+  const deleteNode = useCallback((id: string) => change((g) => commands.deleteNode(g, id)), [change])
+  const linkExit = useCallback((id: string, exit: string | null, target: string | null) => change((g) => commands.linkExit(g, id, exit, target)), [change])
+
+  const load = useCallback(
+    (loaded: FlowDefinition) => {
+      setBase(loaded)
+      change(() => typedKanbanValues(toGraph(loaded), workspace.pipelines))
+      setProblems(emptyProblems())
+    },
+    [change, workspace.pipelines],
+  )
+
+  const clipboard = useClipboard(graph, change, canvasRef)
+
+  useCtrlKeys((event, key) => {
+    if (isTyping(event.target)) return
+    if (key === 'z' && !event.shiftKey) undo()
+    else if ((key === 'z' && event.shiftKey) || key === 'y') redo()
+    else return
+    event.preventDefault()
+  })
+
+  return {
+    graph,
+    definition,
+    problems,
+    canUndo: history.past.length > 0,
+    canRedo: history.future.length > 0,
+    undo,
+    redo,
+    canvas,
+    clipboard,
+    addNode,
+    selectNode,
+    updateNodeData,
+    renameNodeExit,
+    deleteNode,
+    linkExit,
+    showProblems: setProblems,
+    load,
+  }
+}
