@@ -1,6 +1,6 @@
 import type { ApiKeyEvent, ApiKeyRecord, ApiKeyRole, KeyActor } from '../domain/api-key.js'
 import type { DbOrTrx } from '../store/database.js'
-import { countRows, onePage } from './list-filters.js'
+import { listPage, type ListPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 
 export const apiKeysProjection = defineProjection<ApiKeyEvent>({
@@ -87,35 +87,24 @@ export async function oldestAdminKeyHash(db: DbOrTrx): Promise<string | undefine
  */
 export async function listApiKeys(
   db: DbOrTrx,
-  query: { by: KeyActor | 'operator'; organizationId?: string; workspaceId?: string; page: number; size: number },
-): Promise<{ content: ApiKeyRecord[]; totalElements: number }> {
+  query: Paging & { by: KeyActor | 'operator'; organizationId?: string; workspaceId?: string },
+): Promise<ListPage<ApiKeyRecord>> {
   const { by } = query
-  let base = db.selectFrom('api_keys').where('revoked_at', 'is', null)
+  let matching = db.selectFrom('api_keys').where('revoked_at', 'is', null)
   if (by !== 'operator') {
-    base = base.where('organization_id', '=', by.organizationId)
-    if (by.role !== 'organization-admin') base = base.where('workspace_id', '=', by.workspaceId).where('role', '=', 'workspace')
+    matching = matching.where('organization_id', '=', by.organizationId)
+    if (by.role !== 'organization-admin') matching = matching.where('workspace_id', '=', by.workspaceId).where('role', '=', 'workspace')
   }
-  if (query.organizationId !== undefined) base = base.where('organization_id', '=', query.organizationId)
-  if (query.workspaceId !== undefined) base = base.where('workspace_id', '=', query.workspaceId)
-  const [rows, totalElements] = await Promise.all([
-    base
-      .select(['id', 'name', 'workspace_id', 'role', 'callback_url', 'key_prefix', 'created_at'])
-      .orderBy('created_at')
-      .orderBy('id')
-      .$call(onePage(query))
-      .execute(),
-    countRows(base),
-  ])
-  return {
-    content: rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      workspaceId: row.workspace_id,
-      role: row.role as ApiKeyRole,
-      callbackUrl: row.callback_url,
-      keyPrefix: row.key_prefix,
-      createdAt: new Date(row.created_at).toISOString(),
-    })),
-    totalElements,
-  }
+  if (query.organizationId !== undefined) matching = matching.where('organization_id', '=', query.organizationId)
+  if (query.workspaceId !== undefined) matching = matching.where('workspace_id', '=', query.workspaceId)
+  const ordered = matching.select(['id', 'name', 'workspace_id', 'role', 'callback_url', 'key_prefix', 'created_at']).orderBy('created_at').orderBy('id')
+  return listPage({ matching, ordered }, query, (row) => ({
+    id: row.id,
+    name: row.name,
+    workspaceId: row.workspace_id,
+    role: row.role as ApiKeyRole,
+    callbackUrl: row.callback_url,
+    keyPrefix: row.key_prefix,
+    createdAt: new Date(row.created_at).toISOString(),
+  }))
 }

@@ -3,7 +3,7 @@ import type { CardEvent, CardValues } from '../domain/card.js'
 import type { PipelineEvent } from '../domain/pipeline.js'
 import type { Database, DbOrTrx } from '../store/database.js'
 import type { KanbanCardsTable } from '../store/tables/kanban-cards.js'
-import { onePage } from './list-filters.js'
+import { onePage, type Paging } from './paging.js'
 import { ROWS_PER_STATEMENT, WritesInOrder, defineProjection, inChunks, insertInChunks, type TypedFold } from './projection.js'
 
 /** A new card's row, as a batch's later events for the card left it. */
@@ -173,7 +173,7 @@ const fromRow = (row: { id: string; pipeline_id: string; stage_id: string; sessi
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-export interface CardQuery {
+export interface CardQuery extends Paging {
   pipelineId: string
   /** Number and currency fields: each gets the sum of its values over every card that matches. */
   sumFieldIds: readonly string[]
@@ -184,8 +184,6 @@ export interface CardQuery {
   createdAfter?: string
   /** A card matches when it has all of them. */
   tags?: readonly string[]
-  page: number
-  size: number
 }
 
 /** The index expression of migration 0017: each card's tags and search trigrams, keyed by its pipeline. */

@@ -2,9 +2,10 @@ import { sql } from 'kysely'
 import type { FlowDefinition } from '../domain/flow-definition.js'
 import { draftVersionOf, type FlowEvent } from '../domain/flow.js'
 import type { DbOrTrx } from '../store/database.js'
-import type { DateRange } from './date-range.js'
-import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
+import { dateRangeSince, type DateRange } from './date-range.js'
+import { listPage, sqlDirection, type ListPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
+import { toIso } from './timestamps.js'
 
 export const flowsProjection = defineProjection<FlowEvent>({
   name: 'flows',
@@ -67,10 +68,8 @@ export const flowsProjection = defineProjection<FlowEvent>({
 export const FLOW_ORDER_COLUMNS = { name: 'flows.name', createdAt: 'flows.created_at', updatedAt: 'flows.updated_at' } as const
 export type FlowOrder = keyof typeof FLOW_ORDER_COLUMNS
 
-export interface FlowListQuery {
+export interface FlowListQuery extends Paging {
   organizationId: string
-  page: number
-  size: number
   orderBy?: FlowOrder
   direction: 'ASC' | 'DESC'
   workspaceId?: string
@@ -100,37 +99,29 @@ export interface FlowDetail extends FlowListItem {
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /** Flows of an organization with the list endpoint's filters; `dateRange` counts days in the filtered workspace's zone, else UTC. */
-export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<{ content: FlowListItem[]; totalElements: number }> {
+export async function listFlows(db: DbOrTrx, query: FlowListQuery): Promise<ListPage<FlowListItem>> {
   const createdSince = await dateRangeSince(db, query)
-  let base = db
+  let matching = db
     .selectFrom('flows')
     .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
     .where('flows.organization_id', '=', query.organizationId)
-  if (query.workspaceId) base = base.where('flows.workspace_id', '=', query.workspaceId)
-  if (query.withinWorkspaceId) base = base.where('flows.workspace_id', '=', query.withinWorkspaceId)
-  if (query.workspaceName) base = base.where((eb) => eb(eb.fn('lower', ['workspaces.name']), 'like', `%${escapeLike(query.workspaceName!.toLowerCase())}%`))
-  if (createdSince) base = base.where('flows.created_at', '>=', createdSince)
+  if (query.workspaceId) matching = matching.where('flows.workspace_id', '=', query.workspaceId)
+  if (query.withinWorkspaceId) matching = matching.where('flows.workspace_id', '=', query.withinWorkspaceId)
+  if (query.workspaceName) matching = matching.where((eb) => eb(eb.fn('lower', ['workspaces.name']), 'like', `%${escapeLike(query.workspaceName!.toLowerCase())}%`))
+  if (createdSince) matching = matching.where('flows.created_at', '>=', createdSince)
 
-  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
-  const [rows, totalElements] = await Promise.all([
-    base
-      .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'workspaces.id as workspace_id', 'workspaces.name as workspace_name'])
-      .orderBy(FLOW_ORDER_COLUMNS[query.orderBy ?? 'createdAt'], direction)
-      .orderBy('flows.id', direction)
-      .$call(onePage(query))
-      .execute(),
-    countRows(base),
-  ])
-  return {
-    content: rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      createdAt: toIso(row.created_at),
-      updatedAt: toIso(row.updated_at),
-      workspace: { id: row.workspace_id, name: row.workspace_name },
-    })),
-    totalElements,
-  }
+  const direction = sqlDirection(query.direction)
+  const ordered = matching
+    .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'workspaces.id as workspace_id', 'workspaces.name as workspace_name'])
+    .orderBy(FLOW_ORDER_COLUMNS[query.orderBy ?? 'createdAt'], direction)
+    .orderBy('flows.id', direction)
+  return listPage({ matching, ordered }, query, (row) => ({
+    id: row.id,
+    name: row.name,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+    workspace: { id: row.workspace_id, name: row.workspace_name },
+  }))
 }
 
 export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<FlowDetail | undefined> {
@@ -171,17 +162,10 @@ const versionsOf = (db: DbOrTrx, query: { workspaceId: string; flowId: string })
     .where('flow_versions.flow_id', '=', query.flowId)
 
 /** Published versions of a flow of the workspace, newest first. */
-export async function listFlowVersions(db: DbOrTrx, query: { workspaceId: string; flowId: string; page: number; size: number }) {
-  const [rows, totalElements] = await Promise.all([
-    versionsOf(db, query)
-      .select(['flow_versions.version', 'flow_versions.published_at'])
-      .orderBy('flow_versions.version', 'desc')
-      .$call(onePage(query))
-      .execute(),
-    countRows(versionsOf(db, query)),
-  ])
-  const content: FlowVersionItem[] = rows.map((row) => ({ version: row.version, publishedAt: toIso(row.published_at) }))
-  return { content, totalElements }
+export async function listFlowVersions(db: DbOrTrx, query: Paging & { workspaceId: string; flowId: string }): Promise<ListPage<FlowVersionItem>> {
+  const matching = versionsOf(db, query)
+  const ordered = matching.select(['flow_versions.version', 'flow_versions.published_at']).orderBy('flow_versions.version', 'desc')
+  return listPage({ matching, ordered }, query, (row) => ({ version: row.version, publishedAt: toIso(row.published_at) }))
 }
 
 export async function findFlowVersion(db: DbOrTrx, query: { workspaceId: string; flowId: string; version: number }): Promise<FlowVersionDetail | undefined> {

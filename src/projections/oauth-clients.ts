@@ -1,6 +1,6 @@
 import type { OAuthClientEvent } from '../domain/oauth-client.js'
 import type { DbOrTrx } from '../store/database.js'
-import { countRows, onePage } from './list-filters.js'
+import { listPage, type ListPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 
 export const oauthClientsProjection = defineProjection<OAuthClientEvent>({
@@ -41,17 +41,11 @@ export interface OAuthClientItem {
 /** Live clients of one workspace, oldest first. */
 export async function listOAuthClients(
   db: DbOrTrx,
-  query: { workspaceId: string; page: number; size: number },
-): Promise<{ content: OAuthClientItem[]; totalElements: number }> {
-  const base = db.selectFrom('oauth_clients').where('workspace_id', '=', query.workspaceId).where('revoked_at', 'is', null)
-  const [rows, totalElements] = await Promise.all([
-    base.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
-    countRows(base),
-  ])
-  return {
-    content: rows.map((row) => ({ clientId: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() })),
-    totalElements,
-  }
+  query: Paging & { workspaceId: string },
+): Promise<ListPage<OAuthClientItem>> {
+  const matching = db.selectFrom('oauth_clients').where('workspace_id', '=', query.workspaceId).where('revoked_at', 'is', null)
+  const ordered = matching.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id')
+  return listPage({ matching, ordered }, query, (row) => ({ clientId: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() }))
 }
 
 /** What the embed token endpoint needs to check a live client's credentials (`clientId` must be a UUID); undefined for unknown or revoked ids. */

@@ -1,6 +1,6 @@
 import type { Field, PipelineEvent, Stage } from '../domain/pipeline.js'
 import type { DbOrTrx } from '../store/database.js'
-import { countRows, onePage } from './list-filters.js'
+import { listPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 
 export const pipelinesProjection = defineProjection<PipelineEvent>({
@@ -82,12 +82,10 @@ const fromRow = (row: PipelineRow): PipelineRecord =>
   pipelineRecord({ id: row.id, workspaceId: row.workspace_id, name: row.name, stages: row.stages, fields: row.fields, createdAt: row.created_at, updatedAt: row.updated_at }, row.workspace_name)
 
 /** Pipelines of one workspace, oldest first. */
-export async function listPipelines(db: DbOrTrx, query: { workspaceId: string; page: number; size: number }) {
-  const [rows, totalElements] = await Promise.all([
-    selectPipelines(db, query.workspaceId).orderBy('p.created_at').orderBy('p.id').$call(onePage(query)).execute(),
-    countRows(db.selectFrom('kanban_pipelines').where('workspace_id', '=', query.workspaceId)),
-  ])
-  return { content: rows.map(fromRow), totalElements }
+export async function listPipelines(db: DbOrTrx, query: Paging & { workspaceId: string }) {
+  const matching = db.selectFrom('kanban_pipelines').where('workspace_id', '=', query.workspaceId)
+  const ordered = selectPipelines(db, query.workspaceId).orderBy('p.created_at').orderBy('p.id')
+  return listPage({ matching, ordered }, query, fromRow)
 }
 
 export async function findPipeline(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<PipelineRecord | undefined> {

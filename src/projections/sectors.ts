@@ -1,6 +1,6 @@
 import type { SectorEvent } from '../domain/sector.js'
 import type { DbOrTrx } from '../store/database.js'
-import { countRows, onePage } from './list-filters.js'
+import { listPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 
 export const sectorsProjection = defineProjection<SectorEvent>({
@@ -48,13 +48,10 @@ const toItem = (row: { id: string; name: string; created_at: Date; updated_at: D
 })
 
 /** Sectors of one workspace, oldest first. */
-export async function listSectors(db: DbOrTrx, query: { workspaceId: string; page: number; size: number }) {
-  const base = db.selectFrom('sectors').where('workspace_id', '=', query.workspaceId)
-  const [rows, totalElements] = await Promise.all([
-    base.select(['id', 'name', 'created_at', 'updated_at']).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
-    countRows(base),
-  ])
-  return { content: rows.map(toItem), totalElements }
+export async function listSectors(db: DbOrTrx, query: Paging & { workspaceId: string }) {
+  const matching = db.selectFrom('sectors').where('workspace_id', '=', query.workspaceId)
+  const ordered = matching.select(['id', 'name', 'created_at', 'updated_at']).orderBy('created_at').orderBy('id')
+  return listPage({ matching, ordered }, query, toItem)
 }
 
 export async function findSector(db: DbOrTrx, query: { workspaceId: string; id: string }): Promise<SectorItem | undefined> {

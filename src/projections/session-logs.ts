@@ -2,9 +2,10 @@ import { sql, type Insertable, type RawBuilder, type SelectQueryBuilder, type Se
 import type { SessionEvent } from '../domain/session.js'
 import type { Database, DbOrTrx } from '../store/database.js'
 import type { SessionLogsTable } from '../store/tables/session-logs.js'
-import { startOfNextUtcDay, type DateRange } from './date-range.js'
-import { countRows, dateRangeSince, onePage, toIso } from './list-filters.js'
+import { dateRangeSince, startOfNextUtcDay, type DateRange } from './date-range.js'
+import { countRows, listPage, onePage, sqlDirection, type ListPage, type Paging } from './paging.js'
 import { ALWAYS, ROWS_PER_STATEMENT, defineProjection, slices, type TypedFold } from './projection.js'
+import { toIso } from './timestamps.js'
 
 /** The log's status words (spec §3) for the session's states. */
 export type LogStatus = 'running' | 'completed' | 'timeout' | 'error'
@@ -167,10 +168,8 @@ export const SESSION_LOG_ORDER_COLUMNS = {
 } as const
 export type SessionLogOrder = keyof typeof SESSION_LOG_ORDER_COLUMNS
 
-export interface SessionLogQuery {
+export interface SessionLogQuery extends Paging {
   organizationId: string
-  page: number
-  size: number
   orderBy?: SessionLogOrder
   direction: 'ASC' | 'DESC'
   workspaceId?: string
@@ -207,7 +206,7 @@ const NULLABLE_ORDER_COLUMNS: ReadonlySet<string> = new Set(['finished_at', 'ext
  * otherwise fetches every skipped row from the table); a page that is not full tells the total
  * itself, without counting; and the total of a fuller one comes from the kept counts.
  */
-export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
+export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Promise<ListPage<SessionLogEntry>> {
   // A workspace's logs are all of its organization: once the workspace is known to be the
   // organization's, it filters alone, and its indexes serve a deep page without the table.
   if (query.workspaceId) {
@@ -222,7 +221,7 @@ export async function listSessionLogs(db: DbOrTrx, query: SessionLogQuery): Prom
   if (query.sessionId) base = base.where('id', '=', query.sessionId)
   if (query.status) base = base.where('status', '=', query.status)
   if (startedSince) base = base.where('started_at', '>=', startedSince)
-  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
+  const direction = sqlDirection(query.direction)
   const column = SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt']
   const ordered = <O>(q: SelectQueryBuilder<Database, 'session_logs', O>) =>
     (NULLABLE_ORDER_COLUMNS.has(column)
@@ -265,24 +264,19 @@ const toLogEntry = (row: Selectable<SessionLogsTable>): SessionLogEntry => ({
 })
 
 /** Logs of preview sessions: few, short-lived rows, so a plain page and count serve them. */
-async function listPreviewSessionLogs(db: DbOrTrx, query: SessionLogQuery, startedSince: Date | undefined): Promise<{ content: SessionLogEntry[]; totalElements: number }> {
-  let base = db.selectFrom('preview_session_logs').where('organization_id', '=', query.organizationId)
-  if (query.workspaceId) base = base.where('workspace_id', '=', query.workspaceId)
-  if (query.sessionId) base = base.where('id', '=', query.sessionId)
-  if (query.status) base = base.where('status', '=', query.status)
-  if (startedSince) base = base.where('started_at', '>=', startedSince)
-  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
+async function listPreviewSessionLogs(db: DbOrTrx, query: SessionLogQuery, startedSince: Date | undefined): Promise<ListPage<SessionLogEntry>> {
+  let matching = db.selectFrom('preview_session_logs').where('organization_id', '=', query.organizationId)
+  if (query.workspaceId) matching = matching.where('workspace_id', '=', query.workspaceId)
+  if (query.sessionId) matching = matching.where('id', '=', query.sessionId)
+  if (query.status) matching = matching.where('status', '=', query.status)
+  if (startedSince) matching = matching.where('started_at', '>=', startedSince)
+  const direction = sqlDirection(query.direction)
   const column = SESSION_LOG_ORDER_COLUMNS[query.orderBy ?? 'startedAt']
-  const [rows, totalElements] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy(column, (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
-      .orderBy('id', direction)
-      .$call(onePage(query))
-      .execute(),
-    countRows(base),
-  ])
-  return { content: rows.map(toLogEntry), totalElements }
+  const ordered = matching
+    .selectAll()
+    .orderBy(column, (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsLast()))
+    .orderBy('id', direction)
+  return listPage({ matching, ordered }, query, toLogEntry)
 }
 
 /** The workspace of the kept counts that stand for every workspace of their organization (migration 0013). */

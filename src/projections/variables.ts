@@ -1,7 +1,7 @@
 import { resolveSessionVariables, VARIABLE_TYPES, type SessionVariables, type VariableEvent, type VariableType, type WorkspaceVariable } from '../domain/variables.js'
 import type { VariableValue } from '../domain/turn.js'
 import type { DbOrTrx } from '../store/database.js'
-import { countRows, onePage } from './list-filters.js'
+import { listPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 
 const json = (value: VariableValue | null) => (value === null ? null : JSON.stringify(value))
@@ -65,13 +65,10 @@ const toVariable = (row: { id: string; name: string; type: string; description: 
 }
 
 /** Variables of one workspace, oldest first. */
-export async function listVariables(db: DbOrTrx, query: { workspaceId: string; page: number; size: number }) {
-  const base = db.selectFrom('variables').where('workspace_id', '=', query.workspaceId)
-  const [rows, totalElements] = await Promise.all([
-    base.select(COLUMNS).orderBy('created_at').orderBy('id').$call(onePage(query)).execute(),
-    countRows(base),
-  ])
-  return { content: rows.map(toVariable), totalElements }
+export async function listVariables(db: DbOrTrx, query: Paging & { workspaceId: string }) {
+  const matching = db.selectFrom('variables').where('workspace_id', '=', query.workspaceId)
+  const ordered = matching.select(COLUMNS).orderBy('created_at').orderBy('id')
+  return listPage({ matching, ordered }, query, toVariable)
 }
 
 /** Every variable of one workspace. */

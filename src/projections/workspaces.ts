@@ -1,6 +1,6 @@
 import type { WorkspaceEvent } from '../domain/workspace.js'
 import type { DbOrTrx } from '../store/database.js'
-import { countRows, onePage } from './list-filters.js'
+import { listPage, type ListPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 
 export const workspacesProjection = defineProjection<WorkspaceEvent>({
@@ -35,25 +35,14 @@ export interface WorkspaceListItem {
 /** Workspaces of one organization (or only one of its workspaces), oldest first. */
 export async function listWorkspaces(
   db: DbOrTrx,
-  query: { organizationId: string; onlyWorkspaceId?: string; page: number; size: number },
-): Promise<{ content: WorkspaceListItem[]; totalElements: number }> {
-  const base = db
+  query: Paging & { organizationId: string; onlyWorkspaceId?: string },
+): Promise<ListPage<WorkspaceListItem>> {
+  const matching = db
     .selectFrom('workspaces')
     .where('organization_id', '=', query.organizationId)
     .$if(query.onlyWorkspaceId !== undefined, (qb) => qb.where('id', '=', query.onlyWorkspaceId!))
-  const [rows, totalElements] = await Promise.all([
-    base
-      .select(['id', 'name', 'created_at'])
-      .orderBy('created_at')
-      .orderBy('id')
-      .$call(onePage(query))
-      .execute(),
-    countRows(base),
-  ])
-  return {
-    content: rows.map((row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() })),
-    totalElements,
-  }
+  const ordered = matching.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id')
+  return listPage({ matching, ordered }, query, (row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() }))
 }
 
 export async function findWorkspace(db: DbOrTrx, id: string) {

@@ -1,7 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
 import { v4 as uuidV4, v5 as uuidV5 } from 'uuid'
 import { ConflictError, NotFoundError } from '../errors.js'
-import { countRows, onePage, toIso } from '../projections/list-filters.js'
+import { listPage, sqlDirection, type ListPage, type Paging } from '../projections/paging.js'
+import { toIso } from '../projections/timestamps.js'
 import { inOneSnapshot, type DbOrTrx } from '../store/database.js'
 import type { DeliveryStatus } from '../store/tables/webhook-deliveries.js'
 import { prepared } from '../store/prepared.js'
@@ -374,14 +375,12 @@ export interface DeliveryView {
  */
 export type DeliveryScope = string | null
 
-export interface DeliveryQuery {
+export interface DeliveryQuery extends Paging {
   workspaceId: DeliveryScope
   organizationId?: string
   sessionId?: string
   status?: DeliveryStatus
   direction: 'ASC' | 'DESC'
-  page: number
-  size: number
 }
 
 const deliveryColumns = [
@@ -445,18 +444,17 @@ type DeliveryRow = {
 }
 
 /** A workspace's deliveries in the order their turns happened; response bodies are left out. */
-export async function listDeliveries(db: DbOrTrx, query: DeliveryQuery): Promise<{ content: DeliveryView[]; totalElements: number }> {
-  let base = db.selectFrom('webhook_deliveries')
-  if (query.workspaceId !== null) base = base.where('workspace_id', '=', query.workspaceId)
-  if (query.organizationId) base = base.where('organization_id', '=', query.organizationId)
-  if (query.sessionId) base = base.where('session_id', '=', query.sessionId)
-  if (query.status) base = base.where('status', '=', query.status)
-  const direction = query.direction === 'DESC' ? 'desc' : 'asc'
-  const [rows, totalElements] = await Promise.all([
-    base.select(deliveryColumns).orderBy('source_commit', direction).orderBy('source_prepare', direction).$call(onePage(query)).execute(),
-    countRows(base),
-  ])
-  return { content: await withAttempts(db, rows, false), totalElements }
+export async function listDeliveries(db: DbOrTrx, query: DeliveryQuery): Promise<ListPage<DeliveryView>> {
+  let matching = db.selectFrom('webhook_deliveries')
+  if (query.workspaceId !== null) matching = matching.where('workspace_id', '=', query.workspaceId)
+  if (query.organizationId) matching = matching.where('organization_id', '=', query.organizationId)
+  if (query.sessionId) matching = matching.where('session_id', '=', query.sessionId)
+  if (query.status) matching = matching.where('status', '=', query.status)
+  const direction = sqlDirection(query.direction)
+  const ordered = matching.select(deliveryColumns).orderBy('source_commit', direction).orderBy('source_prepare', direction)
+  // A page's attempts are read together, for all its rows at once.
+  const page = await listPage({ matching, ordered }, query, (row) => row)
+  return { ...page, content: await withAttempts(db, page.content, false) }
 }
 
 export async function findDelivery(db: DbOrTrx, workspaceId: DeliveryScope, id: string): Promise<DeliveryView | undefined> {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
-import { countRows, onePage, toIso } from '../projections/list-filters.js'
+import { listPage, type ListPage, type Paging } from '../projections/paging.js'
+import { toIso } from '../projections/timestamps.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { DestinationState } from '../store/tables/webhook-destinations.js'
 import { HEALTHY, afterAttempts, type DestinationAttempt, type DestinationHealth, type HealthPolicy } from './destination-health.js'
@@ -144,47 +145,39 @@ export interface DestinationView {
  */
 export async function listDestinations(
   db: DbOrTrx,
-  query: { workspaceId: string | null; organizationId?: string; state?: DestinationState; page: number; size: number },
-): Promise<{ content: DestinationView[]; totalElements: number }> {
-  let base = db.selectFrom('webhook_destinations as w')
-  if (query.workspaceId !== null) base = base.where('w.workspace_id', '=', query.workspaceId)
-  if (query.organizationId) base = base.where('w.organization_id', '=', query.organizationId)
-  if (query.state) base = base.where('w.state', '=', query.state)
-  const [rows, totalElements] = await Promise.all([
-    base
-      .selectAll('w')
-      .select((eb) =>
-        eb
-          .selectFrom('webhook_deliveries as d')
-          .select((c) => c.fn.countAll<string>().as('held'))
-          .whereRef('d.workspace_id', '=', 'w.workspace_id')
-          .whereRef('d.destination', '=', 'w.destination')
-          .where('d.status', 'in', ['pending', 'failed'])
-          .as('held'),
-      )
-      .orderBy(sql`w.state = 'failing'`, 'desc')
-      .orderBy('w.failing_since')
-      .orderBy('w.destination')
-      .orderBy('w.workspace_id')
-      .$call(onePage(query))
-      .execute(),
-    countRows(base),
-  ])
-  return {
-    content: rows.map((row) => ({
-      workspaceId: row.workspace_id,
-      destination: row.destination,
-      state: row.state,
-      failingSince: row.failing_since === null ? null : toIso(row.failing_since),
-      consecutiveFailures: row.consecutive_failures,
-      lastError: row.last_error,
-      lastFailureAt: row.last_failure_at === null ? null : toIso(row.last_failure_at),
-      nextProbeAt: row.state === 'failing' && row.next_probe_at !== null ? toIso(row.next_probe_at) : null,
-      heldDeliveries: Number(row.held ?? 0),
-      updatedAt: toIso(row.updated_at),
-    })),
-    totalElements,
-  }
+  query: Paging & { workspaceId: string | null; organizationId?: string; state?: DestinationState },
+): Promise<ListPage<DestinationView>> {
+  let matching = db.selectFrom('webhook_destinations as w')
+  if (query.workspaceId !== null) matching = matching.where('w.workspace_id', '=', query.workspaceId)
+  if (query.organizationId) matching = matching.where('w.organization_id', '=', query.organizationId)
+  if (query.state) matching = matching.where('w.state', '=', query.state)
+  const ordered = matching
+    .selectAll('w')
+    .select((eb) =>
+      eb
+        .selectFrom('webhook_deliveries as d')
+        .select((c) => c.fn.countAll<string>().as('held'))
+        .whereRef('d.workspace_id', '=', 'w.workspace_id')
+        .whereRef('d.destination', '=', 'w.destination')
+        .where('d.status', 'in', ['pending', 'failed'])
+        .as('held'),
+    )
+    .orderBy(sql`w.state = 'failing'`, 'desc')
+    .orderBy('w.failing_since')
+    .orderBy('w.destination')
+    .orderBy('w.workspace_id')
+  return listPage({ matching, ordered }, query, (row) => ({
+    workspaceId: row.workspace_id,
+    destination: row.destination,
+    state: row.state,
+    failingSince: row.failing_since === null ? null : toIso(row.failing_since),
+    consecutiveFailures: row.consecutive_failures,
+    lastError: row.last_error,
+    lastFailureAt: row.last_failure_at === null ? null : toIso(row.last_failure_at),
+    nextProbeAt: row.state === 'failing' && row.next_probe_at !== null ? toIso(row.next_probe_at) : null,
+    heldDeliveries: Number(row.held ?? 0),
+    updatedAt: toIso(row.updated_at),
+  }))
 }
 
 /** Failing destinations, and the deliveries they hold, across every workspace (the metrics). */

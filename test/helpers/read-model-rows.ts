@@ -8,8 +8,10 @@ import type { Database } from '../../src/store/database.js'
  * batch wrote the same cards, and readers add the rows up, so both read the same.
  */
 export async function readModelRows(db: Kysely<Database>, table: string): Promise<string[]> {
-  const { rows } = await sql<{ row: string }>`
-    select row_to_json(r)::text as row from ${sql.table(table)} as r
-    where coalesce(to_jsonb(r) ->> 'n', to_jsonb(r) ->> 'total') is distinct from '0'`.execute(db)
+  const { rows } = await sql<{ row: string }>`select row_to_json(r)::text as row from ${countingRows(table)} as r`.execute(db)
   return rows.map((r) => r.row).sort()
 }
+
+/** A read-model table's rows as a subquery, kept totals back at zero left out (see {@link readModelRows}). */
+export const countingRows = (table: string) =>
+  sql`(select * from ${sql.table(table)} as r where coalesce(to_jsonb(r) ->> 'n', to_jsonb(r) ->> 'total') is distinct from '0')`

@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BadRequestError, NotFoundError } from '../../errors.js'
 import { flowVersionAnalytics } from '../../projections/analytics-sessions.js'
-import { dateRangeSince, workspaceTimeZone } from '../../projections/list-filters.js'
+import { dateRangeSince, workspaceTimeZone } from '../../projections/date-range.js'
 import { findFlow, findFlowVersion } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { DateRangeParam, MAX_INT32, Timestamp, Uuid, errorResponses } from '../schemas.js'
