@@ -164,6 +164,32 @@ for (const backend of reachableBackends) {
       expectError(t, await signIn(service, { link: linkOfRevoked }), 401)
     })
 
+    t.test("a session ends 8 hours after sign-in and a link works for 24 hours after it is printed, on the service's clock", async (t) => {
+      let clock = new Date('2036-05-01T09:00:00.000Z')
+      const later = (ms: number) => new Date(Date.parse('2036-05-01T09:00:00.000Z') + ms)
+      const timed = await openTestApp(t, backend, { config, now: () => clock })
+      const hours = 3_600_000
+
+      const response = await signIn(timed, { apiKey: timed.admin.apiKey })
+      t.equal(response.json().expiresAt, '2036-05-01T17:00:00.000Z')
+      t.match(setCookieOf(response)[0], /; Max-Age=28800;/, 'the cookie ends with it')
+      const cookie = sessionCookie(response)
+      const flows = () => timed.app.inject({ method: 'GET', url: '/v1/flows', headers: { cookie } })
+      clock = later(8 * hours - 1)
+      t.equal((await flows()).statusCode, 200, 'a millisecond before its end')
+      t.equal((await timed.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } })).statusCode, 200)
+      clock = later(8 * hours)
+      expectError(t, await flows(), 401)
+      expectError(t, await timed.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } }), 401)
+
+      const keyHash = hashApiKey(timed.admin.apiKey)
+      const [early, late] = [await issueSignInLink(timed.storage.db, keyHash, later(0)), await issueSignInLink(timed.storage.db, keyHash, later(0))]
+      clock = later(24 * hours - 1)
+      t.equal((await signIn(timed, { link: early })).statusCode, 201, 'a link a millisecond before its end')
+      clock = later(24 * hours)
+      expectError(t, await signIn(timed, { link: late }), 401, /^Invalid API key or sign-in link$/)
+    })
+
     t.test("a workspace key's session reaches only its workspace", async (t) => {
       const { ctx } = service
       const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Narrow' })
