@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { Migrator, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely'
 
 // Resolves to `migrations/` from the sources and to `dist/migrations/` from the build.
 const migrationsFolder = fileURLToPath(new URL('../../migrations/', import.meta.url))
@@ -19,8 +19,16 @@ class FolderMigrationProvider implements MigrationProvider {
 
 /** Applies every pending migration; returns the names applied. */
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new FolderMigrationProvider() })
-  const { error, results } = await migrator.migrateToLatest()
+  return migrate(db, (migrator) => migrator.migrateToLatest())
+}
+
+/** Applies the pending migrations up to and including `name` (an earlier schema, for upgrade tests); returns the names applied. */
+export async function migrateTo(db: Kysely<any>, name: string): Promise<string[]> {
+  return migrate(db, (migrator) => migrator.migrateTo(name))
+}
+
+async function migrate(db: Kysely<any>, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<string[]> {
+  const { error, results } = await run(new Migrator({ db, provider: new FolderMigrationProvider() }))
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

@@ -29,7 +29,7 @@ const RETRY_PAUSE_MS = 100
 const BURST_TIMEOUT_MS = 30_000
 const READY_TIMEOUT_MS = 20_000
 const TURNS_TIMEOUT_MS = 20_000
-/** A delivery whose attempt could not be recorded goes out again when its lease (15 s) runs out. */
+/** A delivery whose attempt could not be recorded goes out again when its claim runs out (WEBHOOK_LEASE_SECONDS, 2 s by default). */
 const WEBHOOKS_TIMEOUT_MS = 30_000
 
 const WEBHOOK_ENV = { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1' }

@@ -14,7 +14,8 @@ import { REQUEST_TIMEOUT_MS, call, expect } from '../helpers/service-api.js'
 //
 // The receiver answers slowly, so at the kill some webhooks have arrived and others are on the
 // wire or still queued. A delivery the killed process had claimed is retried by the next one when
-// its lease (15 s) runs out: that one may arrive twice.
+// its claim runs out (WEBHOOK_LEASE_SECONDS, 2 s by default; no one renews it): that one may arrive
+// twice.
 
 const SESSIONS = 10
 const MESSAGES = 10
@@ -22,7 +23,7 @@ const RECEIVER_DELAY_MS = 150
 /** Kill once this many webhooks beyond the sessions' first ones have arrived. */
 const KILL_AFTER = 25
 const BURST_TIMEOUT_MS = 30_000
-/** The killed process's leases (15 s) run out, then the rest goes out. */
+/** The killed process's claims run out (2 s), then the rest goes out; the rest of the time is a loaded machine's. */
 const REDELIVERY_TIMEOUT_MS = 45_000
 
 const WEBHOOK_ENV = {

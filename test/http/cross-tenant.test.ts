@@ -7,10 +7,11 @@ import { withRoutes } from '../helpers/routes.js'
 import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
-// Every route that takes the id of a record answers 404 to a key of another organization, never
-// 403 and never the record. The routes come from the OpenAPI document the app serves (and from
-// the routes it registered, should one be left out of the document); a by-id route this file
-// cannot build a request for fails the test, so a new one cannot slip past the check.
+// Every route that takes the id of a record answers 404 to a key of another organization, and to a
+// workspace key of another workspace of the same organization, never 403 and never the record,
+// and changes nothing. The routes come from the OpenAPI document the app serves (and from the
+// routes it registered, should one be left out of the document); a by-id route this file cannot
+// build a request for fails the test, so a new one cannot slip past the check.
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -80,8 +81,8 @@ const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const
 const isApi = (path: string) => /^\/(v1|auth)\//.test(path)
 
 for (const backend of apiBackends) {
-  t.test(`every by-id route answers 404 across organizations, on ${backend.name}`, async (t) => {
-    const { app, admin, ctx, routes } = await withRoutes(() => openTestApp(t, backend, { engine: true }))
+  t.test(`every by-id route answers 404 across organizations and workspaces, on ${backend.name}`, async (t) => {
+    const { app, admin, ctx, storage, routes } = await withRoutes(() => openTestApp(t, backend, { engine: true }))
     const send = (key: string, method: Method, { url, payload }: Built) =>
       app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload === undefined ? {} : { payload: payload as object }) })
     const created = async (url: string, payload: object) => {
@@ -144,23 +145,36 @@ for (const backend of apiBackends) {
     const other = await createOrganization(ctx, { name: 'Other' })
     const otherWorkspace = await createWorkspace(ctx, { organizationId: other.organizationId, name: 'W' })
     const foreign = await issueApiKey(ctx, { organizationId: other.organizationId, workspaceId: otherWorkspace.workspaceId, name: 'k', role: 'organization-admin', callbackUrl: null })
+    const siblingWorkspace = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sibling' })
+    const sibling = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: siblingWorkspace.workspaceId, name: 'sibling', role: 'workspace', callbackUrl: null })
 
-    // Ids that name nothing: another organization's record must be answered exactly like these.
+    // Ids that name nothing: another tenant's record must be answered exactly like these.
     const unknown = Object.fromEntries(Object.keys(ids).map((k) => [k, randomUUID()])) as unknown as Ids
     const masked = (body: { message?: unknown }, of: Ids) =>
       ({ ...body, message: Object.entries(of).reduce((text, [name, id]) => text.replaceAll(id, `<${name}>`), String(body.message)) })
+    /** What a write would change: the event log (every record but deliveries is event-sourced) and the deliveries. */
+    const everything = async () => ({
+      events: (await storage.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+      deliveries: await storage.db.selectFrom('webhook_deliveries').selectAll().orderBy('id').execute(),
+    })
 
     const covered = byId.filter((route) => Object.hasOwn(requests, route))
-    for (const route of covered) {
-      const method = route.split(' ')[0] as Method
-      const response = await send(foreign.apiKey, method, requests[route]!(ids))
-      t.equal(response.statusCode, 404, `${route}: 404 to another organization`)
-      const body = response.json()
-      t.same(Object.keys(body).sort(), ['error', 'message', 'statusCode'], `${route}: the spec error shape`)
-      t.match(body, { statusCode: 404, error: 'Not Found' }, `${route}: Not Found`)
-      const nothing = await send(foreign.apiKey, method, requests[route]!(unknown))
-      t.equal(nothing.statusCode, 404, `${route}: 404 for an id that names nothing`)
-      t.same(masked(body, ids), masked(nothing.json(), unknown), `${route}: the same answer as for an id that names nothing`)
+    for (const [whose, key] of [['another organization', foreign.apiKey], ['a sibling workspace', sibling.apiKey]] as const) {
+      await t.test(`a key of ${whose}: 404 as for nothing, and nothing changes`, async (t) => {
+        const before = await everything()
+        for (const route of covered) {
+          const method = route.split(' ')[0] as Method
+          const response = await send(key, method, requests[route]!(ids))
+          t.equal(response.statusCode, 404, `${route}: 404 to ${whose}`)
+          const body = response.json()
+          t.same(Object.keys(body).sort(), ['error', 'message', 'statusCode'], `${route}: the spec error shape`)
+          t.match(body, { statusCode: 404, error: 'Not Found' }, `${route}: Not Found`)
+          const nothing = await send(key, method, requests[route]!(unknown))
+          t.equal(nothing.statusCode, 404, `${route}: 404 for an id that names nothing`)
+          t.same(masked(body, ids), masked(nothing.json(), unknown), `${route}: the same answer as for an id that names nothing`)
+        }
+        t.same(await everything(), before, 'no event appended, no delivery changed')
+      })
     }
 
     // The same requests reach the records with their own organization's key, so the 404s above

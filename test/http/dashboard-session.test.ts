@@ -3,6 +3,7 @@ import { dashboardSignInUrl, issueSignInLink } from '../../src/auth/dashboard-se
 import { hashApiKey, issueApiKey, revokeApiKey } from '../../src/commands/api-keys.js'
 import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
+import { flowStream } from '../../src/domain/flow.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import { apiBackends } from '../helpers/storage.js'
 
@@ -163,6 +164,32 @@ for (const backend of apiBackends) {
       expectError(t, await signIn(service, { link: linkOfRevoked }), 401)
     })
 
+    t.test("a session ends 8 hours after sign-in and a link works for 24 hours after it is printed, on the service's clock", async (t) => {
+      let clock = new Date('2036-05-01T09:00:00.000Z')
+      const later = (ms: number) => new Date(Date.parse('2036-05-01T09:00:00.000Z') + ms)
+      const timed = await openTestApp(t, backend, { config, now: () => clock })
+      const hours = 3_600_000
+
+      const response = await signIn(timed, { apiKey: timed.admin.apiKey })
+      t.equal(response.json().expiresAt, '2036-05-01T17:00:00.000Z')
+      t.match(setCookieOf(response)[0], /; Max-Age=28800;/, 'the cookie ends with it')
+      const cookie = sessionCookie(response)
+      const flows = () => timed.app.inject({ method: 'GET', url: '/v1/flows', headers: { cookie } })
+      clock = later(8 * hours - 1)
+      t.equal((await flows()).statusCode, 200, 'a millisecond before its end')
+      t.equal((await timed.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } })).statusCode, 200)
+      clock = later(8 * hours)
+      expectError(t, await flows(), 401)
+      expectError(t, await timed.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } }), 401)
+
+      const keyHash = hashApiKey(timed.admin.apiKey)
+      const [early, late] = [await issueSignInLink(timed.storage.db, keyHash, later(0)), await issueSignInLink(timed.storage.db, keyHash, later(0))]
+      clock = later(24 * hours - 1)
+      t.equal((await signIn(timed, { link: early })).statusCode, 201, 'a link a millisecond before its end')
+      clock = later(24 * hours)
+      expectError(t, await signIn(timed, { link: late }), 401, /^Invalid API key or sign-in link$/)
+    })
+
     t.test("a workspace key's session reaches only its workspace", async (t) => {
       const { ctx } = service
       const { workspaceId } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Narrow' })
@@ -180,6 +207,38 @@ for (const backend of apiBackends) {
       expectError(t, editorForOther, 403)
       const editorForOwn = await service.app.inject({ method: 'POST', url: '/auth/session/editor-token', headers: { cookie, 'x-csrf-token': csrfToken }, payload: { workspaceId } })
       t.equal(editorForOwn.statusCode, 200)
+    })
+
+    t.test("what a session writes, and what the editor it signed in writes, names the session's key as the actor", async (t) => {
+      const key = await issueApiKey(service.ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'actor', role: 'workspace', callbackUrl: null })
+      const response = await signIn(service, { apiKey: key.apiKey })
+      const headers = { cookie: sessionCookie(response), 'x-csrf-token': response.json().csrfToken }
+      const actor = `apikey:${key.apiKeyId}`
+
+      const flow = await service.app.inject({ method: 'POST', url: '/v1/flows', headers, payload: { name: 'Written by the dashboard' } })
+      t.equal(flow.statusCode, 201)
+      const flowId: string = flow.json().id
+      const started = await service.app.inject({ method: 'POST', url: `/v1/sessions/flows/${flowId}/create`, headers })
+      t.equal(started.statusCode, 201)
+      const audit = await service.app.inject({ method: 'GET', url: `/v1/sessions/${started.json().sessionId}/events`, headers })
+      t.same(
+        audit.json().content.map((event: { type: string; metadata: { actor: string } }) => [event.type, event.metadata.actor]),
+        [['SessionStarted', actor]],
+        "the session's events, as the audit shows them",
+      )
+
+      const ott = await service.app.inject({ method: 'POST', url: '/auth/session/editor-token', headers, payload: { workspaceId: admin.workspaceId } })
+      const exchanged = await service.app.inject({ method: 'POST', url: '/auth/exchange', payload: { ott: ott.json().ott } })
+      const { definition } = flow.json()
+      const moved = { ...definition, nodes: definition.nodes.map((node: { position: { x: number; y: number } }) => ({ ...node, position: { x: node.position.x, y: node.position.y + 80 } })) }
+      const saved = await service.app.inject({ method: 'PUT', url: `/v1/flows/${flowId}/definition`, headers: { authorization: `Bearer ${exchanged.json().access_token}` }, payload: moved })
+      t.equal(saved.statusCode, 200)
+      const flowEvents = await service.store.readStream(flowStream(flowId))
+      t.same(
+        flowEvents.map((event) => [event.type, event.metadata.actor]),
+        [['FlowCreated', actor], ['FlowPublished', actor], ['FlowDraftSaved', actor]],
+        "the flow's events: created and published in the session, then saved by its editor",
+      )
     })
 
     t.test('the dashboard signs the editor in without an OAuth client; the editor ends with the session', async (t) => {

@@ -4,6 +4,7 @@ import t from 'tap'
 import type { Database } from '../../src/store/database.js'
 import { claimDueDeliveries, recordAttempts, type ClaimedDelivery } from '../../src/webhooks/deliveries.js'
 import { listDestinations, recordDestinationHealth } from '../../src/webhooks/destinations.js'
+import { pendingDelivery } from '../helpers/deliveries.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 // Claims are fair between tenants: a destination never gets more than its room, the claim goes
@@ -25,22 +26,17 @@ async function deliveries(db: Kysely<Database>, who: Tenant, callbackUrl: string
   await db
     .insertInto('webhook_deliveries')
     .values(
-      ids.map((id) => ({
-        id,
-        organization_id: who.organizationId,
-        workspace_id: who.workspaceId,
-        session_id: randomUUID(),
-        message_id: randomUUID(),
-        api_key_id: randomUUID(),
-        callback_url: callbackUrl,
-        destination: new URL(callbackUrl).origin,
-        body: '{}',
-        event_ids: JSON.stringify([randomUUID()]),
-        source_commit: '1',
-        source_prepare: String(++position),
-        status: 'pending',
-        created_at: now,
-      })),
+      ids.map((id) =>
+        pendingDelivery({
+          id,
+          organization_id: who.organizationId,
+          workspace_id: who.workspaceId,
+          callback_url: callbackUrl,
+          destination: new URL(callbackUrl).origin,
+          source_prepare: String(++position),
+          created_at: now,
+        }),
+      ),
     )
     .execute()
   return ids

@@ -4,6 +4,7 @@ import t from 'tap'
 import * as countEveryAttempt from '../../migrations/0019_count_every_webhook_attempt.js'
 import type { Database } from '../../src/store/database.js'
 import { claimDueDeliveries, recordAttempts, type AttemptRecord, type ClaimedDelivery } from '../../src/webhooks/deliveries.js'
+import { pendingDelivery } from '../helpers/deliveries.js'
 import { reachableBackends } from '../helpers/storage.js'
 
 const now = new Date('2026-11-24T12:00:00.000Z')
@@ -21,21 +22,7 @@ const insertDeliveries = (db: Kysely<Database>, ids: string[]) =>
   db
     .insertInto('webhook_deliveries')
     .values(
-      ids.map((id, index) => ({
-        id,
-        organization_id: randomUUID(),
-        workspace_id: randomUUID(),
-        session_id: randomUUID(),
-        message_id: randomUUID(),
-        api_key_id: randomUUID(),
-        callback_url: 'https://example.test/hook',
-        body: '{}',
-        event_ids: JSON.stringify([randomUUID()]),
-        source_commit: '1',
-        source_prepare: String(index + 1),
-        status: 'pending',
-        created_at: now,
-      })),
+      ids.map((id, index) => pendingDelivery({ id, source_prepare: String(index + 1), created_at: now })),
     )
     .execute()
 
