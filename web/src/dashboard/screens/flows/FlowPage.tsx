@@ -6,7 +6,8 @@ import { CopyButton, DateTime, ErrorNotice, Loading, Pager } from '../../compone
 import { useT } from '../../i18n'
 import { pageOf, positiveOf, useQueryParams } from '../../components/address'
 import { FlowHeader, useFlow } from './FlowHeader'
-import { definitionSummary, draftDiffers, flowOrder, type FlowDetail, type VersionDetail } from './model'
+import type { FlowDetail, VersionDetail } from './api-types'
+import { definitionSummary, draftDiffers, flowOrder } from './definition'
 
 /** A flow: its state (draft against the newest version), publishing, and its published versions. */
 export function FlowScreen() {

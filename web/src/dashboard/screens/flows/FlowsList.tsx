@@ -7,7 +7,7 @@ import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
 import { CreateFlowForm } from './CreateFlow'
-import { DATE_RANGES, DIRECTIONS, FLOW_ORDER_COLUMNS, PAGE_SIZES, type FlowItem } from './model'
+import { DATE_RANGES, DIRECTIONS, FLOW_ORDER_COLUMNS, PAGE_SIZES, type FlowItem } from './api-types'
 
 const FILTERS = ['workspaceId', 'workspaceName', 'dateRange', 'orderBy', 'direction', 'size'] as const
 type Filters = Record<(typeof FILTERS)[number], string>

@@ -1,5 +1,5 @@
 import { useT } from '../../i18n'
-import type { Inbound, MediaKind, Outgoing } from './model'
+import type { Inbound, MediaKind, Outgoing } from './api-types'
 import { ExternalLink, MessageText } from '../../../shared/message-text'
 
 type Media = { kind: MediaKind; mimeType: string; url: string; caption?: string }

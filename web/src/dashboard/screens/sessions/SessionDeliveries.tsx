@@ -3,7 +3,8 @@ import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
 import { DateTime, Empty, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
-import { AttemptsTable, DeliveryStatusBadge } from '../webhooks/parts'
+import { AttemptsTable } from '../webhooks/AttemptsTable'
+import { DeliveryStatusBadge } from '../webhooks/DeliveryStatusBadge'
 
 /** The webhooks this session's turns made (GET /v1/webhooks/deliveries filtered by sessionId), each with its attempts. */
 export function SessionDeliveries({ sessionId, version }: { sessionId: string; version: number }) {

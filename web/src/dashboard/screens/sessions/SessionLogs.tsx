@@ -6,7 +6,9 @@ import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager, Select
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
-import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, PAGE_SIZES, shortId, statusTone, type LogEntry } from './model'
+import { shortId } from '../../components/short-id'
+import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, PAGE_SIZES, type LogEntry } from './api-types'
+import { SessionStatusBadge } from './SessionStatusBadge'
 
 const FILTERS = ['preview', 'workspaceId', 'status', 'dateRange', 'sessionId', 'orderBy', 'direction', 'size'] as const
 type Filters = Record<(typeof FILTERS)[number], string>
@@ -85,7 +87,7 @@ function LogRow({ entry, flowName, workspaceName }: { entry: LogEntry; flowName:
         )}
       </td>
       <td>
-        <span className={statusTone(entry.status)}>{t(`sessions.status.${entry.status}`)}</span>
+        <SessionStatusBadge status={entry.status} />
       </td>
       <td>{entry.externalId ?? t('common.none')}</td>
       <td>{flowName ?? <span className="mono">{shortId(entry.flowId)}</span>}</td>

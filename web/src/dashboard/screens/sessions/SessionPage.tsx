@@ -4,10 +4,12 @@ import { ApiError, api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
 import { DateTime, ErrorNotice, Loading, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
-import { shortId, statusTone, type SessionDetail, type Transcript } from './model'
+import { shortId } from '../../components/short-id'
+import type { SessionDetail, Transcript } from './api-types'
 import { SendMessage } from './SendMessage'
 import { SessionDeliveries } from './SessionDeliveries'
-import { JsonBlock } from './text'
+import { JsonBlock } from '../../components/JsonBlock'
+import { SessionStatusBadge } from './SessionStatusBadge'
 import { Timeline } from './Timeline'
 import { TranscriptChat } from './Transcript'
 
@@ -91,7 +93,7 @@ function BackLink() {
 function Summary({ session }: { session: SessionDetail }) {
   const t = useT()
   const facts: [string, ReactNode][] = [
-    [t('sessions.field.status'), <span className={statusTone(session.status)}>{t(`sessions.status.${session.status}`)}</span>],
+    [t('sessions.field.status'), <SessionStatusBadge status={session.status} />],
     [t('sessions.field.session'), <span className="mono">{session.id}</span>],
     [t('sessions.field.externalId'), session.externalId ?? t('common.none')],
     [t('sessions.field.flow'), <span className="mono">{t('sessions.session.flowVersion', { id: shortId(session.flowId), version: session.flowVersion })}</span>],

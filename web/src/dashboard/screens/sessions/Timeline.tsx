@@ -3,9 +3,9 @@ import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
 import { DateTime, Empty, ErrorNotice, Loading, Pager } from '../../components/ui'
 import { useT } from '../../i18n'
-import { DeliveryStatusBadge } from '../webhooks/parts'
+import { DeliveryStatusBadge } from '../webhooks/DeliveryStatusBadge'
 import { pageOf, useQueryParams } from '../../components/address'
-import { JsonBlock } from './text'
+import { JsonBlock } from '../../components/JsonBlock'
 
 const EVENTS_PAGE = 100
 

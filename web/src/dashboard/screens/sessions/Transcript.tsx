@@ -2,7 +2,8 @@ import type { ReactNode } from 'react'
 import { DateTime } from '../../components/ui'
 import { useT } from '../../i18n'
 import { InboundMessage, OutgoingMessage } from './Messages'
-import { shortId, type Transcript, type TranscriptEntry } from './model'
+import { shortId } from '../../components/short-id'
+import type { Transcript, TranscriptEntry } from './api-types'
 
 /** The conversation as a chat: the contact's messages on the left, the bot's on the right, what the bot did in between. */
 export function TranscriptChat({ transcript }: { transcript: Transcript }) {

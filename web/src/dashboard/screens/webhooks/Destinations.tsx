@@ -3,7 +3,7 @@ import { api, unwrap } from '../../api'
 import { useAsync, type Async } from '../../components/async'
 import { DateTime, ErrorNotice, Pager } from '../../components/ui'
 import { useT } from '../../i18n'
-import type { Destination } from './model'
+import type { Destination } from './api-types'
 
 const PAGE_SIZE = 10
 

@@ -6,7 +6,7 @@ import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { pagingOf, useQueryParams } from '../../components/address'
 import { ConfirmAction, fieldErrors, SubmitError, useSubmit } from './forms'
-import type { ApiKey, Workspace } from './model'
+import type { ApiKey, Workspace } from './api-types'
 
 type CreatedKey = paths['/v1/api-keys']['post']['responses'][201]['content']['application/json']
 type Role = ApiKey['role']

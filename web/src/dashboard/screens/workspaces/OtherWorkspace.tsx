@@ -1,6 +1,6 @@
 import { Link } from 'wouter'
 import { useT } from '../../i18n'
-import type { Workspace } from './model'
+import type { Workspace } from './api-types'
 
 /**
  * Why a tab cannot act on `workspace`: the API makes sectors, variables and OAuth clients in the

@@ -6,7 +6,7 @@ import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { pagingOf, useQueryParams } from '../../components/address'
 import { ConfirmAction, fieldErrors, SubmitError, useSubmit } from './forms'
-import type { Sector, Workspace } from './model'
+import type { Sector, Workspace } from './api-types'
 import { OtherWorkspaceNotice } from './OtherWorkspace'
 
 /** The workspace's sectors (a flow's transfer targets): listed, created, renamed, deleted. */

@@ -6,7 +6,8 @@ import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { pagingOf, useQueryParams } from '../../components/address'
 import { ConfirmAction, fieldErrors, SubmitError, useSubmit } from './forms'
-import { formatDefaultValue, parseDefaultValue, VARIABLE_TYPES, type Variable, type VariableType, type Workspace } from './model'
+import { VARIABLE_TYPES, type Variable, type VariableType, type Workspace } from './api-types'
+import { formatDefaultValue, parseDefaultValue } from './default-value'
 import { OtherWorkspaceNotice } from './OtherWorkspace'
 
 /** The workspace's variables: flows use them by name, sessions pass their values. */

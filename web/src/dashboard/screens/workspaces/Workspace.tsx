@@ -5,9 +5,13 @@ import { useT, type MessageKey } from '../../i18n'
 import { ApiKeysTab } from './ApiKeysTab'
 import { EmbedTab } from './EmbedTab'
 import { GeneralTab } from './GeneralTab'
-import { findWorkspace, TABS, type Tab, type Workspace } from './model'
+import type { Workspace } from './api-types'
+import { findWorkspace } from './lookups'
 import { SectorsTab } from './SectorsTab'
 import { VariablesTab } from './VariablesTab'
+
+const TABS = ['general', 'api-keys', 'embed', 'sectors', 'variables'] as const
+type Tab = (typeof TABS)[number]
 
 const TAB_LABELS: Record<Tab, MessageKey> = {
   general: 'workspaces.tab.general',

@@ -1,10 +1,5 @@
 import { useT } from '../../i18n'
-import { deliveryTone, type Attempt, type DeliveryStatus } from './model'
-
-export function DeliveryStatusBadge({ status }: { status: DeliveryStatus }) {
-  const t = useT()
-  return <span className={deliveryTone(status)}>{t(`webhooks.status.${status}`)}</span>
-}
+import type { Attempt } from './api-types'
 
 /** A delivery's attempts, oldest first: when, what came back, how long it took; with the response bodies when the API gave them. */
 export function AttemptsTable({ attempts, caption }: { attempts: Attempt[]; caption: string }) {

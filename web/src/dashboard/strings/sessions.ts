@@ -1,4 +1,4 @@
-/** The sessions screens' messages (keys start with `sessions.`). */
+/** The sessions screens' UI strings (keys start with `sessions.`). */
 export const en = {
   'sessions.logs.title': 'Session logs',
   'sessions.logs.empty': 'No session matches these filters.',
