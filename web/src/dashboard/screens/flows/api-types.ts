@@ -14,7 +14,6 @@ export const DATE_RANGES = ['today', 'last7days', 'last15days', 'last30days'] as
 export type DateRange = (typeof DATE_RANGES)[number]
 export const FLOW_ORDER_COLUMNS = ['createdAt', 'updatedAt', 'name'] as const
 export const DIRECTIONS = ['ASC', 'DESC'] as const
-export const PAGE_SIZES = ['10', '25', '50', '100'] as const
 
 /** Days a date range covers, today included (the API counts calendar days the same way). */
 export const DAYS_IN_RANGE: Record<DateRange, number> = { today: 1, last7days: 7, last15days: 15, last30days: 30 }

@@ -1,8 +1,9 @@
 import { useEffect, useState, type ReactNode } from 'react'
-import { Link, useParams } from 'wouter'
-import { ApiError, api, unwrap } from '../../api'
+import { useParams } from 'wouter'
+import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, ErrorNotice, Loading, PageHeader } from '../../components/ui'
+import { DetailView, Facts } from '../../components/DetailView'
+import { DateTime, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
 import { shortId } from '../../components/short-id'
 import type { SessionDetail, Transcript } from './api-types'
@@ -31,46 +32,39 @@ export function SessionScreen() {
     return () => clearTimeout(timer)
   }, [pending, detail.data])
 
-  const title = t('sessions.session.title', { id: shortId(sessionId) })
-  if (detail.error) {
-    return (
-      <section>
-        <PageHeader title={title}>
-          <BackLink />
-        </PageHeader>
-        {detail.error instanceof ApiError && detail.error.status === 404 ? <p className="notice warn">{t('sessions.session.notFound')}</p> : <ErrorNotice error={detail.error} onRetry={detail.reload} />}
-      </section>
-    )
-  }
-  if (!detail.data) return <Loading />
-  const session = detail.data
   return (
-    <section>
-      <PageHeader title={title}>
-        <BackLink />
-      </PageHeader>
-      <Summary session={session} />
-
-      <h2>{t('sessions.chat.title')}</h2>
-      <p role="status" className="hint">
-        {pending > 0 ? t('sessions.session.pending', { count: pending }) : ''}
-      </p>
-      {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
-      {!transcript.data && !transcript.error && <Loading />}
-      {transcript.data && <TranscriptChat transcript={transcript.data} />}
-      {session.status === 'active' && (
+    <DetailView
+      detail={detail}
+      title={t('sessions.session.title', { id: shortId(sessionId) })}
+      back={{ href: '/', label: t('sessions.session.back') }}
+      notFound={t('sessions.session.notFound')}
+    >
+      {(session) => (
         <>
-          <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
-          <SendMessage sessionId={sessionId} onSent={() => setVersion((v) => v + 1)} />
+          <Summary session={session} />
+
+          <h2>{t('sessions.chat.title')}</h2>
+          <p role="status" className="hint">
+            {pending > 0 ? t('sessions.session.pending', { count: pending }) : ''}
+          </p>
+          {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
+          {!transcript.data && !transcript.error && <Loading />}
+          {transcript.data && <TranscriptChat transcript={transcript.data} />}
+          {session.status === 'active' && (
+            <>
+              <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
+              <SendMessage sessionId={sessionId} onSent={() => setVersion((v) => v + 1)} />
+            </>
+          )}
+
+          <h2>{t('sessions.timeline.title')}</h2>
+          <Timeline sessionId={sessionId} version={version} />
+
+          <h2>{t('sessions.deliveries.title')}</h2>
+          <SessionDeliveries sessionId={sessionId} version={version} />
         </>
       )}
-
-      <h2>{t('sessions.timeline.title')}</h2>
-      <Timeline sessionId={sessionId} version={version} />
-
-      <h2>{t('sessions.deliveries.title')}</h2>
-      <SessionDeliveries sessionId={sessionId} version={version} />
-    </section>
+    </DetailView>
   )
 }
 
@@ -79,15 +73,6 @@ async function loadTranscript(sessionId: string): Promise<Transcript> {
   const transcript = await unwrap(api.GET('/v1/sessions/{sessionId}/transcript', { params: { path: { sessionId } }, headers: { accept: 'application/json' } }))
   if (typeof transcript === 'string') throw new Error('the transcript came as text, not JSON')
   return transcript
-}
-
-function BackLink() {
-  const t = useT()
-  return (
-    <Link href="/" className="button-link secondary">
-      {t('sessions.session.back')}
-    </Link>
-  )
 }
 
 function Summary({ session }: { session: SessionDetail }) {
@@ -107,14 +92,7 @@ function Summary({ session }: { session: SessionDetail }) {
   if (session.failureReason) facts.push([t('sessions.session.failureReason'), t(`sessions.failure.${session.failureReason}`)])
   return (
     <div className="card">
-      <dl className="sessions-facts">
-        {facts.map(([label, value]) => (
-          <div key={label}>
-            <dt>{label}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts facts={facts} />
       {Object.keys(session.variables).length > 0 && (
         <details>
           <summary>{t('sessions.session.variables', { count: Object.keys(session.variables).length })}</summary>

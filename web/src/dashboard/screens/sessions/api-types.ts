@@ -15,4 +15,3 @@ export const LOG_STATUSES = ['running', 'completed', 'timeout', 'error'] as cons
 export const DATE_RANGES = ['today', 'last7days', 'last15days', 'last30days'] as const
 export const LOG_ORDER_COLUMNS = ['startedAt', 'expiresAt', 'finishedAt', 'status', 'warnings', 'externalId'] as const
 export const DIRECTIONS = ['ASC', 'DESC'] as const
-export const PAGE_SIZES = ['10', '25', '50', '100'] as const

@@ -17,3 +17,14 @@ export function OtherWorkspaceNotice({ workspace, message }: { workspace: Worksp
     </div>
   )
 }
+
+/** A tab of what the API keeps in the signed-in key's own workspace only, opened on another workspace. */
+export function OtherWorkspaceTab({ tab, workspace }: { tab: 'sectors' | 'variables'; workspace: Workspace }) {
+  const t = useT()
+  return (
+    <>
+      <h2>{t(`workspaces.${tab}.title`)}</h2>
+      <OtherWorkspaceNotice workspace={workspace} message={t(`workspaces.other.${tab}`, { name: workspace.name })} />
+    </>
+  )
+}
