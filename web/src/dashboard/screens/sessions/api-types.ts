@@ -6,10 +6,6 @@ export type Transcript = JsonOf<paths['/v1/sessions/{sessionId}/transcript']['ge
 export type TranscriptEntry = Transcript['entries'][number]
 export type SessionEvent = JsonOf<paths['/v1/sessions/{sessionId}/events']['get']['responses'][200]>['content'][number]
 
-export type Inbound = Extract<TranscriptEntry, { kind: 'inbound' }>['message']
-export type Outgoing = Extract<TranscriptEntry, { kind: 'outbound' }>['message']
-export type MediaKind = Extract<Outgoing, { type: 'media' }>['media']['type']
-
 /** The filters of GET /v1/sessions/logs, as the API names their values. */
 export const LOG_STATUSES = ['running', 'completed', 'timeout', 'error'] as const
 export const DATE_RANGES = ['today', 'last7days', 'last15days', 'last30days'] as const
