@@ -23,10 +23,12 @@ interface TableProps<Item> {
   labelledBy?: string
   /** The row being edited: it shows `content` in one cell across the table instead of its cells. */
   editing?: { key: string; content: ReactNode }
+  /** The row whose item the page shows beside the table. */
+  current?: string
 }
 
 /** Rows of `items` under `columns`' headers. */
-export function Table<Item>({ columns, items, rowKey, className, caption, labelledBy, editing }: TableProps<Item>) {
+export function Table<Item>({ columns, items, rowKey, className, caption, labelledBy, editing, current }: TableProps<Item>) {
   return (
     <table className={className} aria-labelledby={labelledBy}>
       {caption && <caption>{caption}</caption>}
@@ -43,7 +45,7 @@ export function Table<Item>({ columns, items, rowKey, className, caption, labell
         {items.map((item) => {
           const key = rowKey(item)
           return (
-            <tr key={key}>
+            <tr key={key} aria-current={key === current ? 'true' : undefined}>
               {editing?.key === key ? (
                 <td colSpan={columns.length}>{editing.content}</td>
               ) : (
@@ -82,18 +84,15 @@ type ListViewProps<Item> = ListBody<Item> & {
 }
 
 /** A list of the API's, in every state: its failure with a retry, loading, empty, or its items (and a pager when it is paged). */
-export function ListView<Item>(props: ListViewProps<Item>) {
-  const { list, empty, loading = <Loading /> } = props
+export function ListView<Item>({ list, empty, loading = <Loading />, ...body }: ListViewProps<Item>) {
   if (list.error) return <ErrorNotice error={list.error} onRetry={list.reload} />
   if (!list.data) return <>{loading}</>
   const page = list.data
   if (page.totalElements === 0) return <Empty>{empty}</Empty>
   return (
     <>
-      {'children' in props ? props.children(page.content, page) : <Table {...tableOf(props)} items={page.content} caption={props.caption?.(page)} />}
+      {'children' in body ? body.children(page.content, page) : <Table {...body} items={page.content} caption={body.caption?.(page)} />}
       {'goTo' in list && <Pager page={list.page} totalPages={page.totalPages} totalElements={page.totalElements} onPage={list.goTo} />}
     </>
   )
 }
-
-const tableOf = <Item,>({ columns, rowKey, className, labelledBy, editing }: Omit<TableProps<Item>, 'items' | 'caption'>) => ({ columns, rowKey, className, labelledBy, editing })

@@ -1,5 +1,5 @@
 import type { DependencyList } from 'react'
-import { useQueryParams, pagingOf } from './address'
+import { pageOf, pagingOf, useQueryParams } from './address'
 import { useAsync, type Async } from './async'
 
 /** A page of a list, as every list endpoint of the API answers. */
@@ -17,11 +17,16 @@ export interface PagedList<Item> extends Async<ListPage<Item> | undefined> {
 
 /**
  * Loads the page and size the address asks for (`?page=&size=`, the spec's defaults otherwise),
- * again when they or `deps` change.
+ * again when they or `deps` change. A screen with two lists names the second one's page otherwise.
  */
-export function usePagedList<Item>(load: (paging: { page: number; size: number }) => Promise<ListPage<Item> | undefined>, deps: DependencyList): PagedList<Item> {
+export function usePagedList<Item>(
+  load: (paging: { page: number; size: number }) => Promise<ListPage<Item> | undefined>,
+  deps: DependencyList,
+  pageParam = 'page',
+): PagedList<Item> {
   const [params, setParams] = useQueryParams()
-  const { page, size } = pagingOf(params)
+  const page = pageOf(params, pageParam)
+  const { size } = pagingOf(params)
   const list = useAsync(() => load({ page, size }), [page, size, ...deps])
-  return { ...list, page, goTo: (next) => setParams({ page: String(next) }) }
+  return { ...list, page, goTo: (next) => setParams({ [pageParam]: String(next) }) }
 }
