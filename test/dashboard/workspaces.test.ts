@@ -64,6 +64,9 @@ t.test('workspaces: created, keys shown once, embed code that works, the editor 
   await admin.getByRole('link', { name: 'Embed' }).click()
   await admin.getByText('OAuth clients are created in the workspace of the key you signed in with').waitFor()
   t.pass("an admin key's session says why it cannot make clients in another workspace")
+  await admin.getByRole('link', { name: 'Variables' }).click()
+  await admin.getByText('Variables are managed in the workspace of the key you signed in with').waitFor()
+  t.equal(await admin.getByRole('heading', { level: 2, name: 'Variables' }).count(), 1, 'and why it cannot show those of another workspace')
 
   // The new key's own session: its workspace only, and everything made in it.
   const flow = await service.app.inject({ method: 'POST', url: '/v1/flows', headers: { 'x-api-key': apiKey }, payload: { name: 'Welcome' } })

@@ -124,7 +124,7 @@ t.test('the editor test panel', { skip }, async (t) => {
 
     const chat = panel.getByTestId('test-chat')
     await chat.getByText('Welcome to the shop.').waitFor()
-    t.equal(await chat.locator('.test-text').first().innerText(), 'Hi Ana!\nWelcome to the shop.', "the bot's text keeps its line break and its variables filled")
+    t.equal(await chat.locator('.chat-text').first().innerText(), 'Hi Ana!\nWelcome to the shop.', "the bot's text keeps its line break and its variables filled")
     await chat.getByRole('button', { name: 'Pro' }).waitFor()
     await waitUntilWaitingAt(editor, 'ask')
     t.equal(await waitingAt(editor), 'ask', 'the canvas marks the question the session waits at')

@@ -4,6 +4,9 @@ import type { components, paths } from '../../../client/src/schema'
 export type { components, paths }
 export type Schemas = components['schemas']
 
+/** The JSON body of one of the API's answers (`paths[…]['get']['responses'][200]`). */
+export type JsonOf<Response> = Response extends { content: { 'application/json': infer Body } } ? Body : never
+
 /**
  * A failed call, in the service's error shape (`{statusCode, message, error}`). `fields` maps a
  * body field (`name`, `callbackUrl`, `stages.0.name`…) to the API's own message about it, so forms

@@ -1,13 +1,15 @@
-import { createI18n } from '../shared/i18n'
-import * as common from './messages/common'
-import * as flows from './messages/flows'
-import * as kanban from './messages/kanban'
-import * as sessions from './messages/sessions'
-import * as webhooks from './messages/webhooks'
-import * as workspaces from './messages/workspaces'
+import { chatTranscriptEn, chatTranscriptPt } from '../shared/chat-transcript-strings'
+import { createI18n, type Translate as SharedTranslate } from '../shared/i18n'
+import * as common from './strings/common'
+import * as flows from './strings/flows'
+import * as kanban from './strings/kanban'
+import * as sessions from './strings/sessions'
+import * as webhooks from './strings/webhooks'
+import * as workspaces from './strings/workspaces'
 
-const en = { ...common.en, ...workspaces.en, ...flows.en, ...sessions.en, ...kanban.en, ...webhooks.en }
-const pt: Record<keyof typeof en, string> = { ...common.pt, ...workspaces.pt, ...flows.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt }
+const en = { ...chatTranscriptEn, ...common.en, ...workspaces.en, ...flows.en, ...sessions.en, ...kanban.en, ...webhooks.en }
+const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt }
 
 export type MessageKey = keyof typeof en
+export type Translate = SharedTranslate<MessageKey>
 export const { translator, I18nProvider, useT } = createI18n<MessageKey>({ en, pt })

@@ -1,3 +1,4 @@
+import { chatTranscriptEn, chatTranscriptPt } from '../shared/chat-transcript-strings'
 import { createI18n, type Lang, type Translate as SharedTranslate } from '../shared/i18n'
 import { testPanelEn, testPanelPt } from './test-panel-strings'
 
@@ -5,6 +6,7 @@ import { testPanelEn, testPanelPt } from './test-panel-strings'
 // body and form say, are in its module of nodes/ (`nodeStrings` of nodes/node-ui.ts).
 
 const en = {
+  ...chatTranscriptEn,
   ...testPanelEn,
   'app.title': 'Flow editor',
   'app.waiting': 'Waiting for the host page to sign in…',
@@ -245,6 +247,7 @@ const en = {
 export type MessageKey = keyof typeof en
 
 const pt: Record<MessageKey, string> = {
+  ...chatTranscriptPt,
   ...testPanelPt,
   'app.title': 'Editor de fluxos',
   'app.waiting': 'Aguardando a página hospedeira fazer o login…',

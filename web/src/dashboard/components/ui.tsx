@@ -3,6 +3,8 @@ import { Link, useRoute } from 'wouter'
 import { ApiError } from '../api'
 import { useT } from '../i18n'
 
+export { DateTime } from '../../shared/date-time'
+
 /** The title row of a screen: its heading, and actions on the right. */
 export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
   return (
@@ -183,11 +185,4 @@ function TabLink({ href, label }: { href: string; label: string }) {
       {label}
     </Link>
   )
-}
-
-/** A date and time in the reader's language. */
-export function DateTime({ value }: { value: string | null | undefined }) {
-  if (!value) return <>—</>
-  const date = new Date(value)
-  return <time dateTime={value}>{date.toLocaleString(document.documentElement.lang || undefined, { dateStyle: 'medium', timeStyle: 'short' })}</time>
 }

@@ -1,4 +1,5 @@
 import type { components } from '../../../../client/src/schema'
+import type { BotMessage } from '../../shared/chat-transcript'
 import type { InboundMessage, VariableValue } from '../api'
 import type { SseEvent } from './event-stream'
 
@@ -8,7 +9,6 @@ import type { SseEvent } from './event-stream'
 
 type WebhookBody = components['schemas']['WebhookBody']
 type Change = WebhookBody['changes'][number]
-export type BotMessage = Extract<Change, { field: 'messages' }>['value']['messages'][number]
 export type TurnFunction = Extract<Change, { field: 'function' }>['value']['functions'][number]
 
 /** A kanban action of a turn, as the debug event tells it (a preview moves no real card). */

@@ -6,7 +6,8 @@ import { useT } from '../../i18n'
 import { oneOf, positiveOf, useQueryParams } from '../../components/address'
 import { DropOffDiagram, FunnelTable, SessionsChart } from './charts'
 import { FlowHeader, useFlow } from './FlowHeader'
-import { DATE_RANGES, DAYS_IN_RANGE, sessionsPerDay, type FlowAnalytics } from './model'
+import { sessionsPerDay } from './analytics-figures'
+import { DATE_RANGES, DAYS_IN_RANGE, type FlowAnalytics } from './api-types'
 
 /**
  * A flow's analytics, for one published version (GET /v1/flows/{id}/analytics): sessions started

@@ -2,11 +2,14 @@ import { useState } from 'react'
 import { Link, useParams } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { CopyButton, DateTime, ErrorNotice, Loading, Pager } from '../../components/ui'
+import { ListView, type Column } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { CopyButton, DateTime, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
-import { pageOf, positiveOf, useQueryParams } from '../../components/address'
+import { positiveOf, useQueryParams } from '../../components/address'
 import { FlowHeader, useFlow } from './FlowHeader'
-import { definitionSummary, draftDiffers, flowOrder, type FlowDetail, type VersionDetail } from './model'
+import type { FlowDetail, VersionDetail, VersionItem } from './api-types'
+import { definitionSummary, draftDiffers, flowOrder } from './definition'
 
 /** A flow: its state (draft against the newest version), publishing, and its published versions. */
 export function FlowScreen() {
@@ -106,50 +109,40 @@ function FlowState({ flow, onPublished }: { flow: FlowDetail; onPublished(): voi
 function Versions({ flowId, newest }: { flowId: string; newest: number }) {
   const t = useT()
   const [params, setParams] = useQueryParams()
-  const page = pageOf(params)
   const shown = positiveOf(params, 'version')
-  const versions = useAsync(
-    () => unwrap(api.GET('/v1/flows/{id}/versions', { params: { path: { id: flowId }, query: { page, size: 10 } } })),
-    [flowId, page, newest],
-  )
+  const versions = usePagedList(({ page }) => unwrap(api.GET('/v1/flows/{id}/versions', { params: { path: { id: flowId }, query: { page, size: 10 } } })), [flowId, newest])
+  const columns: Column<VersionItem>[] = [
+    {
+      header: t('flows.versions.version'),
+      namesRow: true,
+      cell: (version) => (
+        <>
+          {t('flows.flow.versionNumber', { version: version.version })}
+          {version.version === newest && <span className="badge ok flows-newest">{t('flows.versions.newest')}</span>}
+        </>
+      ),
+    },
+    { header: t('flows.versions.publishedAt'), cell: (version) => <DateTime value={version.publishedAt} /> },
+    {
+      header: t('common.actions'),
+      cell: (version) => (
+        <Link href={`/${flowId}?${new URLSearchParams({ ...(versions.page ? { page: String(versions.page) } : {}), version: String(version.version) })}`}>
+          {t('flows.versions.view', { version: version.version })}
+        </Link>
+      ),
+    },
+  ]
   return (
     <div className="card" aria-labelledby="flows-versions-title">
       <h2 id="flows-versions-title">{t('flows.versions.title')}</h2>
-      {versions.error && <ErrorNotice error={versions.error} onRetry={versions.reload} />}
-      {!versions.data && !versions.error && <Loading />}
-      {versions.data && (
-        <>
-          <table className="flows-versions">
-            <caption className="flows-caption">{t('flows.versions.caption', { total: versions.data.totalElements })}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('flows.versions.version')}</th>
-                <th scope="col">{t('flows.versions.publishedAt')}</th>
-                <th scope="col">{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {versions.data.content.map((version) => (
-                <tr key={version.version} aria-current={version.version === shown ? 'true' : undefined}>
-                  <th scope="row">
-                    {t('flows.flow.versionNumber', { version: version.version })}
-                    {version.version === newest && <span className="badge ok flows-newest">{t('flows.versions.newest')}</span>}
-                  </th>
-                  <td>
-                    <DateTime value={version.publishedAt} />
-                  </td>
-                  <td>
-                    <Link href={`/${flowId}?${new URLSearchParams({ ...(page ? { page: String(page) } : {}), version: String(version.version) })}`}>
-                      {t('flows.versions.view', { version: version.version })}
-                    </Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager page={page} totalPages={versions.data.totalPages} totalElements={versions.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
-      )}
+      <ListView
+        list={versions}
+        caption={(found) => t('flows.versions.caption', { total: found.totalElements })}
+        className="flows-versions"
+        rowKey={(version) => String(version.version)}
+        current={shown === undefined ? undefined : String(shown)}
+        columns={columns}
+      />
       {shown !== undefined && <VersionSummary flowId={flowId} version={shown} onClose={() => setParams({ version: undefined })} />}
     </div>
   )

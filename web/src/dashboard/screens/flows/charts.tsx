@@ -1,7 +1,9 @@
 import { useId, useState } from 'react'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
-import { dropOffRate, flowOrder, stoppedHere, type DayCount, type Definition, type FlowAnalytics, type NodeAnalytics } from './model'
+import { dropOffRate, stoppedHere, type DayCount } from './analytics-figures'
+import type { Definition, FlowAnalytics, NodeAnalytics } from './api-types'
+import { flowOrder } from './definition'
 
 const percent = (share: number) => `${Math.round(share * 100)}%`
 

@@ -6,7 +6,8 @@ import { ErrorNotice, Field, Loading, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useQueryParams } from '../../components/address'
 import { useValueFormatter } from './format'
-import { cardTitle, featuredValues, isNumeric, tagsFromInput, type Card, type Pipeline, type Stage } from './model'
+import type { Card, Pipeline, Stage } from './api-types'
+import { cardTitle, featuredValues, isNumeric, tagsFromInput } from './card-values'
 import { StageChip } from './StageChip'
 
 /** Cards a column shows at first, and how many more each "load more" adds. */

@@ -5,7 +5,9 @@ import { useAsync } from '../../components/async'
 import { DateTime, ErrorNotice, Field, Loading, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
 import { UnplacedError } from './UnplacedError'
-import { cardTitle, fieldErrors, inputText, tagsFromInput, valueFromInput, type Card, type CardValue, type Pipeline, type PipelineField } from './model'
+import type { Card, CardValue, Pipeline, PipelineField } from './api-types'
+import { cardTitle, inputText, tagsFromInput, valueFromInput } from './card-values'
+import { fieldErrors } from './field-errors'
 
 /** Create a card (`/:pipelineId/cards/new?stageId=…`) or change one (`/:pipelineId/cards/:cardId`). */
 export function CardScreen() {

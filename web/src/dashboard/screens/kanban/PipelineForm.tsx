@@ -5,7 +5,8 @@ import { useAsync } from '../../components/async'
 import { ErrorNotice, Field, Loading, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
 import { UnplacedError } from './UnplacedError'
-import { FIELD_TYPES, fieldErrors, type FieldType, type Pipeline } from './model'
+import { FIELD_TYPES, type FieldType, type Pipeline } from './api-types'
+import { fieldErrors } from './field-errors'
 
 const DEFAULT_COLOR = '#9e9e9e'
 

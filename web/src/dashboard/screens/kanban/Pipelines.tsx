@@ -1,9 +1,10 @@
 import { Link } from 'wouter'
 import { api, unwrap } from '../../api'
-import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Loading, PageHeader, Pager } from '../../components/ui'
+import { ListView, type Column } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { DateTime, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
-import { pageOf, useQueryParams } from '../../components/address'
+import type { Pipeline } from './api-types'
 import { StageChip } from './StageChip'
 
 const PAGE_SIZE = 20
@@ -11,9 +12,38 @@ const PAGE_SIZE = 20
 /** The workspace's pipelines: each opens its board or its definition. */
 export function PipelinesScreen() {
   const t = useT()
-  const [params, setParams] = useQueryParams()
-  const page = pageOf(params)
-  const pipelines = useAsync(() => unwrap(api.GET('/v1/kanban/pipelines', { params: { query: { page, size: PAGE_SIZE } } })), [page])
+  const pipelines = usePagedList(({ page }) => unwrap(api.GET('/v1/kanban/pipelines', { params: { query: { page, size: PAGE_SIZE } } })), [])
+
+  const columns: Column<Pipeline>[] = [
+    { header: t('common.name'), cell: (pipeline) => <Link href={`/${pipeline.id}`}>{pipeline.name}</Link> },
+    {
+      header: t('kanban.pipelines.stages'),
+      cell: (pipeline) => (
+        <ul className="kanban-chips">
+          {pipeline.stages.map((stage) => (
+            <li key={stage.id}>
+              <StageChip stage={stage} />
+            </li>
+          ))}
+        </ul>
+      ),
+    },
+    { header: t('kanban.pipelines.fields'), cell: (pipeline) => pipeline.fields.map((field) => field.name).join(', ') || t('common.none') },
+    { header: t('common.updatedAt'), cell: (pipeline) => <DateTime value={pipeline.updatedAt} /> },
+    {
+      header: t('common.actions'),
+      cell: (pipeline) => (
+        <div className="kanban-actions">
+          <Link href={`/${pipeline.id}`} aria-label={t('kanban.pipelines.openBoardOf', { name: pipeline.name })}>
+            {t('kanban.pipelines.openBoard')}
+          </Link>
+          <Link href={`/${pipeline.id}/edit`} aria-label={t('kanban.pipelines.editOf', { name: pipeline.name })}>
+            {t('kanban.pipelines.edit')}
+          </Link>
+        </div>
+      ),
+    },
+  ]
 
   return (
     <section>
@@ -22,57 +52,7 @@ export function PipelinesScreen() {
           {t('kanban.pipelines.new')}
         </Link>
       </PageHeader>
-      {pipelines.error && <ErrorNotice error={pipelines.error} onRetry={pipelines.reload} />}
-      {!pipelines.data && !pipelines.error && <Loading />}
-      {pipelines.data && pipelines.data.content.length === 0 && <Empty>{t('kanban.pipelines.empty')}</Empty>}
-      {pipelines.data && pipelines.data.content.length > 0 && (
-        <>
-          <table className="kanban-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('common.name')}</th>
-                <th scope="col">{t('kanban.pipelines.stages')}</th>
-                <th scope="col">{t('kanban.pipelines.fields')}</th>
-                <th scope="col">{t('common.updatedAt')}</th>
-                <th scope="col">{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pipelines.data.content.map((pipeline) => (
-                <tr key={pipeline.id}>
-                  <td>
-                    <Link href={`/${pipeline.id}`}>{pipeline.name}</Link>
-                  </td>
-                  <td>
-                    <ul className="kanban-chips">
-                      {pipeline.stages.map((stage) => (
-                        <li key={stage.id}>
-                          <StageChip stage={stage} />
-                        </li>
-                      ))}
-                    </ul>
-                  </td>
-                  <td>{pipeline.fields.map((field) => field.name).join(', ') || t('common.none')}</td>
-                  <td>
-                    <DateTime value={pipeline.updatedAt} />
-                  </td>
-                  <td>
-                    <div className="kanban-actions">
-                      <Link href={`/${pipeline.id}`} aria-label={t('kanban.pipelines.openBoardOf', { name: pipeline.name })}>
-                        {t('kanban.pipelines.openBoard')}
-                      </Link>
-                      <Link href={`/${pipeline.id}/edit`} aria-label={t('kanban.pipelines.editOf', { name: pipeline.name })}>
-                        {t('kanban.pipelines.edit')}
-                      </Link>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager page={page} totalPages={pipelines.data.totalPages} totalElements={pipelines.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
-      )}
+      <ListView list={pipelines} empty={t('kanban.pipelines.empty')} rowKey={(pipeline) => pipeline.id} columns={columns} />
     </section>
   )
 }

@@ -1,4 +1,4 @@
-import type { Stage } from './model'
+import type { Stage } from './api-types'
 
 /** A stage's name beside a swatch of its colour (the name carries the meaning; the colour only marks it). */
 export function StageChip({ stage }: { stage: Pick<Stage, 'name' | 'color'> }) {

@@ -1,6 +1,7 @@
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
-import { formatValue, type CardValue, type PipelineField } from './model'
+import type { CardValue, PipelineField } from './api-types'
+import { formatValue } from './card-values'
 
 /** Formats field values and sums in the language the reader chose. */
 export function useValueFormatter(): (field: PipelineField, value: CardValue) => string {

@@ -1,9 +1,11 @@
 import { Link } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Loading } from '../../components/ui'
+import { ListView } from '../../components/ListView'
+import { DateTime } from '../../components/ui'
 import { useT } from '../../i18n'
-import { AttemptsTable, DeliveryStatusBadge } from '../webhooks/parts'
+import { AttemptsTable } from '../webhooks/AttemptsTable'
+import { DeliveryStatusBadge } from '../webhooks/DeliveryStatusBadge'
 
 /** The webhooks this session's turns made (GET /v1/webhooks/deliveries filtered by sessionId), each with its attempts. */
 export function SessionDeliveries({ sessionId, version }: { sessionId: string; version: number }) {
@@ -12,39 +14,40 @@ export function SessionDeliveries({ sessionId, version }: { sessionId: string; v
     () => unwrap(api.GET('/v1/webhooks/deliveries', { params: { query: { sessionId, size: 100 } } })),
     [sessionId, version],
   )
-  if (deliveries.error) return <ErrorNotice error={deliveries.error} onRetry={deliveries.reload} />
-  if (!deliveries.data) return <Loading />
-  if (deliveries.data.content.length === 0) return <Empty>{t('sessions.deliveries.empty')}</Empty>
   return (
-    <>
-      <ul className="session-deliveries">
-        {deliveries.data.content.map((delivery, index) => (
-          <li key={delivery.id} className="card">
-            <div className="session-delivery-head">
-              <DeliveryStatusBadge status={delivery.status} />
-              <Link href={`~/dashboard/webhooks/${delivery.id}`} aria-label={t('sessions.deliveries.openOf', { number: index + 1 })}>
-                {t('sessions.deliveries.number', { number: index + 1 })}
-              </Link>
-              <span>
-                <DateTime value={delivery.createdAt} />
-              </span>
-              <span>{t('sessions.deliveries.attempts', { count: delivery.attemptCount })}</span>
-              {delivery.lastError && <span className="webhooks-error">{delivery.lastError}</span>}
-            </div>
-            {delivery.attempts.length > 0 && (
-              <details>
-                <summary>{t('sessions.deliveries.showAttempts', { number: index + 1 })}</summary>
-                <AttemptsTable attempts={delivery.attempts} caption={t('sessions.deliveries.attemptsOf', { number: index + 1 })} />
-              </details>
-            )}
-          </li>
-        ))}
-      </ul>
-      <p>
-        <Link href={`~/dashboard/webhooks?sessionId=${sessionId}`} className="button-link secondary">
-          {t('sessions.deliveries.inWebhooks')}
-        </Link>
-      </p>
-    </>
+    <ListView list={deliveries} empty={t('sessions.deliveries.empty')}>
+      {(items) => (
+        <>
+          <ul className="session-deliveries">
+            {items.map((delivery, index) => (
+              <li key={delivery.id} className="card">
+                <div className="session-delivery-head">
+                  <DeliveryStatusBadge status={delivery.status} />
+                  <Link href={`~/dashboard/webhooks/${delivery.id}`} aria-label={t('sessions.deliveries.openOf', { number: index + 1 })}>
+                    {t('sessions.deliveries.number', { number: index + 1 })}
+                  </Link>
+                  <span>
+                    <DateTime value={delivery.createdAt} />
+                  </span>
+                  <span>{t('sessions.deliveries.attempts', { count: delivery.attemptCount })}</span>
+                  {delivery.lastError && <span className="webhooks-error">{delivery.lastError}</span>}
+                </div>
+                {delivery.attempts.length > 0 && (
+                  <details>
+                    <summary>{t('sessions.deliveries.showAttempts', { number: index + 1 })}</summary>
+                    <AttemptsTable attempts={delivery.attempts} caption={t('sessions.deliveries.attemptsOf', { number: index + 1 })} />
+                  </details>
+                )}
+              </li>
+            ))}
+          </ul>
+          <p>
+            <Link href={`~/dashboard/webhooks?sessionId=${sessionId}`} className="button-link secondary">
+              {t('sessions.deliveries.inWebhooks')}
+            </Link>
+          </p>
+        </>
+      )}
+    </ListView>
   )
 }

@@ -1,13 +1,16 @@
 import { useEffect, useState, type ReactNode } from 'react'
-import { Link, useParams } from 'wouter'
-import { ApiError, api, unwrap } from '../../api'
+import { useParams } from 'wouter'
+import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, ErrorNotice, Loading, PageHeader } from '../../components/ui'
+import { DetailView, Facts } from '../../components/DetailView'
+import { JsonBlock } from '../../components/JsonBlock'
+import { shortId } from '../../components/short-id'
+import { DateTime, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
-import { shortId, statusTone, type SessionDetail, type Transcript } from './model'
+import type { SessionDetail, Transcript } from './api-types'
 import { SendMessage } from './SendMessage'
 import { SessionDeliveries } from './SessionDeliveries'
-import { JsonBlock } from './text'
+import { SessionStatusBadge } from './SessionStatusBadge'
 import { Timeline } from './Timeline'
 import { TranscriptChat } from './Transcript'
 
@@ -29,46 +32,39 @@ export function SessionScreen() {
     return () => clearTimeout(timer)
   }, [pending, detail.data])
 
-  const title = t('sessions.session.title', { id: shortId(sessionId) })
-  if (detail.error) {
-    return (
-      <section>
-        <PageHeader title={title}>
-          <BackLink />
-        </PageHeader>
-        {detail.error instanceof ApiError && detail.error.status === 404 ? <p className="notice warn">{t('sessions.session.notFound')}</p> : <ErrorNotice error={detail.error} onRetry={detail.reload} />}
-      </section>
-    )
-  }
-  if (!detail.data) return <Loading />
-  const session = detail.data
   return (
-    <section>
-      <PageHeader title={title}>
-        <BackLink />
-      </PageHeader>
-      <Summary session={session} />
-
-      <h2>{t('sessions.chat.title')}</h2>
-      <p role="status" className="hint">
-        {pending > 0 ? t('sessions.session.pending', { count: pending }) : ''}
-      </p>
-      {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
-      {!transcript.data && !transcript.error && <Loading />}
-      {transcript.data && <TranscriptChat transcript={transcript.data} />}
-      {session.status === 'active' && (
+    <DetailView
+      detail={detail}
+      title={t('sessions.session.title', { id: shortId(sessionId) })}
+      back={{ href: '/', label: t('sessions.session.back') }}
+      notFound={t('sessions.session.notFound')}
+    >
+      {(session) => (
         <>
-          <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
-          <SendMessage sessionId={sessionId} onSent={() => setVersion((v) => v + 1)} />
+          <Summary session={session} />
+
+          <h2>{t('sessions.chat.title')}</h2>
+          <p role="status" className="hint">
+            {pending > 0 ? t('sessions.session.pending', { count: pending }) : ''}
+          </p>
+          {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
+          {!transcript.data && !transcript.error && <Loading />}
+          {transcript.data && <TranscriptChat transcript={transcript.data} />}
+          {session.status === 'active' && (
+            <>
+              <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
+              <SendMessage sessionId={sessionId} onSent={() => setVersion((v) => v + 1)} />
+            </>
+          )}
+
+          <h2>{t('sessions.timeline.title')}</h2>
+          <Timeline sessionId={sessionId} version={version} />
+
+          <h2>{t('sessions.deliveries.title')}</h2>
+          <SessionDeliveries sessionId={sessionId} version={version} />
         </>
       )}
-
-      <h2>{t('sessions.timeline.title')}</h2>
-      <Timeline sessionId={sessionId} version={version} />
-
-      <h2>{t('sessions.deliveries.title')}</h2>
-      <SessionDeliveries sessionId={sessionId} version={version} />
-    </section>
+    </DetailView>
   )
 }
 
@@ -79,19 +75,10 @@ async function loadTranscript(sessionId: string): Promise<Transcript> {
   return transcript
 }
 
-function BackLink() {
-  const t = useT()
-  return (
-    <Link href="/" className="button-link secondary">
-      {t('sessions.session.back')}
-    </Link>
-  )
-}
-
 function Summary({ session }: { session: SessionDetail }) {
   const t = useT()
   const facts: [string, ReactNode][] = [
-    [t('sessions.field.status'), <span className={statusTone(session.status)}>{t(`sessions.status.${session.status}`)}</span>],
+    [t('sessions.field.status'), <SessionStatusBadge status={session.status} />],
     [t('sessions.field.session'), <span className="mono">{session.id}</span>],
     [t('sessions.field.externalId'), session.externalId ?? t('common.none')],
     [t('sessions.field.flow'), <span className="mono">{t('sessions.session.flowVersion', { id: shortId(session.flowId), version: session.flowVersion })}</span>],
@@ -105,14 +92,7 @@ function Summary({ session }: { session: SessionDetail }) {
   if (session.failureReason) facts.push([t('sessions.session.failureReason'), t(`sessions.failure.${session.failureReason}`)])
   return (
     <div className="card">
-      <dl className="sessions-facts">
-        {facts.map(([label, value]) => (
-          <div key={label}>
-            <dt>{label}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts facts={facts} />
       {Object.keys(session.variables).length > 0 && (
         <details>
           <summary>{t('sessions.session.variables', { count: Object.keys(session.variables).length })}</summary>

@@ -1,94 +1,36 @@
-import type { ReactNode } from 'react'
-import { DateTime } from '../../components/ui'
-import { useT } from '../../i18n'
-import { InboundMessage, OutgoingMessage } from './Messages'
-import { shortId, type Transcript, type TranscriptEntry } from './model'
+import { ChatTranscript, type ChatEntry } from '../../../shared/chat-transcript'
+import { shortId } from '../../components/short-id'
+import { useT, type Translate } from '../../i18n'
+import type { Transcript, TranscriptEntry } from './api-types'
 
-/** The conversation as a chat: the contact's messages on the left, the bot's on the right, what the bot did in between. */
+/** The session's conversation as a chat, and what the bot did in between as notes. */
 export function TranscriptChat({ transcript }: { transcript: Transcript }) {
   const t = useT()
-  return (
-    <ol className="chat" aria-label={t('sessions.chat.label')}>
-      {transcript.entries.map((entry, index) => (
-        <Entry key={`${entry.eventId}-${index}`} entry={entry} />
-      ))}
-    </ol>
-  )
+  return <ChatTranscript aria-label={t('sessions.chat.label')} t={t} entries={transcript.entries.map((entry, index) => chatEntry(entry, `${entry.eventId}-${index}`, t))} />
 }
 
-function Entry({ entry }: { entry: TranscriptEntry }) {
-  const t = useT()
+function chatEntry(entry: TranscriptEntry, key: string, t: Translate): ChatEntry {
+  const note = (text: string, tone?: 'warn' | 'error'): ChatEntry => ({ kind: 'note', key, text, tone, at: entry.at })
   switch (entry.kind) {
     case 'inbound':
-      return (
-        <Bubble side="inbound" who={t('sessions.chat.contact')} at={entry.at}>
-          <InboundMessage message={entry.message} />
-        </Bubble>
-      )
+      return { kind: 'contact', key, message: entry.message, at: entry.at }
     case 'outbound':
-      return (
-        <Bubble side="outbound" who={t('sessions.chat.bot', { node: entry.nodeId })} at={entry.at} tags={entry.message.tags}>
-          <OutgoingMessage message={entry.message} />
-        </Bubble>
-      )
+      return { kind: 'bot', key, message: entry.message, nodeId: entry.nodeId, at: entry.at }
     case 'started':
-      return <Note at={entry.at}>{t('sessions.chat.started', { version: entry.flowVersion })}</Note>
+      return note(t('sessions.chat.started', { version: entry.flowVersion }))
     case 'kanban':
-      return <Note at={entry.at}>{t(entry.kanban.action === 'create' ? 'sessions.chat.cardCreated' : 'sessions.chat.cardMoved', { card: shortId(entry.kanban.cardId) })}</Note>
+      return note(t(entry.kanban.action === 'create' ? 'sessions.chat.cardCreated' : 'sessions.chat.cardMoved', { card: shortId(entry.kanban.cardId) }))
     case 'function':
-      return (
-        <Note at={entry.at}>
-          {entry.function.type === 'finish'
-            ? t('sessions.chat.finished')
-            : t('sessions.chat.transferred', { target: t(`sessions.chat.target.${entry.function.targetType}`), id: shortId(entry.function.targetId) })}
-        </Note>
+      return note(
+        entry.function.type === 'finish'
+          ? t('sessions.chat.finished')
+          : t('sessions.chat.transferred', { target: t(`sessions.chat.target.${entry.function.targetType}`), id: shortId(entry.function.targetId) }),
       )
     case 'warning':
-      return (
-        <Note at={entry.at} tone="warn">
-          {t('sessions.chat.warning', { warning: entry.warning })}
-        </Note>
-      )
+      return note(t('sessions.chat.warning', { warning: entry.warning }), 'warn')
     case 'expired':
-      return <Note at={entry.at}>{t('sessions.chat.expired')}</Note>
+      return note(t('sessions.chat.expired'))
     case 'failed':
-      return (
-        <Note at={entry.at} tone="error">
-          {t('sessions.chat.failed', { reason: t(`sessions.failure.${entry.reason}`) })}
-        </Note>
-      )
+      return note(t('sessions.chat.failed', { reason: t(`sessions.failure.${entry.reason}`) }), 'error')
   }
-}
-
-function Bubble({ side, who, at, tags, children }: { side: 'inbound' | 'outbound'; who: string; at: string; tags?: string[]; children: ReactNode }) {
-  return (
-    <li className={`chat-entry ${side}`}>
-      <article className="chat-bubble" aria-label={who}>
-        <header className="chat-who">
-          <span>{who}</span>
-          <DateTime value={at} />
-        </header>
-        {children}
-        {tags && tags.length > 0 && (
-          <ul className="chat-tags">
-            {tags.map((tag) => (
-              <li key={tag} className="badge">
-                {tag}
-              </li>
-            ))}
-          </ul>
-        )}
-      </article>
-    </li>
-  )
-}
-
-function Note({ at, tone, children }: { at: string; tone?: 'warn' | 'error'; children: ReactNode }) {
-  return (
-    <li className={`chat-entry note${tone ? ` ${tone}` : ''}`}>
-      <p>
-        {children} · <DateTime value={at} />
-      </p>
-    </li>
-  )
 }

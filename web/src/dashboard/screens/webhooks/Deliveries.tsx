@@ -1,15 +1,21 @@
-import { useEffect, useState, type FormEvent } from 'react'
+import { useEffect } from 'react'
 import { Link, useSearch } from 'wouter'
 import { api, unwrap } from '../../api'
-import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager, SelectField } from '../../components/ui'
+import { isUuid, oneOf, useQueryParams } from '../../components/address'
+import { FilterForm, filtersOf, PageSizeField } from '../../components/FilterForm'
+import { ListView } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { shortId } from '../../components/short-id'
+import { DateTime, Field, PageHeader, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
-import { isUuid, oneOf, pageOf, useQueryParams } from '../../components/address'
-import { DIRECTIONS, PAGE_SIZES, shortId } from '../sessions/model'
+import { DIRECTIONS } from '../sessions/api-types'
+import { DELIVERY_STATUSES, type Delivery } from './api-types'
+import { AttemptsTable } from './AttemptsTable'
+import { DeliveryStatusBadge } from './DeliveryStatusBadge'
 import { FailingDestinationsNotice, useFailingDestinations } from './Destinations'
-import { DELIVERY_STATUSES, type Delivery } from './model'
-import { AttemptsTable, DeliveryStatusBadge } from './parts'
 import { RetryControl, useRetriableDelivery } from './Retry'
+
+const FILTERS = ['sessionId', 'direction', 'size'] as const
 
 /**
  * The workspace's failing destinations, then its webhook deliveries, a tab per status, each with its
@@ -18,16 +24,9 @@ import { RetryControl, useRetriableDelivery } from './Retry'
 export function DeliveriesScreen() {
   const t = useT()
   const [params, setParams] = useQueryParams()
-  const page = pageOf(params)
   const status = oneOf(params, 'status', DELIVERY_STATUSES)
-  const query = {
-    page,
-    size: Number(oneOf(params, 'size', PAGE_SIZES) ?? PAGE_SIZES[0]),
-    status,
-    sessionId: params.get('sessionId') || undefined,
-    direction: oneOf(params, 'direction', DIRECTIONS),
-  }
-  const deliveries = useAsync(() => unwrap(api.GET('/v1/webhooks/deliveries', { params: { query } })), [params.toString()])
+  const query = { status, sessionId: params.get('sessionId') || undefined, direction: oneOf(params, 'direction', DIRECTIONS) }
+  const deliveries = usePagedList((paging) => unwrap(api.GET('/v1/webhooks/deliveries', { params: { query: { ...paging, ...query } } })), [params.toString()])
   const destinations = useFailingDestinations()
 
   return (
@@ -37,24 +36,29 @@ export function DeliveriesScreen() {
       <StatusTabs current={status} />
       <FilterForm
         key={params.toString()}
-        sessionId={params.get('sessionId') ?? ''}
-        direction={query.direction ?? 'ASC'}
-        size={String(query.size)}
+        filters={filtersOf(params, FILTERS)}
+        check={(draft) => (draft.sessionId && !isUuid(draft.sessionId) ? { sessionId: t('webhooks.filter.sessionIdInvalid') } : {})}
         onApply={(next) => setParams({ ...next, page: undefined })}
-      />
-      {deliveries.error && <ErrorNotice error={deliveries.error} onRetry={deliveries.reload} />}
-      {!deliveries.data && !deliveries.error && <Loading />}
-      {deliveries.data && deliveries.data.content.length === 0 && <Empty>{t('webhooks.list.empty')}</Empty>}
-      {deliveries.data && deliveries.data.content.length > 0 && (
-        <>
+      >
+        {(draft, change, errors) => (
+          <>
+            <Field label={t('webhooks.filter.sessionId')} error={errors.sessionId}>
+              {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={(event) => change('sessionId')(event.target.value)} spellCheck={false} />}
+            </Field>
+            <SelectField label={t('webhooks.filter.direction')} value={draft.direction || 'ASC'} onChange={change('direction')} options={DIRECTIONS.map((value) => ({ value, label: t(`webhooks.direction.${value}`) }))} />
+            <PageSizeField value={draft.size} onChange={change('size')} />
+          </>
+        )}
+      </FilterForm>
+      <ListView list={deliveries} empty={t('webhooks.list.empty')}>
+        {(items) => (
           <ul className="webhooks-list" aria-label={t('webhooks.list.label')}>
-            {deliveries.data.content.map((delivery) => (
+            {items.map((delivery) => (
               <DeliveryItem key={delivery.id} delivery={delivery} onRetried={destinations.loaded.reload} />
             ))}
           </ul>
-          <Pager page={page} totalPages={deliveries.data.totalPages} totalElements={deliveries.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
-      )}
+        )}
+      </ListView>
     </section>
   )
 }
@@ -126,40 +130,5 @@ function DeliveryItem({ delivery: listed, onRetried }: { delivery: Delivery; onR
         </details>
       )}
     </li>
-  )
-}
-
-function FilterForm({ sessionId, direction, size, onApply }: { sessionId: string; direction: string; size: string; onApply(next: Record<string, string>): void }) {
-  const t = useT()
-  const [draft, setDraft] = useState({ sessionId, direction, size })
-  const [sessionIdError, setSessionIdError] = useState<string>()
-  const set = (name: keyof typeof draft) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value })
-  const change = (name: keyof typeof draft) => (value: string) => setDraft({ ...draft, [name]: value })
-
-  function submit(event: FormEvent) {
-    event.preventDefault()
-    const id = draft.sessionId.trim()
-    if (id && !isUuid(id)) {
-      setSessionIdError(t('webhooks.filter.sessionIdInvalid'))
-      return
-    }
-    setSessionIdError(undefined)
-    onApply({ ...draft, sessionId: id })
-  }
-
-  return (
-    <form className="filters" role="search" aria-label={t('common.filters')} onSubmit={submit}>
-      <Field label={t('webhooks.filter.sessionId')} error={sessionIdError}>
-        {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={set('sessionId')} spellCheck={false} />}
-      </Field>
-      <SelectField label={t('webhooks.filter.direction')} value={draft.direction} onChange={change('direction')} options={DIRECTIONS.map((value) => ({ value, label: t(`webhooks.direction.${value}`) }))} />
-      <SelectField label={t('pager.size')} value={draft.size} onChange={change('size')} options={PAGE_SIZES.map((value) => ({ value: String(value), label: value }))} />
-      <div className="webhooks-filter-actions">
-        <button type="submit">{t('common.apply')}</button>
-        <button type="button" className="secondary" onClick={() => onApply({ sessionId: '', direction: '', size: '' })}>
-          {t('common.clear')}
-        </button>
-      </div>
-    </form>
   )
 }

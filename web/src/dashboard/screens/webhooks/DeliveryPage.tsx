@@ -1,13 +1,15 @@
 import type { ReactNode } from 'react'
 import { Link, useParams } from 'wouter'
-import { ApiError, api, unwrap } from '../../api'
+import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, ErrorNotice, Loading, PageHeader } from '../../components/ui'
+import { DetailView, Facts } from '../../components/DetailView'
+import { JsonBlock } from '../../components/JsonBlock'
+import { shortId } from '../../components/short-id'
+import { DateTime } from '../../components/ui'
 import { useT } from '../../i18n'
-import { shortId } from '../sessions/model'
-import { JsonBlock } from '../sessions/text'
-import type { Delivery } from './model'
-import { AttemptsTable, DeliveryStatusBadge } from './parts'
+import type { Delivery } from './api-types'
+import { AttemptsTable } from './AttemptsTable'
+import { DeliveryStatusBadge } from './DeliveryStatusBadge'
 import { RetryControl, useRetriableDelivery } from './Retry'
 
 /** One delivery: where it went, every attempt with the response received, the body as sent; sent again from here. */
@@ -15,22 +17,14 @@ export function DeliveryScreen() {
   const t = useT()
   const { deliveryId } = useParams<{ deliveryId: string }>()
   const loaded = useAsync(() => unwrap(api.GET('/v1/webhooks/deliveries/{deliveryId}', { params: { path: { deliveryId } } })), [deliveryId])
-  const title = t('webhooks.delivery.title', { id: shortId(deliveryId) })
-  if (loaded.error) {
-    return (
-      <section>
-        <PageHeader title={title}>
-          <BackLink />
-        </PageHeader>
-        {loaded.error instanceof ApiError && loaded.error.status === 404 ? <p className="notice warn">{t('webhooks.delivery.notFound')}</p> : <ErrorNotice error={loaded.error} onRetry={loaded.reload} />}
-      </section>
-    )
-  }
-  if (!loaded.data) return <Loading />
-  return <DeliveryDetail title={title} loaded={loaded.data} />
+  return (
+    <DetailView detail={loaded} title={t('webhooks.delivery.title', { id: shortId(deliveryId) })} back={{ href: '/', label: t('webhooks.delivery.back') }} notFound={t('webhooks.delivery.notFound')}>
+      {(delivery) => <DeliveryDetail loaded={delivery} />}
+    </DetailView>
+  )
 }
 
-function DeliveryDetail({ title, loaded }: { title: string; loaded: Delivery }) {
+function DeliveryDetail({ loaded }: { loaded: Delivery }) {
   const t = useT()
   const { delivery, phase, retry } = useRetriableDelivery(loaded)
   const facts: [string, ReactNode][] = [
@@ -51,19 +45,9 @@ function DeliveryDetail({ title, loaded }: { title: string; loaded: Delivery }) 
     [t('webhooks.field.lastError'), delivery.lastError ?? t('common.none')],
   ]
   return (
-    <section>
-      <PageHeader title={title}>
-        <BackLink />
-      </PageHeader>
+    <>
       <div className="card">
-        <dl className="sessions-facts">
-          {facts.map(([label, value]) => (
-            <div key={label}>
-              <dt>{label}</dt>
-              <dd>{value}</dd>
-            </div>
-          ))}
-        </dl>
+        <Facts facts={facts} />
         <RetryControl delivery={delivery} phase={phase} onRetry={() => void retry()} />
       </div>
       <h2>{t('webhooks.delivery.attempts')}</h2>
@@ -76,15 +60,6 @@ function DeliveryDetail({ title, loaded }: { title: string; loaded: Delivery }) 
           <li key={id}>{id}</li>
         ))}
       </ul>
-    </section>
-  )
-}
-
-function BackLink() {
-  const t = useT()
-  return (
-    <Link href="/" className="button-link secondary">
-      {t('webhooks.delivery.back')}
-    </Link>
+    </>
   )
 }

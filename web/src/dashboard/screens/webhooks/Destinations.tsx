@@ -1,9 +1,10 @@
 import { useId, useState } from 'react'
 import { api, unwrap } from '../../api'
 import { useAsync, type Async } from '../../components/async'
-import { DateTime, ErrorNotice, Pager } from '../../components/ui'
+import { ListView, Table } from '../../components/ListView'
+import { DateTime, Pager } from '../../components/ui'
 import { useT } from '../../i18n'
-import type { Destination } from './model'
+import type { Destination } from './api-types'
 
 const PAGE_SIZE = 10
 
@@ -27,45 +28,30 @@ export function useFailingDestinations(): FailingDestinations {
 export function FailingDestinationsNotice({ destinations: { loaded, page, setPage } }: { destinations: FailingDestinations }) {
   const t = useT()
   const headingId = useId()
-  if (loaded.error) return <ErrorNotice error={loaded.error} onRetry={loaded.reload} />
-  if (!loaded.data) return null
-  if (loaded.data.totalElements === 0) return <p className="empty">{t('webhooks.destinations.healthy')}</p>
   return (
-    <section className="webhooks-destinations" aria-labelledby={headingId}>
-      <h2 id={headingId}>{t('webhooks.destinations.title')}</h2>
-      <p className="notice warn">{t('webhooks.destinations.explain')}</p>
-      <table className="webhooks-table" aria-labelledby={headingId}>
-        <thead>
-          <tr>
-            <th scope="col">{t('webhooks.destinations.destination')}</th>
-            <th scope="col">{t('webhooks.destinations.failingSince')}</th>
-            <th scope="col">{t('webhooks.destinations.failures')}</th>
-            <th scope="col">{t('webhooks.field.lastError')}</th>
-            <th scope="col">{t('webhooks.destinations.held')}</th>
-            <th scope="col">{t('webhooks.destinations.nextProbe')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {loaded.data.content.map((destination) => (
-            <tr key={destination.destination}>
-              <th scope="row" className="mono">
-                {destination.destination}
-              </th>
-              <td>
-                <DateTime value={destination.failingSince} />
-              </td>
-              <td>{destination.consecutiveFailures}</td>
-              <td className="webhooks-error">{destination.lastError ?? t('common.none')}</td>
-              <td>{destination.heldDeliveries}</td>
-              <td>
-                <NextProbe at={destination.nextProbeAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {loaded.data.totalPages > 1 && <Pager page={page} totalPages={loaded.data.totalPages} totalElements={loaded.data.totalElements} onPage={setPage} />}
-    </section>
+    <ListView list={loaded} loading={null} empty={t('webhooks.destinations.healthy')}>
+      {(items, found) => (
+        <section className="webhooks-destinations" aria-labelledby={headingId}>
+          <h2 id={headingId}>{t('webhooks.destinations.title')}</h2>
+          <p className="notice warn">{t('webhooks.destinations.explain')}</p>
+          <Table
+            className="webhooks-table"
+            labelledBy={headingId}
+            items={items}
+            rowKey={(destination) => destination.destination}
+            columns={[
+              { header: t('webhooks.destinations.destination'), namesRow: true, className: 'mono', cell: (destination) => destination.destination },
+              { header: t('webhooks.destinations.failingSince'), cell: (destination) => <DateTime value={destination.failingSince} /> },
+              { header: t('webhooks.destinations.failures'), cell: (destination) => destination.consecutiveFailures },
+              { header: t('webhooks.field.lastError'), className: 'webhooks-error', cell: (destination) => destination.lastError ?? t('common.none') },
+              { header: t('webhooks.destinations.held'), cell: (destination) => destination.heldDeliveries },
+              { header: t('webhooks.destinations.nextProbe'), cell: (destination) => <NextProbe at={destination.nextProbeAt} /> },
+            ]}
+          />
+          {found.totalPages > 1 && <Pager page={page} totalPages={found.totalPages} totalElements={found.totalElements} onPage={setPage} />}
+        </section>
+      )}
+    </ListView>
   )
 }
 

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react'
 import { api, unwrap } from '../../api'
 import { ErrorNotice } from '../../components/ui'
-import { shortId } from '../sessions/model'
+import { shortId } from '../../components/short-id'
 import { useT } from '../../i18n'
-import { canRetry, inFlight, type Delivery } from './model'
+import { canRetry, inFlight, type Delivery } from './api-types'
 
 /** How often a delivery sent again is looked at, and for how long, until its attempts are over. */
 const FOLLOW_EVERY_MS = 700

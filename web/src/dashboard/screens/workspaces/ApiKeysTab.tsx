@@ -1,12 +1,12 @@
 import { useState } from 'react'
 import { api, unwrap, type paths } from '../../api'
-import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Field, Loading, Pager, SecretValue } from '../../components/ui'
+import { ListView, type Column } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { DateTime, Field, SecretValue } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
-import { pagingOf, useQueryParams } from '../../components/address'
-import { ConfirmAction, fieldErrors, SubmitError, useSubmit } from './forms'
-import type { ApiKey, Workspace } from './model'
+import { CardForm, fieldErrors, RevokeAction, useSubmit } from './forms'
+import type { ApiKey, Workspace } from './api-types'
 
 type CreatedKey = paths['/v1/api-keys']['post']['responses'][201]['content']['application/json']
 type Role = ApiKey['role']
@@ -15,65 +15,37 @@ type Role = ApiKey['role']
 export function ApiKeysTab({ workspace }: { workspace: Workspace }) {
   const t = useT()
   const info = useSignedIn()
-  const [params, setParams] = useQueryParams()
-  const { page, size } = pagingOf(params)
-  const keys = useAsync(() => unwrap(api.GET('/v1/api-keys', { params: { query: { workspaceId: workspace.id, page, size } } })), [workspace.id, page, size])
+  const keys = usePagedList((paging) => unwrap(api.GET('/v1/api-keys', { params: { query: { workspaceId: workspace.id, ...paging } } })), [workspace.id])
   const [created, setCreated] = useState<CreatedKey>()
+
+  const columns: Column<ApiKey>[] = [
+    { header: t('common.name'), cell: (key) => key.name },
+    { header: t('workspaces.keys.role'), cell: (key) => <span className="badge">{t(`workspaces.keys.role.${key.role}`)}</span> },
+    { header: t('workspaces.keys.prefix'), className: 'mono', cell: (key) => `${key.keyPrefix}…` },
+    { header: t('workspaces.keys.callbackUrl'), className: 'mono ws-wrap', cell: (key) => key.callbackUrl ?? t('common.none') },
+    { header: t('common.createdAt'), cell: (key) => <DateTime value={key.createdAt} /> },
+    {
+      header: t('common.actions'),
+      cell: (key) =>
+        key.id === info.apiKeyId ? (
+          <span className="badge">{t('workspaces.keys.thisSession')}</span>
+        ) : (
+          <RevokeAction
+            name={key.name}
+            onRevoke={async () => {
+              await unwrap(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: key.id } } }))
+              keys.reload()
+            }}
+          />
+        ),
+    },
+  ]
 
   return (
     <>
       <h2>{t('workspaces.keys.title')}</h2>
       <p className="hint">{t('workspaces.keys.intro')}</p>
-      {keys.error && <ErrorNotice error={keys.error} onRetry={keys.reload} />}
-      {!keys.data && !keys.error && <Loading />}
-      {keys.data && keys.data.content.length === 0 && <Empty>{t('workspaces.keys.empty')}</Empty>}
-      {keys.data && keys.data.content.length > 0 && (
-        <>
-          <table className="ws-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('common.name')}</th>
-                <th scope="col">{t('workspaces.keys.role')}</th>
-                <th scope="col">{t('workspaces.keys.prefix')}</th>
-                <th scope="col">{t('workspaces.keys.callbackUrl')}</th>
-                <th scope="col">{t('common.createdAt')}</th>
-                <th scope="col">{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.content.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <span className="badge">{t(`workspaces.keys.role.${key.role}`)}</span>
-                  </td>
-                  <td className="mono">{key.keyPrefix}…</td>
-                  <td className="mono ws-wrap">{key.callbackUrl ?? t('common.none')}</td>
-                  <td>
-                    <DateTime value={key.createdAt} />
-                  </td>
-                  <td>
-                    {key.id === info.apiKeyId ? (
-                      <span className="badge">{t('workspaces.keys.thisSession')}</span>
-                    ) : (
-                      <ConfirmAction
-                        label={t('common.revoke')}
-                        subject={key.name}
-                        question={t('common.confirmRevoke', { name: key.name })}
-                        onConfirm={async () => {
-                          await unwrap(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: key.id } } }))
-                          keys.reload()
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager page={page} totalPages={keys.data.totalPages} totalElements={keys.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
-      )}
+      <ListView list={keys} empty={t('workspaces.keys.empty')} rowKey={(key) => key.id} columns={columns} />
       {created ? (
         <CreatedKeyCard created={created} onDone={() => setCreated(undefined)} />
       ) : (
@@ -119,19 +91,12 @@ function NewApiKey({ workspace, onCreated }: { workspace: Workspace; onCreated(k
   const submit = useSubmit()
   const errors = fieldErrors(submit.error, KEY_FIELDS)
   const mayChooseRole = info.role === 'organization-admin'
+  const create = async () => {
+    onCreated(await unwrap(api.POST('/v1/api-keys', { body: { name, callbackUrl, role, workspaceId: workspace.id } })))
+  }
+
   return (
-    <form
-      className="card ws-form"
-      noValidate
-      aria-labelledby="new-key"
-      onSubmit={(event) => {
-        event.preventDefault()
-        void submit.run(async () => {
-          onCreated(await unwrap(api.POST('/v1/api-keys', { body: { name, callbackUrl, role, workspaceId: workspace.id } })))
-        })
-      }}
-    >
-      <h2 id="new-key">{t('workspaces.keys.new')}</h2>
+    <CardForm headingId="new-key" heading={t('workspaces.keys.new')} level={2} submit={submit} errors={errors} onSubmit={create}>
       <div className="form-row">
         <Field label={t('common.name')} error={errors.name}>
           {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
@@ -154,10 +119,6 @@ function NewApiKey({ workspace, onCreated }: { workspace: Workspace; onCreated(k
           <input {...props} type="url" inputMode="url" placeholder="https://hooks.example.com/flow" value={callbackUrl} onChange={(event) => setCallbackUrl(event.target.value)} />
         )}
       </Field>
-      <SubmitError error={submit.error} fields={errors} />
-      <button type="submit" disabled={submit.busy}>
-        {submit.busy ? t('common.creating') : t('common.create')}
-      </button>
-    </form>
+    </CardForm>
   )
 }

@@ -3,13 +3,15 @@ import type { Lang, Theme } from '../../../shared/i18n'
 import { api, unwrap, type paths } from '../../api'
 import { useAsync } from '../../components/async'
 import { EditorFrame, type EditorStatus } from '../../components/EditorFrame'
-import { CopyButton, DateTime, Empty, ErrorNotice, Field, Loading, Pager, SecretValue } from '../../components/ui'
+import { ListView, type Column } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { CopyButton, DateTime, ErrorNotice, Field, Loading, SecretValue } from '../../components/ui'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
 import { useSignedIn } from '../../session'
-import { pagingOf, useQueryParams } from '../../components/address'
-import { ConfirmAction, fieldErrors, SubmitError, useSubmit } from './forms'
-import { flowsOf, type Flow, type OAuthClient, type Workspace } from './model'
+import { CardForm, fieldErrors, RevokeAction, useSubmit } from './forms'
+import type { Flow, OAuthClient, Workspace } from './api-types'
+import { flowsOf } from './lookups'
 import { OtherWorkspaceNotice } from './OtherWorkspace'
 import { curlSnippet, hostScriptSnippet, iframeSnippet, nodeSnippet, PLACEHOLDER, type EmbedValues } from './snippets'
 
@@ -29,10 +31,13 @@ export function EmbedTab({ workspace }: { workspace: Workspace }) {
   const [chosenFlowId, setChosenFlowId] = useState<string>()
   const [lang, setLang] = useState<Lang>(preferences.lang)
   const [theme, setTheme] = useState<Theme>(preferences.theme)
-  const [params, setParams] = useQueryParams()
-  const { page, size } = pagingOf(params)
-  const clients = useAsync(async () => (own ? unwrap(api.GET('/v1/clients', { params: { query: { page, size } } })) : undefined), [own, page, size])
+  const clients = usePagedList(async (paging) => (own ? unwrap(api.GET('/v1/clients', { params: { query: paging } })) : undefined), [own])
   const flows = useAsync(() => flowsOf(workspace.id), [workspace.id])
+  const clientColumns = useClientColumns((revoked) => {
+    if (revoked === chosenClientId) setChosenClientId(undefined)
+    if (revoked === created?.clientId) setCreated(undefined)
+    clients.reload()
+  })
 
   const clientId = chosenClientId ?? created?.clientId ?? clients.data?.content[0]?.clientId
   const flowId = chosenFlowId ?? flows.data?.[0]?.id
@@ -50,21 +55,14 @@ export function EmbedTab({ workspace }: { workspace: Workspace }) {
       <h2>{t('workspaces.embed.clients')}</h2>
       <p className="hint">{t('workspaces.embed.clientsIntro')}</p>
       {!own && <OtherWorkspaceNotice workspace={workspace} message={t('workspaces.other.clients', { name: workspace.name })} />}
-      {own && clients.error && <ErrorNotice error={clients.error} onRetry={clients.reload} />}
-      {own && !clients.data && !clients.error && <Loading />}
-      {clients.data && clients.data.content.length === 0 && <Empty>{t('workspaces.embed.noClients')}</Empty>}
-      {clients.data && clients.data.content.length > 0 && (
-        <>
-          <ClientsTable
-            clients={clients.data.content}
-            onRevoked={(revoked) => {
-              if (revoked === chosenClientId) setChosenClientId(undefined)
-              if (revoked === created?.clientId) setCreated(undefined)
-              clients.reload()
-            }}
-          />
-          <Pager page={page} totalPages={clients.data.totalPages} totalElements={clients.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
+      {own && (
+        <ListView
+          list={clients}
+          empty={t('workspaces.embed.noClients')}
+         
+          rowKey={(client) => client.clientId}
+          columns={clientColumns}
+        />
       )}
       {own && created && <CreatedClientCard created={created} />}
       {own && (
@@ -129,42 +127,25 @@ export function EmbedTab({ workspace }: { workspace: Workspace }) {
   )
 }
 
-function ClientsTable({ clients, onRevoked }: { clients: OAuthClient[]; onRevoked(clientId: string): void }) {
+function useClientColumns(onRevoked: (clientId: string) => void): Column<OAuthClient>[] {
   const t = useT()
-  return (
-    <table className="ws-table">
-      <thead>
-        <tr>
-          <th scope="col">{t('common.name')}</th>
-          <th scope="col">{t('workspaces.embed.clientId')}</th>
-          <th scope="col">{t('common.createdAt')}</th>
-          <th scope="col">{t('common.actions')}</th>
-        </tr>
-      </thead>
-      <tbody>
-        {clients.map((client) => (
-          <tr key={client.clientId}>
-            <td>{client.name}</td>
-            <td className="mono">{client.clientId}</td>
-            <td>
-              <DateTime value={client.createdAt} />
-            </td>
-            <td>
-              <ConfirmAction
-                label={t('common.revoke')}
-                subject={client.name}
-                question={t('common.confirmRevoke', { name: client.name })}
-                onConfirm={async () => {
-                  await unwrap(api.DELETE('/v1/clients/{clientId}', { params: { path: { clientId: client.clientId } } }))
-                  onRevoked(client.clientId)
-                }}
-              />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  )
+  return [
+    { header: t('common.name'), cell: (client) => client.name },
+    { header: t('workspaces.embed.clientId'), className: 'mono', cell: (client) => client.clientId },
+    { header: t('common.createdAt'), cell: (client) => <DateTime value={client.createdAt} /> },
+    {
+      header: t('common.actions'),
+      cell: (client) => (
+        <RevokeAction
+          name={client.name}
+          onRevoke={async () => {
+            await unwrap(api.DELETE('/v1/clients/{clientId}', { params: { path: { clientId: client.clientId } } }))
+            onRevoked(client.clientId)
+          }}
+        />
+      ),
+    },
+  ]
 }
 
 function CreatedClientCard({ created }: { created: CreatedClient }) {
@@ -186,28 +167,17 @@ function NewClient({ onCreated }: { onCreated(client: CreatedClient): void }) {
   const [name, setName] = useState('')
   const submit = useSubmit()
   const errors = fieldErrors(submit.error, ['name'])
+  const create = async () => {
+    onCreated(await unwrap(api.POST('/v1/clients', { body: { name } })))
+    setName('')
+  }
+
   return (
-    <form
-      className="card ws-form"
-      aria-labelledby="new-client"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault()
-        void submit.run(async () => {
-          onCreated(await unwrap(api.POST('/v1/clients', { body: { name } })))
-          setName('')
-        })
-      }}
-    >
-      <h3 id="new-client">{t('workspaces.embed.newClient')}</h3>
+    <CardForm headingId="new-client" heading={t('workspaces.embed.newClient')} submit={submit} errors={errors} onSubmit={create}>
       <Field label={t('common.name')} hint={t('workspaces.embed.clientNameHint')} error={errors.name}>
         {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
       </Field>
-      <SubmitError error={submit.error} fields={errors} />
-      <button type="submit" disabled={submit.busy}>
-        {submit.busy ? t('common.creating') : t('common.create')}
-      </button>
-    </form>
+    </CardForm>
   )
 }
 

@@ -1,7 +1,7 @@
 import { CopyButton, DateTime } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
-import type { Workspace } from './model'
+import type { Workspace } from './api-types'
 
 /** What the API tells about a workspace; it offers no change to one, so nothing here is editable. */
 export function GeneralTab({ workspace }: { workspace: Workspace }) {

@@ -1,34 +1,17 @@
 import { useState } from 'react'
 import { api, unwrap } from '../../api'
-import { useAsync } from '../../components/async'
-import { Empty, ErrorNotice, Field, Loading, Pager } from '../../components/ui'
+import { ListView, type Column } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { Field } from '../../components/ui'
 import { useT } from '../../i18n'
-import { useSignedIn } from '../../session'
-import { pagingOf, useQueryParams } from '../../components/address'
-import { ConfirmAction, fieldErrors, SubmitError, useSubmit } from './forms'
-import { formatDefaultValue, parseDefaultValue, VARIABLE_TYPES, type Variable, type VariableType, type Workspace } from './model'
-import { OtherWorkspaceNotice } from './OtherWorkspace'
+import { CardForm, DeleteAction, fieldErrors, useSubmit } from './forms'
+import { VARIABLE_TYPES, type Variable, type VariableType } from './api-types'
+import { formatDefaultValue, parseDefaultValue } from './default-value'
 
 /** The workspace's variables: flows use them by name, sessions pass their values. */
-export function VariablesTab({ workspace }: { workspace: Workspace }) {
+export function VariablesTab() {
   const t = useT()
-  const info = useSignedIn()
-  if (workspace.id !== info.workspaceId) {
-    return (
-      <>
-        <h2>{t('workspaces.variables.title')}</h2>
-        <OtherWorkspaceNotice workspace={workspace} message={t('workspaces.other.variables', { name: workspace.name })} />
-      </>
-    )
-  }
-  return <OwnVariables />
-}
-
-function OwnVariables() {
-  const t = useT()
-  const [params, setParams] = useQueryParams()
-  const { page, size } = pagingOf(params)
-  const variables = useAsync(() => unwrap(api.GET('/v1/variables', { params: { query: { page, size } } })), [page, size])
+  const variables = usePagedList((paging) => unwrap(api.GET('/v1/variables', { params: { query: paging } })), [])
   const [editing, setEditing] = useState<Variable>()
   const [announced, setAnnounced] = useState('')
   const changed = (message: string) => {
@@ -37,6 +20,36 @@ function OwnVariables() {
     variables.reload()
   }
 
+  const columns: Column<Variable>[] = [
+    { header: t('common.name'), className: 'mono', cell: (variable) => variable.name },
+    { header: t('workspaces.variables.type'), cell: (variable) => t(`workspaces.variables.type.${variable.type}`) },
+    { header: t('workspaces.variables.description'), cell: (variable) => variable.description ?? t('common.none') },
+    {
+      header: t('workspaces.variables.defaultValue'),
+      className: 'mono ws-wrap',
+      cell: (variable) => (variable.defaultValue === null ? t('common.none') : formatDefaultValue(variable.defaultValue)),
+    },
+    {
+      header: t('common.actions'),
+      className: 'ws-actions',
+      cell: (variable) => (
+        <>
+          <button type="button" className="secondary" aria-label={t('workspaces.variables.editOf', { name: variable.name })} onClick={() => setEditing(variable)}>
+            {t('workspaces.variables.edit')}
+          </button>
+          <DeleteAction
+            name={variable.name}
+            question={t('workspaces.variables.confirmDelete', { name: variable.name })}
+            onDelete={async () => {
+              await unwrap(api.DELETE('/v1/variables/{id}', { params: { path: { id: variable.id } } }))
+              changed(t('workspaces.variables.deleted', { name: variable.name }))
+            }}
+          />
+        </>
+      ),
+    },
+  ]
+
   return (
     <>
       <h2>{t('workspaces.variables.title')}</h2>
@@ -44,49 +57,7 @@ function OwnVariables() {
       <p role="status" className="ws-announce">
         {announced}
       </p>
-      {variables.error && <ErrorNotice error={variables.error} onRetry={variables.reload} />}
-      {!variables.data && !variables.error && <Loading />}
-      {variables.data && variables.data.content.length === 0 && <Empty>{t('workspaces.variables.empty')}</Empty>}
-      {variables.data && variables.data.content.length > 0 && (
-        <>
-          <table className="ws-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('common.name')}</th>
-                <th scope="col">{t('workspaces.variables.type')}</th>
-                <th scope="col">{t('workspaces.variables.description')}</th>
-                <th scope="col">{t('workspaces.variables.defaultValue')}</th>
-                <th scope="col">{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {variables.data.content.map((variable) => (
-                <tr key={variable.id}>
-                  <td className="mono">{variable.name}</td>
-                  <td>{t(`workspaces.variables.type.${variable.type}`)}</td>
-                  <td>{variable.description ?? t('common.none')}</td>
-                  <td className="mono ws-wrap">{variable.defaultValue === null ? t('common.none') : formatDefaultValue(variable.defaultValue)}</td>
-                  <td className="ws-actions">
-                    <button type="button" className="secondary" aria-label={t('workspaces.variables.editOf', { name: variable.name })} onClick={() => setEditing(variable)}>
-                      {t('workspaces.variables.edit')}
-                    </button>
-                    <ConfirmAction
-                      label={t('workspaces.delete')}
-                      subject={variable.name}
-                      question={t('workspaces.variables.confirmDelete', { name: variable.name })}
-                      onConfirm={async () => {
-                        await unwrap(api.DELETE('/v1/variables/{id}', { params: { path: { id: variable.id } } }))
-                        changed(t('workspaces.variables.deleted', { name: variable.name }))
-                      }}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager page={page} totalPages={variables.data.totalPages} totalElements={variables.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
-      )}
+      <ListView list={variables} empty={t('workspaces.variables.empty')} rowKey={(variable) => variable.id} columns={columns} />
       <VariableForm
         key={editing?.id ?? 'new'}
         editing={editing}
@@ -125,16 +96,14 @@ function VariableForm({ editing, onCancel, onSaved }: { editing: Variable | unde
   }
 
   return (
-    <form
-      className="card ws-form"
-      aria-labelledby={headingId}
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault()
-        void submit.run(save)
-      }}
+    <CardForm
+      headingId={headingId}
+      heading={editing ? t('workspaces.variables.editing', { name: editing.name }) : t('workspaces.variables.new')}
+      submit={submit}
+      errors={errors}
+      onSubmit={save}
+      onCancel={editing ? onCancel : undefined}
     >
-      <h3 id={headingId}>{editing ? t('workspaces.variables.editing', { name: editing.name }) : t('workspaces.variables.new')}</h3>
       <div className="form-row">
         <Field label={t('common.name')} hint={editing ? t('workspaces.variables.fixed') : t('workspaces.variables.nameHint')} error={errors.name}>
           {(props) => <input {...props} className="mono" readOnly={!!editing} value={name} onChange={(event) => setName(event.target.value)} />}
@@ -169,17 +138,6 @@ function VariableForm({ editing, onCancel, onSaved }: { editing: Variable | unde
           )
         }
       </Field>
-      <SubmitError error={submit.error} fields={errors} />
-      <div className="ws-actions">
-        <button type="submit" disabled={submit.busy}>
-          {editing ? (submit.busy ? t('common.saving') : t('common.save')) : submit.busy ? t('common.creating') : t('common.create')}
-        </button>
-        {editing && (
-          <button type="button" className="secondary" onClick={onCancel}>
-            {t('common.cancel')}
-          </button>
-        )}
-      </div>
-    </form>
+    </CardForm>
   )
 }

@@ -2,12 +2,18 @@ import { Link, useParams } from 'wouter'
 import { useAsync } from '../../components/async'
 import { ErrorNotice, LinkTabs, Loading, PageHeader } from '../../components/ui'
 import { useT, type MessageKey } from '../../i18n'
+import { useSignedIn } from '../../session'
 import { ApiKeysTab } from './ApiKeysTab'
 import { EmbedTab } from './EmbedTab'
 import { GeneralTab } from './GeneralTab'
-import { findWorkspace, TABS, type Tab, type Workspace } from './model'
+import { OtherWorkspaceTab } from './OtherWorkspace'
+import type { Workspace } from './api-types'
+import { findWorkspace } from './lookups'
 import { SectorsTab } from './SectorsTab'
 import { VariablesTab } from './VariablesTab'
+
+const TABS = ['general', 'api-keys', 'embed', 'sectors', 'variables'] as const
+type Tab = (typeof TABS)[number]
 
 const TAB_LABELS: Record<Tab, MessageKey> = {
   general: 'workspaces.tab.general',
@@ -48,6 +54,9 @@ export function WorkspaceScreen() {
 }
 
 function TabContent({ tab, workspace }: { tab: Tab; workspace: Workspace }) {
+  const info = useSignedIn()
+  // The API keeps sectors and variables in the signed-in key's own workspace only.
+  if ((tab === 'sectors' || tab === 'variables') && workspace.id !== info.workspaceId) return <OtherWorkspaceTab tab={tab} workspace={workspace} />
   switch (tab) {
     case 'general':
       return <GeneralTab workspace={workspace} />
@@ -56,8 +65,8 @@ function TabContent({ tab, workspace }: { tab: Tab; workspace: Workspace }) {
     case 'embed':
       return <EmbedTab workspace={workspace} />
     case 'sectors':
-      return <SectorsTab workspace={workspace} />
+      return <SectorsTab />
     case 'variables':
-      return <VariablesTab workspace={workspace} />
+      return <VariablesTab />
   }
 }

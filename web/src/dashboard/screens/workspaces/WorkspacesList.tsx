@@ -1,21 +1,37 @@
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, createdId, unwrap } from '../../api'
-import { useAsync } from '../../components/async'
-import { DateTime, Empty, ErrorNotice, Field, Loading, PageHeader, Pager } from '../../components/ui'
+import { ListView, type Column } from '../../components/ListView'
+import { usePagedList } from '../../components/paged-list'
+import { DateTime, Field, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import { PAGE_SIZES, pagingOf, useQueryParams } from '../../components/address'
-import { fieldErrors, SubmitError, useSubmit } from './forms'
+import type { Workspace } from './api-types'
+import { CardForm, fieldErrors, useSubmit } from './forms'
 
 /** The organization's workspaces (a workspace key: its own), and, for an admin key, a new one. */
 export function WorkspacesList() {
   const t = useT()
   const info = useSignedIn()
   const [params, setParams] = useQueryParams()
-  const { page, size } = pagingOf(params)
-  const workspaces = useAsync(() => unwrap(api.GET('/v1/workspaces', { params: { query: { page, size } } })), [page, size])
+  const { size } = pagingOf(params)
+  const workspaces = usePagedList((paging) => unwrap(api.GET('/v1/workspaces', { params: { query: paging } })), [])
   const [created, setCreated] = useState<{ id: string; name: string }>()
+
+  const columns: Column<Workspace>[] = [
+    {
+      header: t('common.name'),
+      cell: (workspace) => (
+        <>
+          <Link href={`/${workspace.id}/general`}>{workspace.name}</Link>{' '}
+          {workspace.id === info.workspaceId && <span className="badge">{t('workspaces.signedInHere')}</span>}
+        </>
+      ),
+    },
+    { header: t('common.id'), className: 'mono', cell: (workspace) => workspace.id },
+    { header: t('common.createdAt'), cell: (workspace) => <DateTime value={workspace.createdAt} /> },
+  ]
 
   return (
     <section>
@@ -40,37 +56,7 @@ export function WorkspacesList() {
           </p>
         )}
       </div>
-      {workspaces.error && <ErrorNotice error={workspaces.error} onRetry={workspaces.reload} />}
-      {!workspaces.data && !workspaces.error && <Loading />}
-      {workspaces.data && workspaces.data.content.length === 0 && <Empty />}
-      {workspaces.data && workspaces.data.content.length > 0 && (
-        <>
-          <table className="ws-table">
-            <thead>
-              <tr>
-                <th scope="col">{t('common.name')}</th>
-                <th scope="col">{t('common.id')}</th>
-                <th scope="col">{t('common.createdAt')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {workspaces.data.content.map((workspace) => (
-                <tr key={workspace.id}>
-                  <td>
-                    <Link href={`/${workspace.id}/general`}>{workspace.name}</Link>{' '}
-                    {workspace.id === info.workspaceId && <span className="badge">{t('workspaces.signedInHere')}</span>}
-                  </td>
-                  <td className="mono">{workspace.id}</td>
-                  <td>
-                    <DateTime value={workspace.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager page={page} totalPages={workspaces.data.totalPages} totalElements={workspaces.data.totalElements} onPage={(next) => setParams({ page: String(next) })} />
-        </>
-      )}
+      <ListView list={workspaces} rowKey={(workspace) => workspace.id} columns={columns} />
       {info.role === 'organization-admin' && (
         <NewWorkspace
           onCreated={(workspace) => {
@@ -91,23 +77,16 @@ function NewWorkspace({ onCreated }: { onCreated(workspace: { id: string; name: 
   const [timezone, setTimezone] = useState('')
   const submit = useSubmit()
   const errors = fieldErrors(submit.error, ['name', 'timezone'])
+  const create = async () => {
+    const body = timezone.trim() ? { name, timezone: timezone.trim() } : { name }
+    const id = await createdId(api.POST('/v1/workspaces', { body }))
+    onCreated({ id, name })
+    setName('')
+    setTimezone('')
+  }
+
   return (
-    <form
-      className="card ws-form"
-      noValidate
-      aria-labelledby="new-workspace"
-      onSubmit={(event) => {
-        event.preventDefault()
-        void submit.run(async () => {
-          const body = timezone.trim() ? { name, timezone: timezone.trim() } : { name }
-          const id = await createdId(api.POST('/v1/workspaces', { body }))
-          onCreated({ id, name })
-          setName('')
-          setTimezone('')
-        })
-      }}
-    >
-      <h2 id="new-workspace">{t('workspaces.new')}</h2>
+    <CardForm headingId="new-workspace" heading={t('workspaces.new')} level={2} submit={submit} errors={errors} onSubmit={create}>
       <div className="form-row">
         <Field label={t('common.name')} error={errors.name}>
           {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
@@ -121,10 +100,6 @@ function NewWorkspace({ onCreated }: { onCreated(workspace: { id: string; name: 
           ))}
         </datalist>
       </div>
-      <SubmitError error={submit.error} fields={errors} />
-      <button type="submit" disabled={submit.busy}>
-        {submit.busy ? t('common.creating') : t('common.create')}
-      </button>
-    </form>
+    </CardForm>
   )
 }

@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { useState, type ReactNode } from 'react'
 import { ApiError } from '../../api'
 import { ErrorNotice } from '../../components/ui'
 import { useT } from '../../i18n'
@@ -67,5 +67,71 @@ export function ConfirmAction({ label, subject, question, onConfirm }: { label: 
       </button>
       {submit.error !== undefined && <ErrorNotice error={submit.error} />}
     </div>
+  )
+}
+
+/** Revoking a credential (a key, a client), asked twice: it cannot be undone. */
+export function RevokeAction({ name, onRevoke }: { name: string; onRevoke: () => Promise<void> }) {
+  const t = useT()
+  return <ConfirmAction label={t('common.revoke')} subject={name} question={t('common.confirmRevoke', { name })} onConfirm={onRevoke} />
+}
+
+/** Deleting something, asked twice: `question` says what it breaks. */
+export function DeleteAction({ name, question, onDelete }: { name: string; question: string; onDelete: () => Promise<void> }) {
+  const t = useT()
+  return <ConfirmAction label={t('workspaces.delete')} subject={name} question={question} onConfirm={onDelete} />
+}
+
+/**
+ * A form in a card: its heading, the fields, the failure that names none of them, and its button,
+ * busy while `onSubmit` runs: Create, or Save with a Cancel beside it for a change to something
+ * that exists.
+ */
+export function CardForm({
+  headingId,
+  heading,
+  level = 3,
+  submit,
+  errors,
+  onSubmit,
+  onCancel,
+  children,
+}: {
+  headingId: string
+  heading: string
+  level?: 2 | 3
+  submit: ReturnType<typeof useSubmit>
+  errors: Record<string, string>
+  onSubmit: () => Promise<void>
+  onCancel?: () => void
+  children: ReactNode
+}) {
+  const t = useT()
+  const Heading = level === 2 ? 'h2' : 'h3'
+  const [label, busyLabel] = onCancel ? [t('common.save'), t('common.saving')] : [t('common.create'), t('common.creating')]
+  return (
+    <form
+      className="card ws-form"
+      aria-labelledby={headingId}
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault()
+        void submit.run(onSubmit)
+      }}
+    >
+      <Heading id={headingId}>{heading}</Heading>
+      {children}
+      <SubmitError error={submit.error} fields={errors} />
+      <div className="ws-actions">
+        <button type="submit" disabled={submit.busy}>
+          {submit.busy ? busyLabel : label}
+        </button>
+        {onCancel && (
+          <button type="button" className="secondary" onClick={onCancel}>
+            {t('common.cancel')}
+          </button>
+        )}
+      </div>
+    </form>
   )
 }

@@ -1,4 +1,4 @@
-/** The dashboard's shell, sign-in and shared components. Each screen keeps its messages in a file of its own here. */
+/** The dashboard's shell, sign-in and shared components. Each screen area keeps its UI strings in a file of its own here. */
 export const en = {
   'app.title': 'Conversation Flow Service',
   'app.skip': 'Skip to content',

@@ -1,4 +1,4 @@
-/** The workspaces screens' messages (keys start with `workspaces.`). */
+/** The workspaces screens' UI strings (keys start with `workspaces.`). */
 export const en = {
   'workspaces.title': 'Workspaces',
   'workspaces.onlyOwn': 'You signed in with a workspace key: it reaches only its own workspace.',

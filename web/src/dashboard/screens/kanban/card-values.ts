@@ -1,16 +1,5 @@
-import { FIELD_TYPES, FIELD_VALUE_TYPES } from '../../../../../src/domain/field-types.js'
-import { ApiError, type paths } from '../../api'
-
-export { FIELD_TYPES }
-
-// The client's answer type has neither always-null member; the screens need neither.
-export type Pipeline = Omit<paths['/v1/kanban/pipelines/{id}']['get']['responses'][200]['content']['application/json'], 'defaultGroupBy' | 'columnAggregation'>
-export type Stage = Pipeline['stages'][number]
-export type PipelineField = Pipeline['fields'][number]
-export type FieldType = PipelineField['type']
-export type Card = paths['/v1/kanban/cards/{id}']['get']['responses'][200]['content']['application/json']
-export type CardValue = Card['values'][string]
-export type CardList = paths['/v1/kanban/pipelines/{pipelineId}/cards']['get']['responses'][200]['content']['application/json']
+import { FIELD_VALUE_TYPES } from '../../../../../src/domain/field-types.js'
+import type { Card, CardValue, Pipeline, PipelineField } from './api-types'
 
 /** Fields whose values are numbers: the card list answers their sums per column. */
 export const isNumeric = (field: PipelineField): boolean => FIELD_VALUE_TYPES[field.type] === 'number'
@@ -63,19 +52,6 @@ export function valueFromInput(field: PipelineField, text: string): CardValue | 
     return Number.isFinite(number) ? number : trimmed
   }
   return text
-}
-
-// The domain's checks word a problem as `stages/0/name: …`, `values/<field id>: …` or `stageId: …`.
-const DOMAIN_FIELD_ERROR = /^((?:stages|fields|values)\/[\w-]+(?:\/\w+)?|stageId|tags): (.+)$/s
-
-/**
- * The API's messages by form field (`name`, `stages.0.name`, `values.<field id>`), from the
- * request validation (`body/…`, which ApiError reads) and from the domain's checks.
- */
-export function fieldErrors(error: unknown): Record<string, string> {
-  if (!(error instanceof ApiError)) return {}
-  const domain = DOMAIN_FIELD_ERROR.exec(error.message)
-  return domain ? { ...error.fields, [domain[1]!.replace(/\//g, '.')]: domain[2]! } : error.fields
 }
 
 /** Tags as typed in one input, separated by commas (a tag never holds a comma). */

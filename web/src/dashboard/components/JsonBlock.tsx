@@ -2,7 +2,7 @@
 export function JsonBlock({ value }: { value: unknown }) {
   // Focusable, so a long value can be scrolled with the keyboard.
   return (
-    <pre className="snippet sessions-json" tabIndex={0}>
+    <pre className="snippet json-block" tabIndex={0}>
       {JSON.stringify(value, null, 2)}
     </pre>
   )

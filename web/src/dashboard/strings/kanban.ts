@@ -1,4 +1,4 @@
-/** The kanban screens' messages (keys start with `kanban.`). */
+/** The kanban screens' UI strings (keys start with `kanban.`). */
 export const en = {
   'kanban.pipelines.title': 'Kanban pipelines',
   'kanban.pipelines.new': 'New pipeline',

@@ -1,4 +1,4 @@
-/** The webhooks screens' messages (keys start with `webhooks.`). */
+/** The webhooks screens' UI strings (keys start with `webhooks.`). */
 export const en = {
   'webhooks.title': 'Webhook deliveries',
   'webhooks.tabs.label': 'Deliveries by status',

@@ -1,4 +1,4 @@
-/** The flows screens' messages (keys start with `flows.`). */
+/** The flows screens' UI strings (keys start with `flows.`). */
 export const en = {
   'flows.title': 'Flows',
   'flows.back': 'All flows',

@@ -1,8 +1,6 @@
-import type { paths } from '../../api'
+import type { JsonOf, paths } from '../../api'
 
-type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never
-
-export type Delivery = Json<paths['/v1/webhooks/deliveries/{deliveryId}']['get']['responses'][200]>
+export type Delivery = JsonOf<paths['/v1/webhooks/deliveries/{deliveryId}']['get']['responses'][200]>
 export type Attempt = Delivery['attempts'][number]
 export type DeliveryStatus = Delivery['status']
 
@@ -18,11 +16,4 @@ export const canRetry = (status: DeliveryStatus): boolean => status === 'failed'
 /** Still on its way: the service will attempt it again without being asked. */
 export const inFlight = (status: DeliveryStatus): boolean => status === 'pending' || status === 'failed'
 
-export function deliveryTone(status: DeliveryStatus): string {
-  if (status === 'delivered') return 'badge status-badge ok'
-  if (status === 'dead') return 'badge status-badge error'
-  if (status === 'failed') return 'badge status-badge warn'
-  return 'badge status-badge'
-}
-
-export type Destination = Json<paths['/v1/webhooks/destinations']['get']['responses'][200]>['content'][number]
+export type Destination = JsonOf<paths['/v1/webhooks/destinations']['get']['responses'][200]>['content'][number]

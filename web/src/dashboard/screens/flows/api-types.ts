@@ -1,0 +1,19 @@
+import type { JsonOf, paths } from '../../api'
+
+export type FlowItem = JsonOf<paths['/v1/flows']['get']['responses'][200]>['content'][number]
+export type FlowDetail = JsonOf<paths['/v1/flows/{id}']['get']['responses'][200]>
+export type Definition = FlowDetail['definition']
+export type DefinitionNode = Definition['nodes'][number]
+export type VersionItem = JsonOf<paths['/v1/flows/{id}/versions']['get']['responses'][200]>['content'][number]
+export type VersionDetail = JsonOf<paths['/v1/flows/{id}/versions/{version}']['get']['responses'][200]>
+export type FlowAnalytics = JsonOf<paths['/v1/flows/{id}/analytics']['get']['responses'][200]>
+export type NodeAnalytics = FlowAnalytics['nodes'][number]
+
+/** The filters of GET /v1/flows, as the API names their values. */
+export const DATE_RANGES = ['today', 'last7days', 'last15days', 'last30days'] as const
+export type DateRange = (typeof DATE_RANGES)[number]
+export const FLOW_ORDER_COLUMNS = ['createdAt', 'updatedAt', 'name'] as const
+export const DIRECTIONS = ['ASC', 'DESC'] as const
+
+/** Days a date range covers, today included (the API counts calendar days the same way). */
+export const DAYS_IN_RANGE: Record<DateRange, number> = { today: 1, last7days: 7, last15days: 15, last30days: 30 }
