@@ -13,8 +13,9 @@ import { assertGroupCommit, eventStoreContract } from './contract.js'
 // The contract on PGlite runs in pglite.test.ts; these need a real Postgres (DATABASE_URL).
 if (postgresUrl) {
   t.test('event store contract on postgres', async (t) => {
+    // One database for the contract's tests: each writes streams of its own (see eventStoreContract).
+    const storage = await postgresBackend.open(t)
     eventStoreContract(t, async (t) => {
-      const storage = await postgresBackend.open(t)
       const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
       t.teardown(() => store.close())
       return store

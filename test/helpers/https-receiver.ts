@@ -41,6 +41,11 @@ export interface HttpsReceiver {
    */
   delay(ms: number, pathPrefix?: string): void
   /**
+   * Holds the answers to the following requests until the function it returns is called, which
+   * answers them and lets later ones be answered as before. They are recorded on arrival.
+   */
+  hold(): () => void
+  /**
    * How many connections are open to it. Once every sender has exited, zero means the receiver has
    * read all they sent: a connection closes only after the data before its end.
    */
@@ -65,6 +70,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const requests: ReceivedRequest[] = []
   let queue: ReceiverResponse[] = []
   let delayMs = 0
+  let held: (() => void)[] | undefined
   const delayByPath = new Map<string, number>()
   const delayOf = (path: string): number => {
     for (const [prefix, ms] of delayByPath) if (path.startsWith(prefix)) return ms
@@ -93,7 +99,8 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
         res.end(next.body ?? '')
       }
       const wait = delayOf(request.path)
-      if (wait > 0) setTimeout(respond, wait)
+      if (held) held.push(respond)
+      else if (wait > 0) setTimeout(respond, wait)
       else respond()
     })
   })
@@ -124,6 +131,14 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     delay(ms, pathPrefix) {
       if (pathPrefix === undefined) delayMs = ms
       else delayByPath.set(pathPrefix, ms)
+    },
+    hold() {
+      const answers: (() => void)[] = []
+      held = answers
+      return () => {
+        if (held === answers) held = undefined
+        for (const answer of answers) answer()
+      }
     },
     openConnections: () => new Promise((resolve, reject) => server.getConnections((err, count) => (err ? reject(err) : resolve(count)))),
     down: stop,

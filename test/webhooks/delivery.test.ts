@@ -310,8 +310,9 @@ for (const backend of reachableBackends) {
       const leaseMs = 400
       const h = await harness(t, backend, { leaseMs })
       const flow = await echo(h)
-      // Held for many leases: without renewals the claim would run out while the receiver holds it.
-      h.receiver.delay(12 * leaseMs)
+      // Held until the claim was renewed past two leases and another dispatcher looked: without
+      // renewals the claim would run out while the receiver holds it.
+      const answer = h.receiver.hold()
       const session = await h.call('POST', `/v1/sessions/flows/${flow.id}/create`)
       await h.received(1)
       const claimed = await h.storage.db.selectFrom('webhook_deliveries').select(['id', 'lease_token', 'lease_until']).where('session_id', '=', session.sessionId).executeTakeFirstOrThrow()
@@ -324,6 +325,7 @@ for (const backend of reachableBackends) {
       })
       const elsewhere = await claimDueDeliveries(h.storage.dispatcherDb, { now: new Date(), limit: 100, leaseMs, firstDelaySeconds: 0 })
       t.notOk(elsewhere.some((delivery) => delivery.id === claimed.id), 'another dispatcher finds it claimed')
+      answer()
       await eventually('the delivery recorded as delivered', async () => {
         const row = await h.storage.db.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', claimed.id).executeTakeFirstOrThrow()
         return row.status === 'delivered' ? row : undefined
