@@ -26,10 +26,13 @@ const SMALL_POOLS = { API_POOL_SIZE: '4', ENGINE_POOL_SIZE: '4', PROJECTOR_POOL_
 /**
  * Environment for a child: no inherited database settings unless given, and no coverage. Coverage
  * is measured in the test processes, which run the sources themselves; a child runs the build, and
- * instrumenting every service and command a test starts costs about half as much CPU again.
+ * instrumenting every service and command a test starts would only add CPU.
  */
 export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {
-  const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, NODE_V8_COVERAGE: _coverage, ...rest } = process.env
+  const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, ...rest } = process.env
+  // tap covers every process its tests start through NODE_OPTIONS (@tapjs/processinfo) and this
+  // switch, which the child inherits; '0' leaves the child uncovered.
+  rest._TAPJS_PROCESSINFO_COVERAGE_ = '0'
   // Fault tests send bursts through one key; rate limits have their own tests (test/http/rate-limit.test.ts).
   // Small pools: tap's parallel files share the server's max_connections (shareServer in storage.ts).
   return { ...rest, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...SMALL_POOLS, ...env }
