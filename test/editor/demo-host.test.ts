@@ -6,6 +6,7 @@ import type { FrameLocator, Page } from 'playwright-core'
 import t from 'tap'
 import { browserSkipReason, launchBrowser } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
+import { LOOKS } from '../helpers/dashboard.js'
 import { pgliteBackend } from '../helpers/storage.js'
 import { eventually, sleep } from '../helpers/wait.js'
 
@@ -242,11 +243,7 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
   t.equal(detail.flowVersion, version, 'it ran the published version')
 
   // --- 6. the built flow in the other themes and languages, each with a fresh sign-in ----------
-  for (const [lang, theme] of [
-    ['en', 'dark'],
-    ['pt', 'light'],
-    ['pt', 'dark'],
-  ] as const) {
+  for (const { lang, theme } of LOOKS.slice(1)) {
     // The demo prefills everything but the secret from its address.
     await page.goto(`${base}/embed-demo?${new URLSearchParams({ clientId, flowId, lang, theme })}`)
     t.equal(await form.getByLabel('Language').inputValue(), lang, `the demo prefilled ${lang}`)
@@ -261,7 +258,7 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
   }
 
   const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-  t.equal(shots.length, 4, 'one screenshot per language and theme')
+  t.equal(shots.length, LOOKS.length, 'one screenshot per look')
   for (const path of shots) {
     const png = await readFile(path)
     t.ok(png.length > PNG.length && png.subarray(0, PNG.length).equals(PNG), `${path} is a non-empty PNG`)

@@ -5,7 +5,7 @@ import type { Frame, FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
-import { checkAccessibility } from '../helpers/dashboard.js'
+import { checkAccessibility, LOOKS } from '../helpers/dashboard.js'
 import { pgliteBackend } from '../helpers/storage.js'
 
 // The editor's test panel against the real service and engine: a preview of the draft, talked to
@@ -193,11 +193,8 @@ t.test('the editor test panel', { skip }, async (t) => {
     t.match(await editor.getByTestId('save-state').textContent(), /Unsaved changes/, 'the refused change is still unsaved')
   })
 
-  for (const look of [
-    { lang: 'en', theme: 'dark' },
-    { lang: 'pt', theme: 'light' },
-    { lang: 'pt', theme: 'dark' },
-  ] as const) {
+  // The conversation above is in English and light; the other looks of LOOKS here.
+  for (const look of LOOKS.slice(1)) {
     t.test(`the panel in ${look.lang} and ${look.theme}`, async (t) => {
       const flow = await call('POST', '/v1/flows', { name: `Plans ${look.lang} ${look.theme}`, definition: planFlow })
       const { page, editor, frame } = await openPanel(t, flow.id, look)
