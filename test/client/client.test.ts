@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js'
 import { openTestApp } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 // The typed client (client/) against the service over real HTTP: its types come from openapi.json,
@@ -26,7 +26,7 @@ t.test('the typed client drives a session and verifies its webhooks', async (t) 
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
   const config = loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: LOOPBACK.join(','), RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' })
-  const { app, admin } = await openTestApp(t, pgliteBackend, { config, engine: true, webhooks: { allowedPrivateCidrs: LOOPBACK, caFile: receiver.caFile } })
+  const { app, admin } = await openTestApp(t, oneBackend, { config, engine: true, webhooks: { allowedPrivateCidrs: LOOPBACK, caFile: receiver.caFile } })
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
 
   const asAdmin = createFlowClient({ baseUrl, apiKey: admin.apiKey })

@@ -7,7 +7,7 @@ import t from 'tap'
 import { browserSkipReason, launchBrowser } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
 import { LOOKS } from '../helpers/dashboard.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 import { eventually, sleep } from '../helpers/wait.js'
 
 /**
@@ -50,7 +50,7 @@ async function nextDemoMessage(page: Page, type: string, action?: () => Promise<
 
 t.test('the demo host embeds the editor; what is built there runs in a session', { skip }, async (t) => {
   // --- the service, with the engine, and what the demo needs ---------------------------------
-  const service = await openTestApp(t, pgliteBackend, { engine: true })
+  const service = await openTestApp(t, oneBackend, { engine: true })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }

@@ -5,7 +5,7 @@ import type { Browser, FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 // Saving over someone else's save, going back to a published version, and problems in words.
 const skip = browserSkipReason()
@@ -56,7 +56,7 @@ interface Setup {
 }
 
 async function setUp(t: Test): Promise<Setup> {
-  const service = await openTestApp(t, pgliteBackend)
+  const service = await openTestApp(t, oneBackend)
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
 import { checkAccessibility, LOOKS } from '../helpers/dashboard.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 // The editor's test panel against the real service and engine: a preview of the draft, talked to
 // by tapping a button and typing, followed on the canvas and in the debug view, restarted after a
@@ -50,7 +50,7 @@ const planFlow = {
 }
 
 t.test('the editor test panel', { skip }, async (t) => {
-  const service = await openTestApp(t, pgliteBackend, { engine: true })
+  const service = await openTestApp(t, oneBackend, { engine: true })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }

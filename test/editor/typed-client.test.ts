@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core'
 import t from 'tap'
 import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 // The editor's calls go through its typed client, whose middleware carries the access token,
 // renews it on a 401 and sends the call once more. The 401s here are answered by the browser
@@ -32,7 +32,7 @@ async function refuseFirst(page: Page, method: string, path: RegExp): Promise<Se
 }
 
 t.test('the editor on its typed client: a refused token is renewed and the call sent again', { skip }, async (t) => {
-  const service = await openTestApp(t, pgliteBackend)
+  const service = await openTestApp(t, oneBackend)
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }

@@ -9,7 +9,7 @@ import { hashApiKey } from '../../src/commands/api-keys.js'
 import { assertionMessage } from './assertion-message.js'
 import { launchBrowser } from './browser.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from './app.js'
-import { pgliteBackend, type Backend } from './storage.js'
+import { oneBackend, type Backend } from './storage.js'
 import { testEveryLook } from './test-scope.js'
 
 /** Where the dashboard's browser tests write their screenshots (looked at by people, not compared). */
@@ -49,7 +49,7 @@ export async function openDashboard(
   t: Test,
   options: { backend?: Backend; engine?: boolean; webhooks?: TestWebhookSettings } = {},
 ): Promise<DashboardSetup> {
-  const service = await openTestApp(t, options.backend ?? pgliteBackend, { engine: options.engine, webhooks: options.webhooks })
+  const service = await openTestApp(t, options.backend ?? oneBackend, { engine: options.engine, webhooks: options.webhooks })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const browser = await launchBrowser(t)

@@ -6,7 +6,7 @@ import type { Test } from 'tap'
 import { launchBrowser, serveHostPage, waitForMessage } from './browser.js'
 import { checkAccessibility, type Look } from './dashboard.js'
 import { openTestApp, type TestApp } from './app.js'
-import { pgliteBackend } from './storage.js'
+import { oneBackend } from './storage.js'
 
 /** Where the editor's browser tests write their screenshots (looked at by people, not compared). */
 export const EDITOR_ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/editor/', import.meta.url))
@@ -37,7 +37,7 @@ export interface OpenEditor {
 
 /** One service listening on a port, one host page and one Chromium for a file of editor tests. */
 export async function openEditorSetup(t: Test): Promise<EditorSetup> {
-  const service = await openTestApp(t, pgliteBackend)
+  const service = await openTestApp(t, oneBackend)
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }

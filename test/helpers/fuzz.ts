@@ -18,11 +18,12 @@ import { fuzzCases } from './test-scope.js'
 // spec's shape (§7) and the process keeps serving. test/faults/fuzz-*.test.ts each fuzz one group
 // of routes (FUZZ_GROUPS), so that tap's two jobs share the work.
 //
-// PGlite only: this fuzzes the HTTP layer (routing, parsing, validation, handlers' own checks);
+// On PGlite alone: this fuzzes the HTTP layer (routing, parsing, validation, handlers' own checks);
 // the storage adapters are held to one contract by the suites under test/eventstore and
-// test/projections, and fuzzing on both backends would double the run for no new finding.
+// test/projections, and fuzzing on both would double the run for no new finding. PGlite rather
+// than the other files' Postgres: `GET /readyz` on Postgres takes a few hundred ms a request.
 //
-// What it costs: about 5 ms of CPU a case and route, mostly PGlite answering the handlers'
+// What it costs: a few ms of CPU a case and route, mostly PGlite answering the handlers'
 // queries. Hence `fuzzCases` (test/helpers/test-scope.ts): a few hundred cases a route in an
 // ordinary run, each run with a new seed, and as many as `FUZZ_RUNS` asks for (fewer or more).
 //

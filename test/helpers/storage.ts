@@ -187,8 +187,12 @@ export const postgresBackend: Backend = {
 export const reachableBackends: Backend[] = postgresUrl ? [pgliteBackend, postgresBackend] : [pgliteBackend]
 
 /**
- * For files whose subject is not storage (HTTP validation, paging, authorization, the engine's
- * steps): the one store their behaviour is proved on, PGlite; every reachable store with
- * `TEST_EVERY_BACKEND=1` (test/helpers/test-scope.ts).
+ * The one store of a file whose subject is not storage (HTTP validation, paging, authorization,
+ * the screens): Postgres where DATABASE_URL is set, as deployed by default, and PGlite otherwise.
+ * Postgres is also the quicker of the two here: a copy of the template and native queries, where
+ * PGlite boots and queries in the test's own process. PGlite stays proved by the storage files.
  */
-export const apiBackends: Backend[] = testEveryBackend ? reachableBackends : [pgliteBackend]
+export const oneBackend: Backend = postgresUrl ? postgresBackend : pgliteBackend
+
+/** {@link oneBackend} as a list; every reachable store with `TEST_EVERY_BACKEND=1` (test/helpers/test-scope.ts). */
+export const apiBackends: Backend[] = testEveryBackend ? reachableBackends : [oneBackend]

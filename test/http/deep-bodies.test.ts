@@ -3,7 +3,7 @@ import t from 'tap'
 import { MAX_BODY_DEPTH, validatorCompiler } from '../../src/http/validation.js'
 import { openTestApp } from '../helpers/app.js'
 import { withRoutes } from '../helpers/routes.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 /** `{"name":"x","junk":[[…]]}` whose deepest array is `depth` levels below the top object. */
 const nestedBody = (depth: number) => `{"name":"x","junk":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`
@@ -17,7 +17,7 @@ const parsed = (text: string): Record<string, unknown> | undefined => {
 }
 
 t.test('a body nested deeper than the limit is a 400 on every route that takes a body', async (t) => {
-  const { app, admin, routes } = await withRoutes(() => openTestApp(t, pgliteBackend))
+  const { app, admin, routes } = await withRoutes(() => openTestApp(t, oneBackend))
   const client = await app.inject({ method: 'POST', url: '/v1/clients', headers: { 'x-api-key': admin.apiKey }, payload: { name: 'Portal' } })
   t.equal(client.statusCode, 201, 'an OAuth client for /auth/iframe-token')
   const { clientId, clientSecret } = client.json() as { clientId: string; clientSecret: string }
@@ -57,7 +57,7 @@ t.test('a body nested deeper than the limit is a 400 on every route that takes a
 })
 
 t.test('a body nested as deep as the limit is taken', async (t) => {
-  const { app, admin } = await openTestApp(t, pgliteBackend)
+  const { app, admin } = await openTestApp(t, oneBackend)
   const key = { 'x-api-key': admin.apiKey, 'content-type': 'application/json' }
   const atLimit = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: key, payload: nestedBody(MAX_BODY_DEPTH) })
   t.equal(atLimit.statusCode, 201, `${MAX_BODY_DEPTH} levels: created`)

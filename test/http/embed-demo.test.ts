@@ -1,13 +1,13 @@
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { openTestApp } from '../helpers/app.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 // The demo host page only plays the customer's side with the service's own endpoints, so one
 // backend is enough here; the browser test drives it for real.
 
 t.test('the embed demo: page, script, and a backend route that gets a one-time token', async (t) => {
-  const { app, admin } = await openTestApp(t, pgliteBackend)
+  const { app, admin } = await openTestApp(t, oneBackend)
   const page = await app.inject({ method: 'GET', url: '/embed-demo' })
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /^text\/html/)
@@ -35,7 +35,7 @@ t.test('the demo is off unless enabled when a database is configured', async (t)
   t.equal(loadConfig({}).embedDemo, true, 'on in the embedded default')
   t.equal(loadConfig({ DATABASE_URL: 'postgres://db/flowd' }).embedDemo, false)
   t.equal(loadConfig({ DATABASE_URL: 'postgres://db/flowd', EMBED_DEMO: 'true' }).embedDemo, true)
-  const { app } = await openTestApp(t, pgliteBackend, { config: loadConfig({ EMBED_DEMO: 'false' }) })
+  const { app } = await openTestApp(t, oneBackend, { config: loadConfig({ EMBED_DEMO: 'false' }) })
   t.equal((await app.inject({ method: 'GET', url: '/embed-demo' })).statusCode, 404)
   t.equal((await app.inject({ method: 'POST', url: '/embed-demo/ott', payload: {} })).statusCode, 404)
 })

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
 import { loadConfig } from '../../src/config.js'
 import { openTestApp } from '../helpers/app.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 // Rate limiting sits in the HTTP layer, before any storage is touched: PGlite is enough here.
 
@@ -25,7 +25,7 @@ function expectLimited(t: Test, response: LightMyRequestResponse, limit: number)
 }
 
 t.test('with small limits', async (t) => {
-  const opened = await openTestApp(t, pgliteBackend, {
+  const opened = await openTestApp(t, oneBackend, {
     config: { ...loadConfig({}), rateLimitPerMinute: API_LIMIT, authRateLimitPerMinute: AUTH_LIMIT },
   })
   const { app, admin, ctx } = opened
@@ -113,7 +113,7 @@ t.test('with small limits', async (t) => {
 
 t.test('behind a trusted proxy, addresses come from X-Forwarded-For', async (t) => {
   const proxy = '10.9.0.1'
-  const { app } = await openTestApp(t, pgliteBackend, {
+  const { app } = await openTestApp(t, oneBackend, {
     config: { ...loadConfig({ TRUST_PROXY: `${proxy}, fd00::/8` }), rateLimitPerMinute: API_LIMIT, authRateLimitPerMinute: AUTH_LIMIT },
   })
   const exchange = (remoteAddress: string, forwardedFor?: string) =>
@@ -132,7 +132,7 @@ t.test('behind a trusted proxy, addresses come from X-Forwarded-For', async (t) 
 })
 
 t.test('a limit of 0 turns it off', async (t) => {
-  const { app, admin } = await openTestApp(t, pgliteBackend, { config: { ...loadConfig({}), rateLimitPerMinute: 0, authRateLimitPerMinute: 0 } })
+  const { app, admin } = await openTestApp(t, oneBackend, { config: { ...loadConfig({}), rateLimitPerMinute: 0, authRateLimitPerMinute: 0 } })
   const statuses = new Set<number>()
   for (let i = 0; i < 40; i++) {
     const api = await app.inject({ method: 'GET', url: '/v1/flows', headers: { 'x-api-key': admin.apiKey } })

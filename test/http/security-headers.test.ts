@@ -7,7 +7,7 @@ import { registerErrorHandling } from '../../src/http/errors.js'
 import { webRoutes } from '../../src/http/routes/web.js'
 import { openTestApp } from '../helpers/app.js'
 import { tempDir } from '../helpers/cli.js'
-import { pgliteBackend } from '../helpers/storage.js'
+import { oneBackend } from '../helpers/storage.js'
 
 // Headers only: one backend is enough (nothing here reaches the database but one list call).
 
@@ -28,7 +28,7 @@ const PAGE_ONLY = ['content-security-policy', 'x-frame-options', 'strict-transpo
 
 t.test('the app: the editor may be framed where EDITOR_FRAME_ANCESTORS says, the docs page by itself only, and the JSON API answers as before', async (t) => {
   const config = loadConfig({ EDITOR_FRAME_ANCESTORS: "'self' https://app.example.com, https://*.example.org" })
-  const { app, admin } = await openTestApp(t, pgliteBackend, { config })
+  const { app, admin } = await openTestApp(t, oneBackend, { config })
 
   // Built or not (503 then), the page carries its headers.
   const editor = await app.inject({ method: 'GET', url: `/editor/en/flows/builder/${FLOW}?theme=dark` })
