@@ -114,8 +114,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.metrics) instrumentRequests(app, deps.metrics)
   await registerRateLimiting(app)
   await app.register(cookie)
+  // Closing shuts idle connections at once; one still answering a request would stay open after its
+  // answer for the keep-alive timeout (72 s), holding the process's exit. Its answer closes it instead.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id)
+    if (closing) void reply.header('connection', 'close')
   })
 
   await app.register(health.routes(deps))
