@@ -176,6 +176,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a workspace, with its time zone
+         * @description Any workspace of the organization for an organization-admin key; a workspace key reads its own (another answers 404).
+         */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a workspace or change its time zone
+         * @description Needs an organization-admin key. What the body leaves out stays; `timezone: null` goes back to UTC. Lists take the new time zone's days at once; the records keep their instants.
+         */
+        patch: operations["updateWorkspace"];
+        trace?: never;
+    };
     "/v1/clients": {
         parameters: {
             query?: never;
@@ -2196,6 +2220,317 @@ export interface operations {
             };
         };
     };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        id: string;
+                        name: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        createdAt: string;
+                        /** @description Where the lists' date ranges start their days; null is UTC */
+                        timezone: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Support Brazil",
+                 *       "timezone": "America/Sao_Paulo"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    timezone?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        id: string;
+                        name: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        createdAt: string;
+                        /** @description Where the lists' date ranges start their days; null is UTC */
+                        timezone: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     listClients: {
         parameters: {
             query?: {
@@ -2203,7 +2538,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2324,7 +2662,10 @@ export interface operations {
     createClient: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2476,7 +2817,10 @@ export interface operations {
     revokeClient: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 clientId: string;
@@ -2599,7 +2943,10 @@ export interface operations {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 workspaceId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2733,7 +3080,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2939,7 +3289,10 @@ export interface operations {
     revokeApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -3072,7 +3425,10 @@ export interface operations {
     updateApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -3268,7 +3624,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3394,7 +3753,10 @@ export interface operations {
     createSector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3551,7 +3913,10 @@ export interface operations {
     deleteSector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -3668,7 +4033,10 @@ export interface operations {
     updateSector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -3865,7 +4233,10 @@ export interface operations {
                 /** @description created within: today, or today and the previous 6, 14 or 29 days, in the workspace's time zone when one workspace is in scope, else UTC */
                 dateRange?: "today" | "last7days" | "last15days" | "last30days";
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3999,7 +4370,10 @@ export interface operations {
     createFlow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4259,7 +4633,10 @@ export interface operations {
     getFlow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -4431,7 +4808,10 @@ export interface operations {
     updateFlow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -4649,6 +5029,8 @@ export interface operations {
             header?: {
                 /** @description the draftVersion the change was based on, as an entity tag, e.g. "4" */
                 "if-match"?: string;
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
             };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
@@ -4942,7 +5324,10 @@ export interface operations {
     publishFlow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -5081,7 +5466,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -5216,7 +5604,10 @@ export interface operations {
     getFlowVersion: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -5367,7 +5758,10 @@ export interface operations {
     validateFlow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5579,7 +5973,10 @@ export interface operations {
                 /** @description created within: today, or today and the previous 6, 14 or 29 days, in the workspace's time zone when one workspace is in scope, else UTC */
                 dateRange?: "today" | "last7days" | "last15days" | "last30days";
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -5753,7 +6150,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5886,7 +6286,10 @@ export interface operations {
     createVariable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6079,7 +6482,10 @@ export interface operations {
     deleteVariable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -6196,7 +6602,10 @@ export interface operations {
     updateVariable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -6390,7 +6799,10 @@ export interface operations {
     createSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 flowId: string;
@@ -6594,6 +7006,8 @@ export interface operations {
             query?: never;
             header?: {
                 "idempotency-key"?: string;
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
             };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
@@ -6809,7 +7223,10 @@ export interface operations {
     createPreviewSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 flowId: string;
@@ -7023,7 +7440,10 @@ export interface operations {
                 /** @description true: the logs of preview sessions (the editor's test panel) instead of the others */
                 preview?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7163,7 +7583,10 @@ export interface operations {
     getSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 sessionId: string;
@@ -7331,7 +7754,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 sessionId: string;
@@ -7503,6 +7929,8 @@ export interface operations {
             header?: {
                 /** @description the `id` of the last event seen: the stream resumes after it */
                 "last-event-id"?: string;
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
             };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
@@ -7622,7 +8050,10 @@ export interface operations {
     getSessionTranscript: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 sessionId: string;
@@ -7997,7 +8428,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8152,7 +8586,10 @@ export interface operations {
     createPipeline: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8380,7 +8817,10 @@ export interface operations {
     getPipeline: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -8545,7 +8985,10 @@ export interface operations {
     updatePipeline: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -8815,7 +9258,10 @@ export interface operations {
                 page?: number;
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 pipelineId: string;
@@ -8979,7 +9425,10 @@ export interface operations {
     createCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 pipelineId: string;
@@ -9187,7 +9636,10 @@ export interface operations {
     getCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -9338,7 +9790,10 @@ export interface operations {
     deleteCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -9471,7 +9926,10 @@ export interface operations {
     updateCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 id: string;
@@ -9700,7 +10158,10 @@ export interface operations {
                 sessionId?: string;
                 status?: "pending" | "delivered" | "failed" | "dead" | "skipped";
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9863,7 +10324,10 @@ export interface operations {
     getDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 deliveryId: string;
@@ -10041,7 +10505,10 @@ export interface operations {
                 size?: number;
                 state?: "healthy" | "failing";
             };
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10178,7 +10645,10 @@ export interface operations {
     retryDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
             path: {
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 deliveryId: string;

@@ -31,6 +31,18 @@ export async function createWorkspace(
   return { workspaceId }
 }
 
+/** Renames a workspace of the caller's organization or changes its time zone (null: UTC); what is left out stays. */
+export async function changeWorkspace(
+  ctx: CommandContext,
+  input: { workspaceId: string; organizationId: string; name?: string; timezone?: string | null },
+): Promise<void> {
+  const result = await handleCommand(ctx.store, workspace, workspaceStream(input.workspaceId), {
+    type: 'ChangeWorkspace',
+    data: { ...input, now: ctx.now().toISOString() },
+  }, { ...ctx.metadata, workspaceId: input.workspaceId })
+  await awaitReadModels(ctx, result)
+}
+
 export interface Bootstrapped extends IssuedApiKey {
   organizationId: string
   workspaceId: string

@@ -14,7 +14,7 @@ import type { Database } from '../store/database.js'
 import type { Resolver } from '../webhooks/callback-url.js'
 import { EditorAuth } from '../auth/editor-auth.js'
 import { loadEditorSigningKey } from '../auth/signing-key.js'
-import { ApiKeyAuthenticator, authenticate } from './auth.js'
+import { ApiKeyAuthenticator, authenticate, WorkspaceOrganizations } from './auth.js'
 import { dashboardSessionOf } from './dashboard-session.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
@@ -149,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const authenticator = new ApiKeyAuthenticator(deps.db, deps.apiKeyCacheMs)
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', authenticateThenLimit(v1, deps.config.rateLimitPerMinute, authenticate(authenticator, editorAuth, async (request) => (await dashboardSessionOf(deps.db, request, deps.now()))?.session)))
+      v1.addHook('onRequest', authenticateThenLimit(v1, deps.config.rateLimitPerMinute, authenticate(authenticator, editorAuth, async (request) => (await dashboardSessionOf(deps.db, request, deps.now()))?.session, new WorkspaceOrganizations(deps.db))))
       // Any /v1 route may answer 401 or 403 from that hook (403: the editor's token on a route not
       // meant for it), and 503 while the database is unreachable.
       v1.addHook('onRoute', documentApiSecurity)

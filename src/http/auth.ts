@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { DashboardSession } from '../auth/dashboard-sessions.js'
 import type { EditorAuth } from '../auth/editor-auth.js'
 import { hashApiKey, API_KEY_PREFIX } from '../commands/api-keys.js'
-import { ForbiddenError, UnauthorizedError } from '../errors.js'
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js'
+import { isUuid } from '../ids.js'
 import { findActiveApiKeyByHash, type ApiKeyPrincipal } from '../projections/api-keys.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { SessionCaller } from '../commands/sessions.js'
@@ -74,6 +75,45 @@ export class ApiKeyAuthenticator {
 
 const BEARER = /^bearer +(\S+) *$/i
 
+/** The request header that chooses, for an organization-admin key, another workspace of its organization to act in. */
+export const WORKSPACE_HEADER = 'x-workspace-id'
+
+/**
+ * The organization of each workspace asked for by {@link WORKSPACE_HEADER}. A workspace never
+ * changes organization and is never deleted, so a found one is kept; an unknown one is asked again
+ * (it may have been created a moment ago).
+ */
+export class WorkspaceOrganizations {
+  private readonly known = new BoundedMap<string, string>(10_000)
+  private readonly db: DbOrTrx
+
+  constructor(db: DbOrTrx) {
+    this.db = db
+  }
+
+  async of(workspaceId: string): Promise<string | undefined> {
+    const known = this.known.get(workspaceId)
+    if (known) return known
+    const row = await this.db.selectFrom('workspaces').select('organization_id').where('id', '=', workspaceId).executeTakeFirst()
+    if (row) this.known.set(workspaceId, row.organization_id)
+    return row?.organization_id
+  }
+}
+
+/**
+ * The caller acting where {@link WORKSPACE_HEADER} says: its own workspace without the header; with
+ * it, another workspace of its organization for an organization-admin key (403 for any other caller),
+ * and 404 for a workspace of another organization or none, as for any record out of reach.
+ */
+async function inChosenWorkspace<P extends Principal>(request: FastifyRequest, principal: P, workspaces: WorkspaceOrganizations): Promise<P> {
+  const chosen = request.headers[WORKSPACE_HEADER]
+  if (chosen === undefined || chosen === principal.workspaceId) return principal
+  if (!isUuid(chosen)) throw new BadRequestError(`headers/${WORKSPACE_HEADER} must be a workspace id (UUID)`)
+  if ((await workspaces.of(chosen)) !== principal.organizationId) throw new NotFoundError(`workspace ${chosen} not found`)
+  if (principal.role !== 'organization-admin') throw new ForbiddenError(`Only an organization-admin key can act in another workspace of its organization (${WORKSPACE_HEADER})`)
+  return { ...principal, workspaceId: chosen }
+}
+
 /** The dashboard session of a request's cookie (with its CSRF check), if it carries one. */
 export type DashboardSessionLookup = (request: FastifyRequest) => Promise<DashboardSession | undefined>
 
@@ -81,32 +121,38 @@ export type DashboardSessionLookup = (request: FastifyRequest) => Promise<Dashbo
  * The one authentication hook of `/v1`. An `X-Api-Key` header is checked first, whatever else
  * the request carries. Otherwise a bearer token is the editor's: a bad one is 401, and a good one
  * reaches only routes whose config says `editor: true` (403 elsewhere). Otherwise the dashboard's
- * session cookie acts as the API key it signed in with.
+ * session cookie acts as the API key it signed in with. Then {@link WORKSPACE_HEADER} may move the
+ * caller to another workspace of its organization.
  */
-export const authenticate =
-  (apiKeys: ApiKeyAuthenticator, editors: EditorAuth, dashboardSession: DashboardSessionLookup) =>
-  async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+export const authenticate = (apiKeys: ApiKeyAuthenticator, editors: EditorAuth, dashboardSession: DashboardSessionLookup, workspaces: WorkspaceOrganizations) => {
+  const callerOf = async (request: FastifyRequest): Promise<Principal> => {
     const key = request.headers['x-api-key']
     const bearer = key === undefined ? BEARER.exec(request.headers.authorization ?? '')?.[1] : undefined
     if (bearer !== undefined) {
       const grant = await editors.authenticate(bearer)
-      if (!grant) throw new UnauthorizedError('Invalid or expired access token')
-      if (request.routeOptions.config.editor !== true) throw new ForbiddenError('The editor access token does not reach this endpoint')
-      request.principal = { kind: 'editor', ...grant, role: 'workspace' }
-      return
-    }
-    if (key === undefined && bearer === undefined) {
-      const session = await dashboardSession(request)
-      if (session) {
-        request.principal = { kind: 'api-key', ...session.principal, actor: `apikey:${session.principal.apiKeyId}` }
-        return
+      if (!grant) {
+        throw new UnauthorizedError(
+          bearer.startsWith(API_KEY_PREFIX)
+            ? "Invalid or expired access token: this looks like an API key, which goes in the X-Api-Key header (Bearer tokens are the editor's)"
+            : 'Invalid or expired access token',
+        )
       }
+      if (request.routeOptions.config.editor !== true) throw new ForbiddenError('The editor access token does not reach this endpoint')
+      return { kind: 'editor', ...grant, role: 'workspace' }
+    }
+    if (key === undefined) {
+      const session = await dashboardSession(request)
+      if (session) return { kind: 'api-key', ...session.principal, actor: `apikey:${session.principal.apiKeyId}` }
     }
     if (typeof key !== 'string' || key === '') throw new UnauthorizedError('Missing X-Api-Key header')
     const principal = await apiKeys.authenticate(key)
     if (!principal) throw new UnauthorizedError('Invalid API key')
-    request.principal = { kind: 'api-key', ...principal, actor: `apikey:${principal.apiKeyId}` }
+    return { kind: 'api-key', ...principal, actor: `apikey:${principal.apiKeyId}` }
   }
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    request.principal = await inChosenWorkspace(request, await callerOf(request), workspaces)
+  }
+}
 
 /**
  * The caller's API key, for routes that act as a key (its id, its callback). The editor never

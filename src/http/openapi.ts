@@ -2,10 +2,12 @@ import { STATUS_CODES } from 'node:http'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
+import { Type, type TObject } from '@sinclair/typebox'
 import type { OpenAPIV3_1 } from 'openapi-types'
 import type { Config } from '../config.js'
 import { WebhookBody } from '../webhooks/body.js'
 import { openApiTag as webhooks } from './routes/webhooks.js'
+import { WORKSPACE_HEADER } from './auth.js'
 import { ErrorResponse } from './schemas.js'
 import { docsPageHeaders, useSecurityHeaders } from './security-headers.js'
 
@@ -55,13 +57,24 @@ export const security = {
   oauthClient: anyOf('oauthClient'),
 }
 
+const ChosenWorkspace = Type.Optional(
+  Type.String({
+    format: 'uuid',
+    description: "Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace.",
+  }),
+)
+
 /**
  * An `onRoute` hook for `/v1`, beside its authentication hook: an API key reaches every route, the
- * editor's token those whose config says `editor: true`.
+ * editor's token those whose config says `editor: true`; every route but the organization's
+ * workspaces takes the workspace header the authentication hook reads.
  */
 export const documentApiSecurity = (route: RouteOptions): void => {
   const schema = (route.schema ??= {})
   schema.security = route.config?.editor === true ? security.apiKeyOrEditor : security.apiKey
+  if (/\/workspaces(\/|$)/.test(route.url)) return
+  const headers = schema.headers as TObject | undefined
+  schema.headers = Type.Object({ ...headers?.properties, [WORKSPACE_HEADER]: ChosenWorkspace })
 }
 
 /** A group of operations in the document: a route module declares the one its routes carry. */

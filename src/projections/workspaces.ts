@@ -22,6 +22,15 @@ export const workspacesProjection = defineProjection<WorkspaceEvent>({
           .onConflict((oc) => oc.column('id').doNothing())
           .execute()
         break
+      case 'WorkspaceChanged': {
+        const { name, timezone } = event.data
+        await trx
+          .updateTable('workspaces')
+          .set({ ...(name !== undefined ? { name } : {}), ...(timezone !== undefined ? { timezone } : {}) })
+          .where('id', '=', event.data.workspaceId)
+          .execute()
+        break
+      }
     }
   },
 })
@@ -43,6 +52,16 @@ export async function listWorkspaces(
     .$if(query.onlyWorkspaceId !== undefined, (qb) => qb.where('id', '=', query.onlyWorkspaceId!))
   const ordered = matching.select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id')
   return listPage({ matching, ordered }, query, (row) => ({ id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString() }))
+}
+
+export interface WorkspaceRecord extends WorkspaceListItem {
+  timezone: string | null
+}
+
+/** One workspace of an organization, with its time zone; undefined when the organization has no such workspace. */
+export async function getWorkspace(db: DbOrTrx, organizationId: string, id: string): Promise<WorkspaceRecord | undefined> {
+  const row = await db.selectFrom('workspaces').select(['id', 'name', 'timezone', 'created_at']).where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst()
+  return row && { id: row.id, name: row.name, createdAt: new Date(row.created_at).toISOString(), timezone: row.timezone }
 }
 
 export async function findWorkspace(db: DbOrTrx, id: string) {

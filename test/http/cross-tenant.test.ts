@@ -16,6 +16,7 @@ import { eventually } from '../helpers/wait.js'
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 interface Ids {
+  workspaceId: string
   clientId: string
   apiKeyId: string
   sectorId: string
@@ -44,6 +45,8 @@ const greeter = {
 
 /** How to reach each by-id route with the ids of one organization's records, keyed `METHOD /path/{param}`. */
 const requests: Record<string, (ids: Ids) => Built> = {
+  'GET /v1/workspaces/{id}': (ids) => ({ url: `/v1/workspaces/${ids.workspaceId}` }),
+  'PATCH /v1/workspaces/{id}': (ids) => ({ url: `/v1/workspaces/${ids.workspaceId}`, payload: { name: 'Renamed' } }),
   'DELETE /v1/clients/{clientId}': (ids) => ({ url: `/v1/clients/${ids.clientId}` }),
   'PATCH /v1/api-keys/{id}': (ids) => ({ url: `/v1/api-keys/${ids.apiKeyId}`, payload: { name: 'renamed' } }),
   'DELETE /v1/api-keys/{id}': (ids) => ({ url: `/v1/api-keys/${ids.apiKeyId}` }),
@@ -129,6 +132,7 @@ for (const backend of apiBackends) {
       return shown.status === 'completed' ? shown : undefined
     })
     const ids: Ids = {
+      workspaceId: admin.workspaceId,
       clientId: client.clientId,
       apiKeyId: apiKey.id,
       sectorId: sector.id,

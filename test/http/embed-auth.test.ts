@@ -391,6 +391,10 @@ for (const backend of apiBackends) {
         await t.test(name, async (t) => expectError(t, await asEditor(bad, 'GET', '/v1/flows'), 401, 'Invalid or expired access token'))
       }
 
+      await t.test('an API key sent as a Bearer token: the message says where a key goes', async (t) => {
+        expectError(t, await asEditor(`wh_${'k'.repeat(43)}`, 'GET', '/v1/flows'), 401, /^Invalid or expired access token: this looks like an API key, which goes in the X-Api-Key header/)
+      })
+
       await t.test('15 minutes after it was issued', async (t) => {
         offsetMs = 15 * 60_000
         expectError(t, await asEditor(token, 'GET', '/v1/flows'), 401, 'Invalid or expired access token')

@@ -85,6 +85,50 @@ for (const backend of apiBackends) {
       t.notOk(ours.content.some((w: { id: string }) => w.id === workspaceId))
     })
 
+    await t.test('one workspace with its time zone: read, renamed, moved to another zone and back to UTC', async (t) => {
+      const admin = await arrangeTenant()
+      const created = await app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(admin.apiKey), payload: { name: 'Sales', timezone: 'America/Sao_Paulo' } })
+      const location = String(created.headers.location)
+      const read = await app.inject({ method: 'GET', url: location, headers: as(admin.apiKey) })
+      t.equal(read.statusCode, 200, 'the Location of a new workspace answers')
+      t.match(read.json(), { id: location.split('/').at(-1), name: 'Sales', timezone: 'America/Sao_Paulo', createdAt: /^\d{4}-\d\d-\d\dT/ })
+      t.same(Object.keys(read.json()).sort(), ['createdAt', 'id', 'name', 'timezone'])
+
+      const patch = (payload: object, key = admin.apiKey) => app.inject({ method: 'PATCH', url: location, headers: as(key), payload })
+      const renamed = await patch({ name: 'Sales Brazil' })
+      t.equal(renamed.statusCode, 200)
+      t.match(renamed.json(), { name: 'Sales Brazil', timezone: 'America/Sao_Paulo' }, 'a new name; the zone stays')
+      t.match((await patch({ timezone: 'Asia/Kolkata' })).json(), { name: 'Sales Brazil', timezone: 'Asia/Kolkata' }, 'a new zone; the name stays')
+      t.match((await patch({ timezone: null })).json(), { timezone: null }, 'null: back to UTC')
+      const listed = (await app.inject({ method: 'GET', url: '/v1/workspaces?size=100', headers: as(admin.apiKey) })).json()
+      t.ok(listed.content.some((w: { name: string }) => w.name === 'Sales Brazil'), 'the list has the new name at once')
+      const flow = await app.inject({ method: 'POST', url: '/v1/flows', headers: { ...as(admin.apiKey), 'x-workspace-id': location.split('/').at(-1)! }, payload: { name: 'Leads' } })
+      const flows = (await app.inject({ method: 'GET', url: `/v1/flows?workspaceName=brazil`, headers: as(admin.apiKey) })).json()
+      t.same(flows.content.map((f: { id: string }) => `/v1/flows/${f.id}`), [flow.headers.location], "the flows list filters by the workspace's new name")
+
+      const bad = await patch({ timezone: 'Mars/Olympus' })
+      t.equal(bad.statusCode, 400)
+      t.match(bad.json(), { statusCode: 400, error: 'Bad Request', message: /Mars\/Olympus is not an IANA time zone/ })
+      t.equal((await patch({ name: '' })).statusCode, 400, 'an empty name')
+    })
+
+    await t.test("a workspace key reads its own workspace only and changes none; another organization's is not found", async (t) => {
+      const admin = await arrangeTenant()
+      const { workspaceId: sales } = await createWorkspace(ctx, { organizationId: admin.organizationId, name: 'Sales' })
+      const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'main', role: 'workspace', callbackUrl: null })
+      t.equal((await app.inject({ method: 'GET', url: `/v1/workspaces/${admin.workspaceId}`, headers: as(key.apiKey) })).statusCode, 200, 'its own')
+      t.equal((await app.inject({ method: 'GET', url: `/v1/workspaces/${sales}`, headers: as(key.apiKey) })).statusCode, 404, "another of its organization's")
+      const own = await app.inject({ method: 'PATCH', url: `/v1/workspaces/${admin.workspaceId}`, headers: as(key.apiKey), payload: { name: 'Mine' } })
+      t.equal(own.statusCode, 403)
+      t.match(own.json(), { error: 'Forbidden', message: /organization-admin/ })
+      const other = await arrangeTenant()
+      for (const method of ['GET', 'PATCH'] as const) {
+        const response = await app.inject({ method, url: `/v1/workspaces/${sales}`, headers: as(other.apiKey), ...(method === 'PATCH' ? { payload: { name: 'Taken' } } : {}) })
+        t.equal(response.statusCode, 404, `${method} by another organization's admin`)
+      }
+      t.match((await app.inject({ method: 'GET', url: `/v1/workspaces/${sales}`, headers: as(admin.apiKey) })).json(), { name: 'Sales' }, 'unchanged')
+    })
+
     await t.test('a revoked key stops working once the cache entry expires', async (t) => {
       const admin = await arrangeTenant()
       const key = await issueApiKey(ctx, { organizationId: admin.organizationId, workspaceId: admin.workspaceId, name: 'temp', role: 'workspace', callbackUrl: null })
