@@ -1,5 +1,6 @@
 import { useEffect } from 'react'
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter'
+import { ActingWorkspaceProvider, useActingWorkspace } from './acting-workspace'
 import { Loading } from './components/ui'
 import { Layout } from './Layout'
 import { useT } from './i18n'
@@ -32,8 +33,18 @@ function Screens() {
   if (state.name === 'signed-out') return <SignIn expired={state.expired} />
   if (location === '/sign-in') return <Redirect to="/workspaces" replace />
   return (
+    <ActingWorkspaceProvider>
+      <SignedInScreens />
+    </ActingWorkspaceProvider>
+  )
+}
+
+function SignedInScreens() {
+  // Another workspace chosen: every screen starts over in it.
+  const { workspaceId } = useActingWorkspace()
+  return (
     <Layout>
-      <Switch>
+      <Switch key={workspaceId}>
         <Route path="/">
           <Redirect to="/workspaces" replace />
         </Route>

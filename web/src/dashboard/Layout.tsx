@@ -3,6 +3,7 @@ import { Link, useRoute } from 'wouter'
 import type { Lang, Theme } from '../shared/i18n'
 import { useT, type MessageKey } from './i18n'
 import { usePreferences } from './preferences'
+import { useActingWorkspace } from './acting-workspace'
 import { useSession, useSignedIn } from './session'
 
 const AREAS: { href: string; label: MessageKey }[] = [
@@ -49,8 +50,9 @@ export function Layout({ children }: { children: ReactNode }) {
               <option value="dark">{t('prefs.dark')}</option>
             </select>
           </label>
+          <WorkspaceSwitcher />
           <span className="who" title={info.apiKeyId}>
-            {t('session.signedInAs', { role: t(`session.role.${info.role}`), workspace: `…${info.workspaceId.slice(-8)}` })}
+            {t('session.signedInAs', { role: t(`session.role.${info.role}`) })}
           </span>
           <button type="button" className="secondary" onClick={() => void signOut()}>
             {t('session.signOut')}
@@ -61,6 +63,31 @@ export function Layout({ children }: { children: ReactNode }) {
         {children}
       </main>
     </div>
+  )
+}
+
+/** The workspace every screen works in; an organization-admin key's session may choose another. */
+function WorkspaceSwitcher() {
+  const t = useT()
+  const info = useSignedIn()
+  const { workspaceId, choose, workspaces } = useActingWorkspace()
+  const listed = workspaces.data ?? []
+  const current = listed.find((workspace) => workspace.id === workspaceId)
+  if (info.role !== 'organization-admin' || listed.length === 0) {
+    return <span className="who">{t('session.workspace', { name: current?.name ?? `…${workspaceId.slice(-8)}` })}</span>
+  }
+  return (
+    <label className="compact">
+      <span>{t('session.workspaceSwitch')}</span>
+      <select value={workspaceId} onChange={(event) => choose(event.target.value)}>
+        {listed.map((workspace) => (
+          <option key={workspace.id} value={workspace.id}>
+            {workspace.name}
+          </option>
+        ))}
+        {!current && <option value={workspaceId}>…{workspaceId.slice(-8)}</option>}
+      </select>
+    </label>
   )
 }
 

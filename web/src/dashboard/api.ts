@@ -45,6 +45,12 @@ export function fieldErrorsOf(message: string): Record<string, string> {
 
 let csrfToken: string | undefined
 let onUnauthorized: () => void = () => {}
+let actingWorkspaceId: string | undefined
+
+/** The workspace the `/v1` calls act in (`X-Workspace-Id`); undefined: the signed-in key's own. */
+export function useActingWorkspaceHeader(workspaceId: string | undefined): void {
+  actingWorkspaceId = workspaceId
+}
 
 /** The signed-in session's CSRF token (kept in memory only) and what to do when the session is gone. */
 export function useSessionCredentials(token: string | undefined, unauthorized: () => void): void {
@@ -54,12 +60,14 @@ export function useSessionCredentials(token: string | undefined, unauthorized: (
 
 /**
  * The dashboard's API client: openapi-fetch typed from the service's OpenAPI document, on the same
- * origin with the session cookie; writes carry the CSRF token.
+ * origin with the session cookie; writes carry the CSRF token, and `/v1` calls the workspace the
+ * dashboard acts in.
  */
 export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' })
 api.use({
   onRequest({ request }) {
     if (!['GET', 'HEAD'].includes(request.method) && csrfToken) request.headers.set('x-csrf-token', csrfToken)
+    if (actingWorkspaceId && new URL(request.url).pathname.startsWith('/v1/')) request.headers.set('x-workspace-id', actingWorkspaceId)
     return request
   },
   onResponse({ response, request }) {

@@ -34,7 +34,7 @@ export const en = {
   'flows.dateRange.last30days': 'Last 30 days',
 
   'flows.create.title': 'New flow',
-  'flows.create.nameHint': "Up to 200 characters. The flow is created in your key's workspace and published at once as version 1.",
+  'flows.create.nameHint': "Up to 200 characters. The flow is created in the workspace chosen at the top and published at once as version 1.",
   'flows.create.definitionToggle': 'Start from a definition (optional)',
   'flows.create.definition': 'Definition (JSON)',
   'flows.create.definitionHint': 'A whole flow definition, as the editor saves it. Empty: the flow starts with Start and End.',
@@ -161,7 +161,7 @@ export const pt: Record<keyof typeof en, string> = {
   'flows.dateRange.last30days': 'Últimos 30 dias',
 
   'flows.create.title': 'Novo fluxo',
-  'flows.create.nameHint': 'Até 200 caracteres. O fluxo é criado no workspace da sua chave e publicado na hora como versão 1.',
+  'flows.create.nameHint': 'Até 200 caracteres. O fluxo é criado no workspace escolhido no topo e publicado na hora como versão 1.',
   'flows.create.definitionToggle': 'Começar de uma definição (opcional)',
   'flows.create.definition': 'Definição (JSON)',
   'flows.create.definitionHint': 'Uma definição de fluxo completa, como o editor a salva. Vazia: o fluxo começa com Início e Fim.',

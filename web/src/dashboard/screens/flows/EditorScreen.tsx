@@ -4,14 +4,14 @@ import { EditorFrame, type EditorStatus } from '../../components/EditorFrame'
 import { ErrorNotice } from '../../components/ui'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
-import { useSignedIn } from '../../session'
+import { useActingWorkspace } from '../../acting-workspace'
 import { FlowHeader, useFlow } from './FlowHeader'
 
 /** The visual editor on a flow, filling the screen, signed in by the dashboard's own session. */
 export function EditorScreen() {
   const t = useT()
   const { id } = useParams<{ id: string }>()
-  const { workspaceId } = useSignedIn()
+  const { workspaceId } = useActingWorkspace()
   const { lang, theme } = usePreferences()
   const flow = useFlow(id)
   const [status, setStatus] = useState<EditorStatus>()

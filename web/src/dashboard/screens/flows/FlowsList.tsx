@@ -7,7 +7,7 @@ import { ListView, type Column } from '../../components/ListView'
 import { usePagedList } from '../../components/paged-list'
 import { DateTime, Field, PageHeader, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
-import { useSignedIn } from '../../session'
+import { useActingWorkspace } from '../../acting-workspace'
 import { CreateFlowForm } from './CreateFlow'
 import { DATE_RANGES, DIRECTIONS, FLOW_ORDER_COLUMNS, type FlowItem } from './api-types'
 
@@ -42,7 +42,7 @@ export function FlowsListScreen() {
 /** The list's columns: another workspace's flow is listed, not opened (a flow is read through the signed-in key's workspace). */
 function useColumns(): Column<FlowItem>[] {
   const t = useT()
-  const { workspaceId } = useSignedIn()
+  const { workspaceId } = useActingWorkspace()
   const reachable = (flow: FlowItem) => flow.workspace.id === workspaceId
   return [
     {

@@ -8,7 +8,7 @@ import { usePagedList } from '../../components/paged-list'
 import { shortId } from '../../components/short-id'
 import { DateTime, Field, PageHeader, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
-import { useSignedIn } from '../../session'
+import { useActingWorkspace } from '../../acting-workspace'
 import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, type LogEntry } from './api-types'
 import { SessionStatusBadge } from './SessionStatusBadge'
 
@@ -44,7 +44,7 @@ export function SessionLogsScreen() {
 /** The list's columns: sessions are read through the signed-in key's workspace, so another workspace's session is listed, not opened. */
 function useColumns(names: Names): Column<LogEntry>[] {
   const t = useT()
-  const { workspaceId } = useSignedIn()
+  const { workspaceId } = useActingWorkspace()
   return [
     {
       header: t('sessions.field.session'),

@@ -8,11 +8,9 @@ import { usePagedList } from '../../components/paged-list'
 import { CopyButton, DateTime, ErrorNotice, Field, Loading, SecretValue } from '../../components/ui'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
-import { useSignedIn } from '../../session'
 import { CardForm, fieldErrors, RevokeAction, useSubmit } from './forms'
 import type { Flow, OAuthClient, Workspace } from './api-types'
 import { flowsOf } from './lookups'
-import { OtherWorkspaceNotice } from './OtherWorkspace'
 import { curlSnippet, hostScriptSnippet, iframeSnippet, nodeSnippet, PLACEHOLDER, type EmbedValues } from './snippets'
 
 type CreatedClient = paths['/v1/clients']['post']['responses'][201]['content']['application/json']
@@ -23,15 +21,13 @@ type CreatedClient = paths['/v1/clients']['post']['responses'][201]['content']['
  */
 export function EmbedTab({ workspace }: { workspace: Workspace }) {
   const t = useT()
-  const info = useSignedIn()
   const preferences = usePreferences()
-  const own = workspace.id === info.workspaceId
   const [created, setCreated] = useState<CreatedClient>()
   const [chosenClientId, setChosenClientId] = useState<string>()
   const [chosenFlowId, setChosenFlowId] = useState<string>()
   const [lang, setLang] = useState<Lang>(preferences.lang)
   const [theme, setTheme] = useState<Theme>(preferences.theme)
-  const clients = usePagedList(async (paging) => (own ? unwrap(api.GET('/v1/clients', { params: { query: paging } })) : undefined), [own])
+  const clients = usePagedList((paging) => unwrap(api.GET('/v1/clients', { params: { query: paging } })), [])
   const flows = useAsync(() => flowsOf(workspace.id), [workspace.id])
   const clientColumns = useClientColumns((revoked) => {
     if (revoked === chosenClientId) setChosenClientId(undefined)
@@ -54,26 +50,15 @@ export function EmbedTab({ workspace }: { workspace: Workspace }) {
     <>
       <h2>{t('workspaces.embed.clients')}</h2>
       <p className="hint">{t('workspaces.embed.clientsIntro')}</p>
-      {!own && <OtherWorkspaceNotice workspace={workspace} message={t('workspaces.other.clients', { name: workspace.name })} />}
-      {own && (
-        <ListView
-          list={clients}
-          empty={t('workspaces.embed.noClients')}
-         
-          rowKey={(client) => client.clientId}
-          columns={clientColumns}
-        />
-      )}
-      {own && created && <CreatedClientCard created={created} />}
-      {own && (
-        <NewClient
-          onCreated={(client) => {
-            setCreated(client)
-            setChosenClientId(client.clientId)
-            clients.reload()
-          }}
-        />
-      )}
+      <ListView list={clients} empty={t('workspaces.embed.noClients')} rowKey={(client) => client.clientId} columns={clientColumns} />
+      {created && <CreatedClientCard created={created} />}
+      <NewClient
+        onCreated={(client) => {
+          setCreated(client)
+          setChosenClientId(client.clientId)
+          clients.reload()
+        }}
+      />
 
       <h2>{t('workspaces.embed.code')}</h2>
       <p className="hint">{t('workspaces.embed.codeIntro')}</p>

@@ -1,13 +1,13 @@
+import { useEffect } from 'react'
 import { Link, useParams } from 'wouter'
+import { useActingWorkspace } from '../../acting-workspace'
 import { useAsync } from '../../components/async'
 import { ErrorNotice, LinkTabs, Loading, PageHeader } from '../../components/ui'
 import { useT, type MessageKey } from '../../i18n'
-import { useSignedIn } from '../../session'
 import { ApiKeysTab } from './ApiKeysTab'
 import { EmbedTab } from './EmbedTab'
 import { GeneralTab } from './GeneralTab'
-import { OtherWorkspaceTab } from './OtherWorkspace'
-import type { Workspace } from './api-types'
+import type { WorkspaceDetail } from './api-types'
 import { findWorkspace } from './lookups'
 import { SectorsTab } from './SectorsTab'
 import { VariablesTab } from './VariablesTab'
@@ -30,6 +30,12 @@ export function WorkspaceScreen() {
   const t = useT()
   const { id = '', tab } = useParams<{ id: string; tab: string }>()
   const workspace = useAsync(() => findWorkspace(id), [id])
+  const acting = useActingWorkspace()
+  const found = workspace.data?.id
+  // A workspace opened here is the one the screens work in (an admin key's session reaches any of its organization's).
+  useEffect(() => {
+    if (found && found !== acting.workspaceId) acting.choose(found)
+  }, [found, acting])
 
   if (workspace.error) return <ErrorNotice error={workspace.error} onRetry={workspace.reload} />
   if (!workspace.data && workspace.loading) return <Loading />
@@ -41,6 +47,7 @@ export function WorkspaceScreen() {
       </section>
     )
   }
+  if (workspace.data.id !== acting.workspaceId) return <Loading />
   return (
     <section>
       <p className="ws-breadcrumb">
@@ -48,18 +55,15 @@ export function WorkspaceScreen() {
       </p>
       <PageHeader title={workspace.data.name} />
       <LinkTabs label={t('workspaces.tabs', { name: workspace.data.name })} tabs={TABS.map((name) => ({ href: `/${id}/${name}`, label: t(TAB_LABELS[name]) }))} />
-      <TabContent tab={tab} workspace={workspace.data} />
+      <TabContent tab={tab} workspace={workspace.data} onChanged={workspace.reload} />
     </section>
   )
 }
 
-function TabContent({ tab, workspace }: { tab: Tab; workspace: Workspace }) {
-  const info = useSignedIn()
-  // The API keeps sectors and variables in the signed-in key's own workspace only.
-  if ((tab === 'sectors' || tab === 'variables') && workspace.id !== info.workspaceId) return <OtherWorkspaceTab tab={tab} workspace={workspace} />
+function TabContent({ tab, workspace, onChanged }: { tab: Tab; workspace: WorkspaceDetail; onChanged(): void }) {
   switch (tab) {
     case 'general':
-      return <GeneralTab workspace={workspace} />
+      return <GeneralTab workspace={workspace} onChanged={onChanged} />
     case 'api-keys':
       return <ApiKeysTab workspace={workspace} />
     case 'embed':

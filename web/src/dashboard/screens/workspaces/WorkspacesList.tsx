@@ -5,10 +5,12 @@ import { ListView, type Column } from '../../components/ListView'
 import { usePagedList } from '../../components/paged-list'
 import { DateTime, Field, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
+import { useActingWorkspace } from '../../acting-workspace'
 import { useSignedIn } from '../../session'
 import { PAGE_SIZES, pagingOf, useQueryParams } from '../../components/address'
 import type { Workspace } from './api-types'
 import { CardForm, fieldErrors, useSubmit } from './forms'
+import { TIME_ZONES } from './time-zones'
 
 /** The organization's workspaces (a workspace key: its own), and, for an admin key, a new one. */
 export function WorkspacesList() {
@@ -18,6 +20,7 @@ export function WorkspacesList() {
   const { size } = pagingOf(params)
   const workspaces = usePagedList((paging) => unwrap(api.GET('/v1/workspaces', { params: { query: paging } })), [])
   const [created, setCreated] = useState<{ id: string; name: string }>()
+  const switcher = useActingWorkspace().workspaces
 
   const columns: Column<Workspace>[] = [
     {
@@ -62,14 +65,13 @@ export function WorkspacesList() {
           onCreated={(workspace) => {
             setCreated(workspace)
             workspaces.reload()
+            switcher.reload()
           }}
         />
       )}
     </section>
   )
 }
-
-const ZONES: readonly string[] = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []
 
 function NewWorkspace({ onCreated }: { onCreated(workspace: { id: string; name: string }): void }) {
   const t = useT()
@@ -95,7 +97,7 @@ function NewWorkspace({ onCreated }: { onCreated(workspace: { id: string; name: 
           {(props) => <input {...props} list="ws-zones" value={timezone} placeholder="America/Sao_Paulo" onChange={(event) => setTimezone(event.target.value)} />}
         </Field>
         <datalist id="ws-zones">
-          {ZONES.map((zone) => (
+          {TIME_ZONES.map((zone) => (
             <option key={zone} value={zone} />
           ))}
         </datalist>

@@ -3,6 +3,8 @@ import type { paths } from '../../api'
 type ListItem<Path extends keyof paths> = paths[Path] extends { get: { responses: { 200: { content: { 'application/json': { content: (infer Item)[] } } } } } } ? Item : never
 
 export type Workspace = ListItem<'/v1/workspaces'>
+/** One workspace as `GET /v1/workspaces/{id}` answers it, with its time zone. */
+export type WorkspaceDetail = paths['/v1/workspaces/{id}']['get']['responses'][200]['content']['application/json']
 export type ApiKey = ListItem<'/v1/api-keys'>
 export type OAuthClient = ListItem<'/v1/clients'>
 export type Sector = ListItem<'/v1/sectors'>

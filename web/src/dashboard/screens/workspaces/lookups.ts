@@ -1,15 +1,13 @@
 import { api, unwrap } from '../../api'
-import type { Flow, Workspace } from './api-types'
+import type { Flow, WorkspaceDetail } from './api-types'
 
 const LARGEST_PAGE = 100
 
-/** One workspace of the organization; the API reads them only as a list, so this pages through it. */
-export async function findWorkspace(id: string): Promise<Workspace | undefined> {
-  for (let page = 0; ; page++) {
-    const found = await unwrap(api.GET('/v1/workspaces', { params: { query: { page, size: LARGEST_PAGE } } }))
-    const workspace = found.content.find((item) => item.id === id)
-    if (workspace || found.last || found.content.length === 0) return workspace
-  }
+/** One workspace the session reaches, with its time zone; undefined when there is none such. */
+export async function findWorkspace(id: string): Promise<WorkspaceDetail | undefined> {
+  const call = api.GET('/v1/workspaces/{id}', { params: { path: { id } } })
+  if ((await call).response.status === 404) return undefined
+  return unwrap(call)
 }
 
 /** The workspace's flows (the first hundred, newest first), for the editor's pickers. */
