@@ -1,7 +1,6 @@
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
-import { api, unwrap, useActingWorkspaceHeader } from './api'
+import { api, unwrap, useActingWorkspaceHeader, type paths } from './api'
 import { useAsync, type Async } from './components/async'
-import type { Workspace } from './screens/workspaces/api-types'
 import { useSignedIn } from './session'
 
 interface ActingWorkspace {
@@ -12,6 +11,8 @@ interface ActingWorkspace {
   /** The organization's workspaces the session reaches (the first hundred), for the switcher. */
   workspaces: Async<Workspace[]>
 }
+
+type Workspace = paths['/v1/workspaces']['get']['responses'][200]['content']['application/json']['content'][number]
 
 const ActingWorkspaceContext = createContext<ActingWorkspace | undefined>(undefined)
 const LARGEST_PAGE = 100

@@ -1,12 +1,12 @@
 import { useState } from 'react'
 import { useActingWorkspace } from '../../acting-workspace'
 import { api, unwrap } from '../../api'
-import { CopyButton, DateTime, Field } from '../../components/ui'
+import { CopyButton, DateTime } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import type { WorkspaceDetail } from './api-types'
 import { CardForm, fieldErrors, useSubmit } from './forms'
-import { TIME_ZONES } from './time-zones'
+import { WorkspaceFields } from './WorkspaceFields'
 
 /** A workspace's details; an organization-admin key's session renames it and changes its time zone. */
 export function GeneralTab({ workspace, onChanged }: { workspace: WorkspaceDetail; onChanged(): void }) {
@@ -58,19 +58,7 @@ function ChangeWorkspace({ workspace, onChanged }: { workspace: WorkspaceDetail;
       setName(workspace.name)
       setTimezone(workspace.timezone ?? '')
     }}>
-      <div className="form-row">
-        <Field label={t('common.name')} error={errors.name}>
-          {(props) => <input {...props} value={name} maxLength={200} onChange={(event) => setName(event.target.value)} />}
-        </Field>
-        <Field label={t('workspaces.timezone')} hint={t('workspaces.general.timezoneHint')} error={errors.timezone}>
-          {(props) => <input {...props} list="ws-change-zones" value={timezone} placeholder="America/Sao_Paulo" onChange={(event) => setTimezone(event.target.value)} />}
-        </Field>
-        <datalist id="ws-change-zones">
-          {TIME_ZONES.map((zone) => (
-            <option key={zone} value={zone} />
-          ))}
-        </datalist>
-      </div>
+      <WorkspaceFields idPrefix="ws-change" name={name} timezone={timezone} timezoneHint={t('workspaces.general.timezoneHint')} errors={errors} onName={setName} onTimezone={setTimezone} />
       {saved && <p role="status">{t('workspaces.general.saved')}</p>}
     </CardForm>
   )

@@ -3,14 +3,14 @@ import { Link } from 'wouter'
 import { api, createdId, unwrap } from '../../api'
 import { ListView, type Column } from '../../components/ListView'
 import { usePagedList } from '../../components/paged-list'
-import { DateTime, Field, PageHeader } from '../../components/ui'
+import { DateTime, PageHeader } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useActingWorkspace } from '../../acting-workspace'
 import { useSignedIn } from '../../session'
 import { PAGE_SIZES, pagingOf, useQueryParams } from '../../components/address'
 import type { Workspace } from './api-types'
 import { CardForm, fieldErrors, useSubmit } from './forms'
-import { TIME_ZONES } from './time-zones'
+import { WorkspaceFields } from './WorkspaceFields'
 
 /** The organization's workspaces (a workspace key: its own), and, for an admin key, a new one. */
 export function WorkspacesList() {
@@ -89,19 +89,7 @@ function NewWorkspace({ onCreated }: { onCreated(workspace: { id: string; name: 
 
   return (
     <CardForm headingId="new-workspace" heading={t('workspaces.new')} level={2} submit={submit} errors={errors} onSubmit={create}>
-      <div className="form-row">
-        <Field label={t('common.name')} error={errors.name}>
-          {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
-        </Field>
-        <Field label={t('workspaces.timezone')} hint={t('workspaces.timezoneHint')} error={errors.timezone}>
-          {(props) => <input {...props} list="ws-zones" value={timezone} placeholder="America/Sao_Paulo" onChange={(event) => setTimezone(event.target.value)} />}
-        </Field>
-        <datalist id="ws-zones">
-          {TIME_ZONES.map((zone) => (
-            <option key={zone} value={zone} />
-          ))}
-        </datalist>
-      </div>
+      <WorkspaceFields idPrefix="ws-new" name={name} timezone={timezone} timezoneHint={t('workspaces.timezoneHint')} errors={errors} onName={setName} onTimezone={setTimezone} />
     </CardForm>
   )
 }
