@@ -136,10 +136,31 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
 
 const sendable = TypeCompiler.Compile(OutgoingMessage)
 
+/** A text's length as the channel counts it (and `LIMITS` is written): in code points. */
+const codePoints = (text: string): number => {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
 // A message the channel would reject is not sent; the flow builder gets a warning instead. Besides
 // messages that slipped past validation, interpolation can empty a required text (`{{unset}}`).
+// Interpolation can also lengthen a text past the channel's limit (a long reply saved and echoed):
+// such a text is cut at the limit, with a warning, rather than sent to be refused or split into
+// messages the flow did not draw.
 const send = (turn: Turn, nodeId: string, messages: readonly OutgoingMessage[]): void => {
-  const rendered = interpolating(turn, nodeId, (text) => messages.map((message) => (sendable.Check(message) ? interpolateMessage(message, text) : null)))
+  const rendered = interpolating(turn, nodeId, (text) =>
+    messages.map((message, index) => {
+      if (!sendable.Check(message)) return null
+      return interpolateMessage(message, (template, limit) => {
+        const filled = text(template)
+        const length = codePoints(filled)
+        if (limit === undefined || length <= limit) return filled
+        turn.out.warnings.push(`message ${index + 1} of node ${nodeId}: a text of ${length} characters after interpolation was cut to the channel's ${limit}`)
+        return [...filled].slice(0, limit).join('')
+      })
+    }),
+  )
   for (const [index, message] of rendered.entries()) {
     if (message && sendable.Check(message)) {
       turn.out.messages.push({ ...message, nodeId })

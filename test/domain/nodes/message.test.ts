@@ -153,6 +153,28 @@ t.test('sending', async (t) => {
   })
 })
 
+t.test("a text interpolated past the channel's limit is cut at the limit, with a warning", async (t) => {
+  const said = `${'é'.repeat(4090)}😀😀😀😀😀😀`
+  const send = (...messages: OutgoingMessage[]) => turn(flow([start(), message('say', ...messages)], chain('start', 'say')), initialConversation({ said }), START, context())
+  const echoed = send(text('You said: {{said}}'), text('{{said}}'))
+  const body = (index: number) => {
+    const sent = echoed.messages[index]
+    return sent?.type === 'text' ? sent.text.body : ''
+  }
+  t.equal([...body(0)].length, 4096, 'the echo is cut to 4,096 characters (code points, as the channel counts)')
+  t.ok(body(0).startsWith('You said: éé'), 'from its end')
+  t.equal(body(1), said, 'a text at the limit is sent whole: an emoji is one character, not two')
+  t.same(echoed.warnings, ["message 1 of node say: a text of 4106 characters after interpolation was cut to the channel's 4096"])
+
+  const buttons = send({
+    type: 'interactive',
+    interactive: { type: 'button', body: { text: 'Pick' }, action: { buttons: [{ id: 'a', title: 'Plan {{said}}' }] } },
+  })
+  const sent = buttons.messages[0]
+  t.equal(sent?.type === 'interactive' && sent.interactive.type === 'button' ? sent.interactive.action.buttons[0]?.title : undefined, `Plan ${'é'.repeat(15)}`, 'a button title is cut at 20')
+  t.match(buttons.warnings, [/cut to the channel's 20/])
+})
+
 t.test('schema', async (t) => {
   examples(t, accepts(schema), [
     ['one message', [{ messages: [text('Hi')] }], true],

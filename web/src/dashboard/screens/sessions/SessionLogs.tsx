@@ -9,7 +9,7 @@ import { shortId } from '../../components/short-id'
 import { DateTime, Field, PageHeader, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useActingWorkspace } from '../../acting-workspace'
-import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, type LogEntry } from './api-types'
+import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, NEWEST_FIRST, type LogEntry } from './api-types'
 import { SessionStatusBadge } from './SessionStatusBadge'
 
 const FILTERS = ['preview', 'workspaceId', 'status', 'dateRange', 'sessionId', 'orderBy', 'direction', 'size'] as const
@@ -25,7 +25,8 @@ export function SessionLogsScreen() {
     dateRange: oneOf(params, 'dateRange', DATE_RANGES),
     sessionId: params.get('sessionId') || undefined,
     orderBy: oneOf(params, 'orderBy', LOG_ORDER_COLUMNS),
-    direction: oneOf(params, 'direction', DIRECTIONS),
+    // Newest first unless the address says otherwise (the API's own default is the spec's ASC).
+    direction: oneOf(params, 'direction', DIRECTIONS) ?? NEWEST_FIRST,
     preview: params.get('preview') === 'true' ? true : undefined,
   }
   const logs = usePagedList((paging) => unwrap(api.GET('/v1/sessions/logs', { params: { query: { ...paging, ...query } } })), [params.toString()])
@@ -103,7 +104,7 @@ function LogFilters({ filters, workspaces, onApply }: { filters: Filters; worksp
             {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={(event) => change('sessionId')(event.target.value)} spellCheck={false} />}
           </Field>
           <SelectField label={t('sessions.filter.orderBy')} value={draft.orderBy} onChange={change('orderBy')} blank={t('sessions.filter.defaultOrder')} options={LOG_ORDER_COLUMNS.map((column) => ({ value: column, label: t(`sessions.field.${column}`) }))} />
-          <SelectField label={t('sessions.filter.direction')} value={draft.direction || 'ASC'} onChange={change('direction')} options={DIRECTIONS.map((direction) => ({ value: direction, label: t(`sessions.direction.${direction}`) }))} />
+          <SelectField label={t('sessions.filter.direction')} value={draft.direction || NEWEST_FIRST} onChange={change('direction')} options={DIRECTIONS.map((direction) => ({ value: direction, label: t(`sessions.direction.${direction}`) }))} />
           <PageSizeField value={draft.size} onChange={change('size')} />
         </>
       )}

@@ -11,3 +11,5 @@ export const LOG_STATUSES = ['running', 'completed', 'timeout', 'error'] as cons
 export const DATE_RANGES = ['today', 'last7days', 'last15days', 'last30days'] as const
 export const LOG_ORDER_COLUMNS = ['startedAt', 'expiresAt', 'finishedAt', 'status', 'warnings', 'externalId'] as const
 export const DIRECTIONS = ['ASC', 'DESC'] as const
+/** Where the dashboard's session and delivery lists start unless asked otherwise: the newest on page one. */
+export const NEWEST_FIRST = 'DESC' satisfies (typeof DIRECTIONS)[number]

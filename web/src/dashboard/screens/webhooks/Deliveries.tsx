@@ -8,7 +8,7 @@ import { usePagedList } from '../../components/paged-list'
 import { shortId } from '../../components/short-id'
 import { DateTime, Field, PageHeader, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
-import { DIRECTIONS } from '../sessions/api-types'
+import { DIRECTIONS, NEWEST_FIRST } from '../sessions/api-types'
 import { DELIVERY_STATUSES, type Delivery } from './api-types'
 import { AttemptsTable } from './AttemptsTable'
 import { DeliveryStatusBadge } from './DeliveryStatusBadge'
@@ -25,7 +25,7 @@ export function DeliveriesScreen() {
   const t = useT()
   const [params, setParams] = useQueryParams()
   const status = oneOf(params, 'status', DELIVERY_STATUSES)
-  const query = { status, sessionId: params.get('sessionId') || undefined, direction: oneOf(params, 'direction', DIRECTIONS) }
+  const query = { status, sessionId: params.get('sessionId') || undefined, direction: oneOf(params, 'direction', DIRECTIONS) ?? NEWEST_FIRST }
   const deliveries = usePagedList((paging) => unwrap(api.GET('/v1/webhooks/deliveries', { params: { query: { ...paging, ...query } } })), [params.toString()])
   const destinations = useFailingDestinations()
 
@@ -45,7 +45,7 @@ export function DeliveriesScreen() {
             <Field label={t('webhooks.filter.sessionId')} error={errors.sessionId}>
               {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={(event) => change('sessionId')(event.target.value)} spellCheck={false} />}
             </Field>
-            <SelectField label={t('webhooks.filter.direction')} value={draft.direction || 'ASC'} onChange={change('direction')} options={DIRECTIONS.map((value) => ({ value, label: t(`webhooks.direction.${value}`) }))} />
+            <SelectField label={t('webhooks.filter.direction')} value={draft.direction || NEWEST_FIRST} onChange={change('direction')} options={DIRECTIONS.map((value) => ({ value, label: t(`webhooks.direction.${value}`) }))} />
             <PageSizeField value={draft.size} onChange={change('size')} />
           </>
         )}

@@ -33,7 +33,7 @@ export function GeneralTab({ workspace, onChanged }: { workspace: WorkspaceDetai
           <dd>{workspace.id === info.workspaceId ? t('workspaces.general.keyHere') : t('workspaces.general.keyElsewhere')}</dd>
         </dl>
       </div>
-      {info.role === 'organization-admin' && <ChangeWorkspace key={`${workspace.name}/${workspace.timezone}`} workspace={workspace} onChanged={onChanged} />}
+      {info.role === 'organization-admin' && <ChangeWorkspace workspace={workspace} onChanged={onChanged} />}
     </>
   )
 }
@@ -58,7 +58,21 @@ function ChangeWorkspace({ workspace, onChanged }: { workspace: WorkspaceDetail;
       setName(workspace.name)
       setTimezone(workspace.timezone ?? '')
     }}>
-      <WorkspaceFields idPrefix="ws-change" name={name} timezone={timezone} timezoneHint={t('workspaces.general.timezoneHint')} errors={errors} onName={setName} onTimezone={setTimezone} />
+      <WorkspaceFields
+        idPrefix="ws-change"
+        name={name}
+        timezone={timezone}
+        timezoneHint={t('workspaces.general.timezoneHint')}
+        errors={errors}
+        onName={(changed) => {
+          setSaved(false)
+          setName(changed)
+        }}
+        onTimezone={(changed) => {
+          setSaved(false)
+          setTimezone(changed)
+        }}
+      />
       {saved && <p role="status">{t('workspaces.general.saved')}</p>}
     </CardForm>
   )
