@@ -42,8 +42,9 @@ t.test("a newcomer's first start: the printed link opens the dashboard signed in
     t.teardown(() => second.close())
     await context.clearCookies()
     await second.goto(link!)
-    await second.getByRole('alert').filter({ hasText: 'has been used or has expired' }).waitFor()
-    t.pass('the same link refused the second time, with a way forward')
+    const refused = second.getByRole('alert').filter({ hasText: 'has been used or has expired' })
+    await refused.waitFor()
+    t.match(await refused.textContent(), /npx flowd dashboard-link \(on the embedded database, stop the service first/, 'the same link refused the second time, with a way forward that works on the embedded store')
     await captureScreen(t, second, 'sign-in-link-used', LOOKS[0])
   })
 
