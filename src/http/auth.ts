@@ -5,6 +5,7 @@ import { hashApiKey, API_KEY_PREFIX } from '../commands/api-keys.js'
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js'
 import { isUuid } from '../ids.js'
 import { findActiveApiKeyByHash, type ApiKeyPrincipal } from '../projections/api-keys.js'
+import { findWorkspace } from '../projections/workspaces.js'
 import type { DbOrTrx } from '../store/database.js'
 import type { SessionCaller } from '../commands/sessions.js'
 import { BoundedMap } from '../bounded-map.js'
@@ -94,9 +95,9 @@ export class WorkspaceOrganizations {
   async of(workspaceId: string): Promise<string | undefined> {
     const known = this.known.get(workspaceId)
     if (known) return known
-    const row = await this.db.selectFrom('workspaces').select('organization_id').where('id', '=', workspaceId).executeTakeFirst()
-    if (row) this.known.set(workspaceId, row.organization_id)
-    return row?.organization_id
+    const found = await findWorkspace(this.db, workspaceId)
+    if (found) this.known.set(workspaceId, found.organization_id)
+    return found?.organization_id
   }
 }
 
