@@ -83,6 +83,14 @@ t.test("a newcomer's first start: the printed link opens the dashboard signed in
     const replayed = await fetch(`${service.baseUrl}/v1/workspaces`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } })
     t.equal(replayed.status, 401, 'the old cookie, replayed, is refused')
 
+    t.ok(await page.getByText('Conversation Flow Service').isVisible(), 'the sign-in page names the product')
+    await page.getByLabel('Language').selectOption('pt')
+    await page.getByRole('heading', { name: 'Entrar' }).waitFor()
+    await page.getByLabel('Tema').selectOption('dark')
+    t.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark', 'the sign-in page switches language and theme before signing in')
+    await page.getByLabel('Idioma').selectOption('en')
+    await page.getByLabel('Theme').selectOption('light')
+
     for (const look of LOOKS) {
       await page.goto(`${service.baseUrl}/dashboard/?lang=${look.lang}&theme=${look.theme}`)
       await page.getByRole('heading', { name: look.lang === 'pt' ? 'Entrar' : 'Sign in' }).waitFor()

@@ -90,6 +90,8 @@ t.test('the demo host embeds the editor; what is built there runs in a session',
   t.equal(await frame.getAttribute('src'), `${base}/editor/en/flows/builder/${flowId}?theme=light`, 'the demo framed the editor for the flow, in English and light')
   await editor.getByTestId('node-start').waitFor()
   await editor.getByTestId('node-end').waitFor()
+  t.not(await page.locator('form#embed').evaluate('(form) => getComputedStyle(form).backgroundColor'), 'rgba(0, 0, 0, 0)', 'the demo page is styled: its form sits on a card')
+  await page.screenshot({ path: join(ARTIFACTS, 'embed-demo.png') })
   const panel = editor.getByTestId('node-panel')
 
   // --- 2. build: message, question with two buttons, transfer to Sales ------------------------

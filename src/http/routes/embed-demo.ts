@@ -41,14 +41,26 @@ const PAGE = `<!doctype html>
 </html>
 `
 
-const STYLE = `body { font-family: system-ui, sans-serif; margin: 1.5em; color: #1d2330; }
-header p { max-width: 60em; }
-form { display: flex; flex-wrap: wrap; gap: .75em 1.25em; align-items: end; margin: 1em 0; }
-label { display: flex; flex-direction: column; font-size: .9em; gap: .25em; }
-input { width: 22em; }
-#status { min-height: 1.2em; font-weight: 600; }
-#messages { font-family: ui-monospace, monospace; font-size: .85em; max-height: 8em; overflow: auto; }
-#frame iframe { width: 100%; height: 75vh; border: 1px solid #c8cdd8; border-radius: 6px; }
+const STYLE = `:root { color-scheme: light dark; --text: #1d2330; --muted: #5a6272; --surface: #ffffff; --page: #f4f6fa; --border: #c8cdd8; --accent: #2457c5; --on-accent: #ffffff; }
+@media (prefers-color-scheme: dark) {
+  :root { --text: #e6e9f0; --muted: #a9b0bf; --surface: #1b2130; --page: #11151f; --border: #3a4357; --accent: #7aa2ff; --on-accent: #0b1020; }
+}
+* { box-sizing: border-box; }
+body { font-family: system-ui, sans-serif; margin: 0; padding: 24px clamp(16px, 4vw, 48px); color: var(--text); background: var(--page); line-height: 1.5; }
+header { max-width: 62em; }
+h1 { font-size: 1.5rem; margin: 0 0 .25em; }
+header p { color: var(--muted); margin: 0; }
+code { font-family: ui-monospace, monospace; font-size: .9em; background: var(--surface); border: 1px solid var(--border); border-radius: 4px; padding: 0 .3em; }
+form { display: flex; flex-wrap: wrap; gap: 12px 16px; align-items: end; margin: 20px 0 12px; padding: 16px; background: var(--surface); border: 1px solid var(--border); border-radius: 8px; }
+label { display: flex; flex-direction: column; font-size: .875rem; font-weight: 600; gap: 4px; }
+input, select { font: inherit; font-weight: 400; color: var(--text); background: var(--page); border: 1px solid var(--border); border-radius: 6px; padding: 6px 8px; }
+input { width: 22em; max-width: 100%; }
+input:focus-visible, select:focus-visible, button:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+button { font: inherit; font-weight: 600; color: var(--on-accent); background: var(--accent); border: 0; border-radius: 6px; padding: 8px 16px; cursor: pointer; }
+#status { min-height: 1.5em; font-weight: 600; margin: 0 0 8px; }
+#messages { font-family: ui-monospace, monospace; font-size: .8rem; color: var(--muted); max-height: 8em; overflow: auto; margin: 0 0 12px; padding-left: 2.5em; }
+#messages:empty { display: none; }
+#frame iframe { display: block; width: 100%; height: 75vh; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); }
 `
 
 // The customer's frontend: get an OTT from "its backend", load the editor, answer `ready` with

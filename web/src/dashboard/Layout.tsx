@@ -1,8 +1,7 @@
 import type { ReactNode } from 'react'
 import { Link, useRoute } from 'wouter'
-import type { Lang, Theme } from '../shared/i18n'
 import { useT, type MessageKey } from './i18n'
-import { usePreferences } from './preferences'
+import { PreferenceSwitches } from './components/PreferenceSwitches'
 import { useActingWorkspace } from './acting-workspace'
 import { useSession, useSignedIn } from './session'
 
@@ -19,7 +18,6 @@ export function Layout({ children }: { children: ReactNode }) {
   const t = useT()
   const info = useSignedIn()
   const { signOut } = useSession()
-  const { lang, theme, setLang, setTheme } = usePreferences()
   return (
     <div className="shell">
       <a className="skip" href="#content">
@@ -36,20 +34,7 @@ export function Layout({ children }: { children: ReactNode }) {
           </a>
         </nav>
         <div className="topbar-end">
-          <label className="compact">
-            <span>{t('prefs.language')}</span>
-            <select value={lang} onChange={(event) => setLang(event.target.value as Lang)}>
-              <option value="en">English</option>
-              <option value="pt">Português</option>
-            </select>
-          </label>
-          <label className="compact">
-            <span>{t('prefs.theme')}</span>
-            <select value={theme} onChange={(event) => setTheme(event.target.value as Theme)}>
-              <option value="light">{t('prefs.light')}</option>
-              <option value="dark">{t('prefs.dark')}</option>
-            </select>
-          </label>
+          <PreferenceSwitches />
           <WorkspaceSwitcher />
           <span className="who" title={info.apiKeyId}>
             {t('session.signedInAs', { role: t(`session.role.${info.role}`) })}

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react'
 import { ApiError } from '../api'
+import { PreferenceSwitches } from '../components/PreferenceSwitches'
 import { Field } from '../components/ui'
 import { useT } from '../i18n'
 import { useSession } from '../session'
@@ -41,7 +42,14 @@ export function SignIn({ expired }: { expired: boolean }) {
   }
 
   return (
-    <main id="content" className="sign-in">
+    <div className="sign-in">
+      <header className="sign-in-bar">
+        <span className="brand">{t('app.title')}</span>
+        <div className="topbar-end">
+          <PreferenceSwitches />
+        </div>
+      </header>
+      <main id="content" className="sign-in-main">
       <form onSubmit={(event) => void submit(event)} className="card" aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">{t('signIn.title')}</h1>
         {expired && (
@@ -57,6 +65,7 @@ export function SignIn({ expired }: { expired: boolean }) {
           {busy ? t('signIn.signingIn') : t('signIn.submit')}
         </button>
       </form>
-    </main>
+      </main>
+    </div>
   )
 }
