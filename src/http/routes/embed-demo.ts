@@ -46,7 +46,7 @@ const STYLE = `:root { color-scheme: light dark; --text: #1d2330; --muted: #5a62
   :root { --text: #e6e9f0; --muted: #a9b0bf; --surface: #1b2130; --page: #11151f; --border: #3a4357; --accent: #7aa2ff; --on-accent: #0b1020; }
 }
 * { box-sizing: border-box; }
-body { font-family: system-ui, sans-serif; margin: 0; padding: 24px clamp(16px, 4vw, 48px); color: var(--text); background: var(--page); line-height: 1.5; }
+body { font-family: system-ui, sans-serif; margin: 0; padding: 24px; color: var(--text); background: var(--page); line-height: 1.5; }
 header { max-width: 62em; }
 h1 { font-size: 1.5rem; margin: 0 0 .25em; }
 header p { color: var(--muted); margin: 0; }
