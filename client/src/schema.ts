@@ -7436,6 +7436,7 @@ export interface operations {
                 dateRange?: "today" | "last7days" | "last15days" | "last30days";
                 /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
                 sessionId?: string;
+                /** @description `running`: the session is active (the same state as `active` on GET /v1/sessions/{sessionId}; the dashboard says Active); `completed` (Completed), `timeout` (Timed out), `error` (Failed) */
                 status?: "running" | "completed" | "timeout" | "error";
                 /** @description true: the logs of preview sessions (the editor's test panel) instead of the others */
                 preview?: boolean;
@@ -7473,7 +7474,10 @@ export interface operations {
                              */
                             flowId: string;
                             externalId: string | null;
-                            /** @enum {string} */
+                            /**
+                             * @description `running`: the session is active (the same state as `active` on GET /v1/sessions/{sessionId}; the dashboard says Active); `completed` (Completed), `timeout` (Timed out), `error` (Failed)
+                             * @enum {string}
+                             */
                             status: "running" | "completed" | "timeout" | "error";
                             warnings: number;
                             /**
@@ -7622,7 +7626,10 @@ export interface operations {
                         /** @description a preview session (POST /v1/flows/{id}/preview-sessions): no webhooks, left out of logs and analytics */
                         preview: boolean;
                         externalId: string | null;
-                        /** @enum {string} */
+                        /**
+                         * @description `active`: it takes messages (its log says `running`; the dashboard says Active); `completed` (Completed), `timeout` (Timed out), `error` (Failed)
+                         * @enum {string}
+                         */
                         status: "active" | "completed" | "timeout" | "error";
                         variables: {
                             [key: string]: string | number | boolean | {

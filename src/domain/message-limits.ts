@@ -1,6 +1,7 @@
 /**
- * WhatsApp's limits on outgoing messages, in characters (Unicode code points). The flow validator
- * enforces them; the editor imports this same file to count against them as people type.
+ * WhatsApp's limits on messages, in characters (Unicode code points). The flow validator enforces
+ * them on what a flow sends, and the API `textBody` on a text sent into a session; the editor and
+ * the dashboard import this same file to count against them as people type.
  */
 export const LIMITS = {
   textBody: 4096,

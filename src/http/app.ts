@@ -18,7 +18,7 @@ import { ApiKeyAuthenticator, authenticate, WorkspaceOrganizations } from './aut
 import { dashboardSessionOf } from './dashboard-session.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
-import { refuseDeepBodies, validatorCompiler } from './validation.js'
+import { refuseDeepBodies, schemaErrorMessage, validatorCompiler } from './validation.js'
 import { documentApiSecurity, registerOpenApi, serveOpenApi, tagsOf, type Tag } from './openapi.js'
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import * as apiKeys from './routes/api-keys.js'
@@ -94,15 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy,
     genReqId: () => randomUUID(),
     frameworkErrors,
-    schemaErrorFormatter: (errors, dataVar) =>
-      new Error(
-        errors
-          .map((e) => {
-            const allowed = e.keyword === 'enum' ? `: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : ''
-            return `${dataVar}${e.instancePath} ${e.message}${allowed}`
-          })
-          .join(', '),
-      ),
+    schemaErrorFormatter: (errors, dataVar) => new Error(schemaErrorMessage(errors, dataVar)),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)

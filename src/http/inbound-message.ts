@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { InboundMessage } from '../domain/turn.js'
+import { LIMITS } from '../domain/message-limits.js'
 import { BadRequestError } from '../errors.js'
 import { OneOf } from './schemas.js'
 
@@ -9,7 +10,7 @@ const Reply = Type.Object({ id: Type.String({ minLength: 1 }), title: Type.Strin
 /** The send body as the spec's table gives it; which part is required depends on `type`. */
 export const SendMessageBody = Type.Object({
   type: OneOf(['text', 'interactive', ...MEDIA_TYPES] as const),
-  text: Type.Optional(Type.Object({ body: Type.String({ minLength: 1, maxLength: 4096 }) })),
+  text: Type.Optional(Type.Object({ body: Type.String({ minLength: 1, maxLength: LIMITS.textBody }) })),
   media: Type.Optional(
     Type.Object({
       mimeType: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$', description: 'a MIME type such as image/jpeg' }),

@@ -81,5 +81,18 @@ function storableOnly(validate: ValidateFunction): Validator {
   return check
 }
 
+/**
+ * The message of a 400 for a request its schema refuses: each problem as the request part, the
+ * path in it and Ajv's words (`body/fields/0/currency must match pattern "^[A-Z]{3}$"`), an enum's
+ * allowed values after a colon, joined by ", ". The front ends read it back into fields.
+ */
+export const schemaErrorMessage = (errors: readonly Pick<ErrorObject, 'keyword' | 'instancePath' | 'params' | 'message'>[], dataVar: string): string =>
+  errors
+    .map((e) => {
+      const allowed = e.keyword === 'enum' ? `: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : ''
+      return `${dataVar}${e.instancePath} ${e.message}${allowed}`
+    })
+    .join(', ')
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   storableOnly((httpPart === 'body' ? jsonBodies : textParts).compile(schema as object))

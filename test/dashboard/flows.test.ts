@@ -1,10 +1,47 @@
 import t from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
 import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
-import { echoFlow } from '../helpers/flows.js'
+import { echoFlow, twelveNodeFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
 const skip = browserSkipReason()
+
+/** The widths the new screens are captured at: a small laptop's and a common desktop's. */
+const WIDTHS = [1280, 1440] as const
+
+/**
+ * The drop-off drawing's geometry, read in the page: its nodes and columns, each text that leaves
+ * its node's box, each edge that passes through a node other than its source and target (sampled
+ * every 3 px along its path, a node's border excluded), and the nodes whose name was cut.
+ */
+const DIAGRAM_GEOMETRY = `(() => {
+  const svg = document.querySelector('[data-testid="dropoff-diagram"]')
+  const boxes = [...svg.querySelectorAll('g[data-node]')].map((g) => {
+    const [, x, y] = /translate\\(([-\\d.]+) ([-\\d.]+)\\)/.exec(g.getAttribute('transform'))
+    const rect = g.querySelector('rect').getBBox()
+    const texts = [...g.querySelectorAll('text')].map((text) => ({ box: text.getBBox(), text: text.textContent }))
+    return { id: g.dataset.node, x: Number(x), y: Number(y), w: rect.width, h: rect.height, texts }
+  })
+  const overflowing = boxes.flatMap((b) => b.texts.filter(({ box }) => box.x < 0 || box.y < 0 || box.x + box.width > b.w || box.y + box.height > b.h).map(({ text }) => b.id + ': ' + text))
+  const crossing = [...svg.querySelectorAll('path.flows-edge')].flatMap((path) => {
+    const through = new Set()
+    for (let at = 0, length = path.getTotalLength(); at <= length; at += 3) {
+      const p = path.getPointAtLength(at)
+      for (const b of boxes) {
+        if (b.id === path.dataset.source || b.id === path.dataset.target) continue
+        if (p.x > b.x + 1 && p.x < b.x + b.w - 1 && p.y > b.y + 1 && p.y < b.y + b.h - 1) through.add(b.id)
+      }
+    }
+    return [...through].map((id) => path.dataset.source + ' -> ' + path.dataset.target + ' through ' + id)
+  })
+  return {
+    nodes: boxes.length,
+    columns: new Set(boxes.map((b) => b.x)).size,
+    overflowing,
+    crossing,
+    truncated: boxes.filter((b) => b.texts[0].text.endsWith('…')).map((b) => b.id),
+  }
+})()`
 
 interface Flow {
   id: string
@@ -27,13 +64,28 @@ t.test('flows: create, versions, the editor inside the dashboard, analytics', { 
     return response.json<T>()
   }
 
-  // Create through the form: an empty name first shows the API's message on the field.
+  // An empty workspace says how to begin, and its New flow leads to the form.
   const page = await setup.signedInPage(t, { path: '/flows' })
   await page.getByRole('heading', { level: 1, name: 'Flows' }).waitFor()
+  const firstSteps = page.getByTestId('first-steps')
+  await firstSteps.getByText('No flows yet: create your first flow').waitFor()
+  t.equal(await page.getByText('No flow matches these filters.').count(), 0, 'an empty workspace is not told its filters match nothing')
+  await firstSteps.getByRole('button', { name: 'New flow' }).click()
+  t.equal(await page.evaluate('document.activeElement?.closest("form")?.id + ":" + document.activeElement?.tagName'), 'new-flow:INPUT', "its New flow puts the cursor in the form's name")
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 })
+    await captureEveryLook(t, page, setup.base, `flows-empty-${width}`, '/flows', (p) => p.getByTestId('first-steps').waitFor())
+  }
+  await page.goto(`${setup.base}/dashboard/flows?dateRange=today&lang=en`)
+  await page.getByText('No flow matches these filters.').waitFor()
+  t.pass('with a filter set, the empty list says nothing matches it')
+
+  // Create through the form: an empty name first says on the field what is wrong.
+  await page.goto(`${setup.base}/dashboard/flows?lang=en`)
   await page.getByRole('button', { name: 'Create flow' }).click()
   const nameField = page.locator('.field', { has: page.getByLabel('Name', { exact: true }) })
   await nameField.getByRole('alert').waitFor()
-  t.match(await nameField.getByRole('alert').innerText(), /fewer than 1 character/, 'an empty name gets the API message on the Name field')
+  t.equal(await nameField.getByRole('alert').innerText(), 'Fill this in.', 'an empty name is refused on the Name field, in words')
   t.equal(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid'), 'true', 'the field is marked invalid')
   await page.getByLabel('Name', { exact: true }).fill('Support bot')
   await page.getByRole('button', { name: 'Create flow' }).click()
@@ -99,30 +151,61 @@ t.test('flows: create, versions, the editor inside the dashboard, analytics', { 
   })
 
   await page.goto(`${setup.base}/dashboard/flows/${flowId}/analytics`)
-  const chart = page.getByRole('img', { name: /^Sessions started per day/ })
+  const chart = page.getByRole('img', { name: /^Sessions started and completed per day/ })
   await chart.waitFor()
-  t.match(await chart.getAttribute('aria-label'), /: 3 in all, most on/, "the chart's summary counts the three sessions")
-  t.equal(await chart.locator('rect.flows-bar').count(), 1, 'one bar: every session started today')
+  t.match(await chart.getAttribute('aria-label'), /: 3 started, 1 completed; most started on/, "the chart's summary counts the three sessions and the one completed")
+  t.equal(await chart.locator('rect.flows-bar.started').count(), 1, 'one bar of started sessions: every session started today')
+  t.equal(await chart.locator('rect.flows-bar.completed').count(), 1, 'beside it, one bar of completed ones, as the title promises')
+  t.same(await page.locator('.flows-chart-legend li').allInnerTexts(), ['Started', 'Completed'], 'a legend names both series')
   await page.getByRole('button', { name: 'Show the numbers as a table' }).click()
-  const lastDay = page.getByRole('table', { name: 'Sessions started per day' }).locator('tbody tr').last()
+  const lastDay = page.getByRole('table', { name: 'Sessions started and completed per day' }).locator('tbody tr').last()
   t.same(await lastDay.locator('td').allInnerTexts(), ['3', '1'], "the table shows today's sessions, and the one completed")
   const funnelRows = page.getByTestId('funnel').locator('tbody tr')
-  t.same(await funnelRows.locator('th .mono').allInnerTexts(), ['start', 'ask', 'check', 'end', 'say'], 'the funnel follows the flow')
+  const funnelNodes = funnelRows.locator('th .node-name')
+  t.same(await Promise.all((await funnelNodes.all()).map((node) => node.getAttribute('title'))), ['start', 'ask', 'check', 'end', 'say'], 'the funnel follows the flow, each node id a hover away')
+  t.same(await funnelNodes.allInnerTexts(), ['Start', 'Question', 'Condition', 'End', 'Message'], 'and names each node by its type')
+  t.same(await funnelRows.locator('th .node-gist').allInnerTexts(), ['Say something', 'You said {{said}}'], 'with what a question or message says, to tell them apart')
   t.match(await funnelRows.nth(1).innerText(), /\b3\b[\s\S]*2 \(67%\)/, 'the question was reached by 3 and 2 stopped there')
   const diagram = page.getByRole('img', { name: /^Diagram of the flow's 5 nodes/ })
-  t.match(await diagram.getAttribute('aria-label'), /Most drop-off at ask: 2 of the 3 sessions/, "the diagram's summary names the node with the most drop-off")
+  t.match(await diagram.getAttribute('aria-label'), /Most drop-off at Question: 2 of the 3 sessions/, "the diagram's summary names the node with the most drop-off")
   t.equal(await diagram.locator('g[data-node="ask"]').getAttribute('data-drop-off'), '2', 'the ask node is drawn with its drop-off')
   t.match(await diagram.locator('g[data-node="ask"]').textContent(), /3 reached2 stopped \(67%\)/, 'and labelled with it')
 
   await page.getByLabel('Created within').selectOption('today')
   await page.waitForURL(/dateRange=today/)
   await chart.waitFor()
-  t.equal(await chart.locator('rect.flows-bar').count(), 1, 'the date range is in the address, and today holds the sessions')
+  t.equal(await chart.locator('rect.flows-bar.started').count(), 1, 'the date range is in the address, and today holds the sessions')
 
   await captureEveryLook(t, page, setup.base, 'flows-list', '/flows', (p) => p.locator('table.flows-table tbody tr').first().waitFor())
   await captureEveryLook(t, page, setup.base, 'flows-flow', `/flows/${flowId}?version=2`, (p) => p.locator('.flows-node-list li').first().waitFor())
   await captureEveryLook(t, page, setup.base, 'flows-editor', `/flows/${flowId}/edit`, (p) => p.frameLocator('iframe').getByTestId('node-say').waitFor())
   await captureEveryLook(t, page, setup.base, 'flows-analytics', `/flows/${flowId}/analytics`, (p) => p.locator('g[data-node="ask"]').waitFor())
+
+  // Twelve nodes, with branches and a loop: laid out in columns, nothing spills out of its box, no edge crosses a node.
+  for (const name of ['email', 'lead']) t.equal((await service.app.inject({ method: 'POST', url: '/v1/variables', headers, payload: { name, type: name === 'lead' ? 'boolean' : 'string' } })).statusCode, 201)
+  const twelve = await call<{ id: string }>('POST', '/v1/flows', { name: 'Plans and leads', definition: twelveNodeFlow })
+  const twelveStarted = async () => (await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${twelve.id}/create`, {})).sessionId
+  const lead = await twelveStarted()
+  await answered(lead)
+  await call('POST', `/v1/sessions/${lead}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } })
+  await answered(lead)
+  await answered(await twelveStarted())
+  await eventually('the analytics counted the twelve-node sessions', async () => ((await call<Analytics>('GET', `/v1/flows/${twelve.id}/analytics`)).sessions.total === 2 ? true : undefined))
+  await page.goto(`${setup.base}/dashboard/flows/${twelve.id}/analytics?lang=en`)
+  const twelveDiagram = page.getByTestId('dropoff-diagram')
+  await twelveDiagram.locator('g[data-node="ask_email"]').waitFor()
+  const geometry = (await page.evaluate(DIAGRAM_GEOMETRY)) as { nodes: number; columns: number; overflowing: string[]; crossing: string[]; truncated: string[] }
+  t.equal(geometry.nodes, 12, 'the drawing holds the twelve nodes')
+  t.ok(geometry.columns >= 5, `laid out in columns by their edges (${geometry.columns})`)
+  t.same(geometry.overflowing, [], 'no name or number spills out of its node')
+  t.same(geometry.crossing, [], 'no edge passes through a node other than its two ends')
+  t.same(geometry.truncated, ['welcome'], 'the long label is cut with an ellipsis')
+  t.match(await twelveDiagram.locator('g[data-node="welcome"] > title').textContent(), /^Welcome message for customers arriving from the spring campaign landing page \(Message, welcome\)/, 'its whole label and id are in its title')
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 })
+    await captureEveryLook(t, page, setup.base, `flows-dropoff-12-nodes-${width}`, `/flows/${twelve.id}/analytics`, (p) => p.locator('g[data-node="ask_email"]').waitFor())
+  }
+  await page.setViewportSize({ width: 1366, height: 900 })
 
   // The saved draft differs from version 2: the flow page publishes it.
   await page.goto(`${setup.base}/dashboard/flows/${flowId}?lang=en`)

@@ -1,3 +1,4 @@
+import type { Frame, Page } from 'playwright-core'
 import t from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
 import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
@@ -31,7 +32,27 @@ const planFlow = flow(
 interface Session {
   status: string
   pendingMessages: number
+  externalId: string | null
 }
+
+/** Where a transcript draws the contact and the bot: each side's alignment, and its bubble's distance from the list's two edges. */
+interface ChatSides {
+  contact: { justify: string; left: number; right: number }
+  bot: { justify: string; left: number; right: number }
+}
+const chatSides = (target: Page | Frame, list: string): Promise<ChatSides> =>
+  target.evaluate(`(() => {
+    const list = document.querySelector(${JSON.stringify(list)}).getBoundingClientRect()
+    const side = (kind) => {
+      const entry = document.querySelector(${JSON.stringify(list)} + ' .chat-entry.' + kind)
+      const bubble = entry.querySelector('.chat-bubble').getBoundingClientRect()
+      return { justify: getComputedStyle(entry).justifyContent, left: Math.round(bubble.left - list.left), right: Math.round(list.right - bubble.right) }
+    }
+    return { contact: side('contact'), bot: side('bot') }
+  })()`) as Promise<ChatSides>
+
+/** The screens this file adds are captured at a small laptop's width and a common desktop's. */
+const WIDTHS = [1280, 1440] as const
 
 t.test('sessions: logs filtered in the address, a session read as a chat, its timeline and deliveries', { skip }, async (t) => {
   const setup = await openDashboard(t, { engine: true })
@@ -61,6 +82,10 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   const rows = page.locator('table.sessions-table tbody tr')
   await rows.nth(1).waitFor()
   t.equal(await rows.count(), 2, 'the logs list both sessions')
+  const row = (contact: string) => rows.filter({ hasText: contact })
+  t.equal(await row('bruno-5522').locator('.status-badge').innerText(), 'Active', 'a running session reads Active in the list')
+  t.equal(await row('ana-5511').locator('.status-badge').innerText(), 'Completed', 'a finished one Completed')
+  t.equal(await row('ana-5511').getByRole('link', { name: 'Plans' }).getAttribute('href'), `/dashboard/flows/${created.id}`, "the flow is named, and links to the flow's page")
 
   await page.getByLabel('Status').selectOption('completed')
   await page.getByLabel('Started within').selectOption('today')
@@ -88,6 +113,11 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
 
   await page.getByRole('link', { name: `Open session ${doneId.slice(-8)}` }).click()
   await page.getByRole('heading', { level: 1, name: `Session ${doneId.slice(-8)}` }).waitFor()
+  const flowFact = page.getByTestId('session-flow')
+  await flowFact.getByRole('link', { name: 'Plans' }).waitFor()
+  t.equal(await flowFact.innerText(), 'Plans · version 1', "the session page names the flow and its version, not an id")
+  t.equal(await flowFact.getByRole('link').getAttribute('href'), `/dashboard/flows/${created.id}`, "and links to the flow's page")
+  t.equal(await page.locator('.facts .status-badge').innerText(), 'Completed', 'the page says Completed, as the list does')
   const chat = page.getByRole('list', { name: 'Messages, oldest first' })
   const contact = chat.getByRole('article', { name: 'Contact' })
   const bot = chat.getByRole('article', { name: /^Bot/ })
@@ -107,6 +137,9 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   await contact.first().getByText('Pro').waitFor()
   await contact.last().getByText('Morning').waitFor()
   t.match(await contact.first().innerText(), /Pressed the button/, 'the button reply reads as a press')
+  const planWho = bot.nth(2).locator('.chat-who span').first()
+  t.equal(await planWho.innerText(), 'Bot · Question', "a bot message names its node by the node's type")
+  t.equal(await planWho.getAttribute('title'), 'plan', 'with the node id on hover')
   await chat.getByText('The bot finished the session').waitFor()
 
   const timeline = page.getByRole('list', { name: 'Events, oldest first' })
@@ -130,6 +163,17 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   )
 
   await page.goto(`${setup.base}/dashboard/sessions/${runningId}`)
+  // A text past the service's limit cannot be typed; sent anyway, it is refused in words.
+  const text = page.getByLabel('Message', { exact: true })
+  t.equal(await text.getAttribute('maxlength'), '4096', 'the text box holds the service limit')
+  await text.fill('Hello')
+  t.equal(await page.getByTestId('length-counter').innerText(), '5 / 4,096', 'and counts against it')
+  await text.evaluate((box) => box.removeAttribute('maxlength'))
+  await text.fill('x'.repeat(4097))
+  await page.getByRole('button', { name: 'Send', exact: true }).click()
+  const textError = page.locator('.field.invalid').filter({ has: text }).getByRole('alert')
+  await textError.waitFor()
+  t.equal(await textError.innerText(), 'Use at most 4,096 characters.', 'what the service refused shows on the text, in words')
   await page.getByLabel('Kind').selectOption('button_reply')
   await page.getByLabel('Chosen id').fill('basic')
   await page.getByLabel('Chosen title').fill('Basic')
@@ -137,11 +181,55 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   await page.getByRole('status').filter({ hasText: 'Sent.' }).waitFor()
   await page.getByRole('list', { name: 'Messages, oldest first' }).getByRole('article', { name: /^Bot/ }).nth(3).getByText('When should we call?').waitFor()
   t.pass('a reply sent from the session page gets the bot answer in the chat')
+  t.equal(await page.locator('.facts .status-badge').innerText(), 'Active', 'the page says Active, as the list does')
+  const waitingAt = page.locator('.facts .node-name')
+  await waitingAt.filter({ hasText: 'Question' }).waitFor()
+  t.equal(await waitingAt.getAttribute('title'), 'slot', 'the node it waits at is named, its id on hover')
+  t.equal(await page.locator('.facts .node-gist').innerText(), 'When should we call?', 'with what it asks')
+  const dashboardSides = await chatSides(page, '.chat')
+
+  // Started from the flow's page: the session's page follows it live, so the bot's answer to a
+  // message sent from elsewhere appears without a reload.
+  await page.goto(`${setup.base}/dashboard/flows/${created.id}`)
+  const start = page.getByRole('form', { name: 'Start a session' })
+  await start.getByText('Plans · version 1').waitFor()
+  await start.getByLabel('Contact id').fill('carla-5533')
+  await start.getByRole('button', { name: 'Start the session' }).click()
+  await page.waitForURL(/\/dashboard\/sessions\/[0-9a-f-]{36}$/)
+  const liveId = new URL(page.url()).pathname.split('/').pop()!
+  const liveChat = page.getByRole('list', { name: 'Messages, oldest first' })
+  await liveChat.getByRole('article', { name: /^Bot/ }).getByText('Which plan?').waitFor()
+  await page.getByRole('status').filter({ hasText: 'Following the conversation live.' }).waitFor()
+  t.match(await call<Session>('GET', `/v1/sessions/${liveId}`), { status: 'active', externalId: 'carla-5533' }, 'the form started a session of the flow for the contact')
+  await call('POST', `/v1/sessions/${liveId}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'basic', title: 'Basic' } } })
+  await liveChat.getByRole('article', { name: /^Bot/ }).getByText('When should we call?').waitFor()
+  t.pass("the bot's answer to a message sent through the API appears without a reload")
+
+  // The editor's test panel draws the same chat with the same sides.
+  await page.goto(`${setup.base}/dashboard/flows/${created.id}/edit`)
+  await page.getByTestId('editor-status').getByText('Editor signed in').waitFor()
+  const editor = page.frameLocator('iframe[title="Flow editor"]')
+  await editor.getByTestId('test-toggle').click()
+  await editor.getByTestId('test-start').click()
+  const testChat = editor.getByTestId('test-chat')
+  await testChat.getByRole('button', { name: 'Pro' }).click()
+  await testChat.getByText('When should we call?').waitFor()
+  const editorFrame = page.frames().find((frame) => frame.url().includes('/editor/'))!
+  const editorSides = await chatSides(editorFrame, '[data-testid="test-chat"]')
+  t.same([dashboardSides.contact.justify, dashboardSides.bot.justify], ['flex-start', 'flex-end'], 'the dashboard draws the contact on the left, the bot on the right')
+  t.same([editorSides.contact.justify, editorSides.bot.justify], ['flex-start', 'flex-end'], "and so does the editor's test panel")
+  for (const [where, sides] of [['dashboard', dashboardSides], ['editor', editorSides]] as const) {
+    t.ok(sides.contact.left < sides.contact.right && sides.bot.right < sides.bot.left, `${where}: the contact's bubble hugs the left edge and the bot's the right (${JSON.stringify(sides)})`)
+  }
 
   const ready = (p: typeof page) => p.getByRole('list', { name: /Messages|Mensagens/ }).getByRole('article').last().waitFor()
   await captureEveryLook(t, page, setup.base, 'sessions-logs', '/sessions', (p) => p.locator('table.sessions-table tbody tr').nth(1).waitFor())
-  await captureEveryLook(t, page, setup.base, 'sessions-session', `/sessions/${doneId}`, async (p) => {
-    await ready(p)
-    await p.locator('.session-deliveries > li').nth(2).waitFor()
-  })
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 })
+    await captureEveryLook(t, page, setup.base, `sessions-session-${width}`, `/sessions/${doneId}`, async (p) => {
+      await ready(p)
+      await p.locator('.session-deliveries > li').nth(2).waitFor()
+      await p.getByTestId('session-flow').getByRole('link', { name: 'Plans' }).waitFor()
+    })
+  }
 })

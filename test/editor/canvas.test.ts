@@ -4,7 +4,8 @@ import { nodeTypes } from '../../src/domain/nodes/index.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { browserSkipReason, waitForMessage, waitInPage } from '../helpers/browser.js'
 import { LOOKS } from '../helpers/dashboard.js'
-import { captureEditor, openEditor, openEditorSetup, sampleFlow } from '../helpers/editor.js'
+import { TANGLED_FLOW } from '../fixtures/tangled-flow.js'
+import { captureEditor, checkEditorLayout, editorLayout, openEditor, openEditorSetup, sampleFlow } from '../helpers/editor.js'
 
 const skip = browserSkipReason()
 // Four narrow editors and a keyboard session in one browser: more than the default 300 s on a busy machine.
@@ -35,6 +36,13 @@ const wordsIn = (frame: Frame, selector: string) =>
     }
     return words.filter(Boolean)
   })()`) as Promise<string[]>
+
+interface Rect {
+  left: number
+  right: number
+  top: number
+  bottom: number
+}
 
 const focusedElement = (frame: Frame) => frame.evaluate('document.activeElement && (document.activeElement.id || document.activeElement.className)') as Promise<string>
 
@@ -170,31 +178,112 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
         shown.push(type)
       }
       t.same(shown.sort(), Object.keys(nodeTypes).sort(), `${lang}: every type of the service's registry was shown`)
+      const exitWords = await editor.locator('[data-node-type="question"]').last().locator('.exit-row span').allTextContents()
+      t.same(exitWords, lang === 'pt' ? ['padrão', 'inválida'] : ['default', 'invalid'], `${lang}: a question's exits are words of the language`)
+      const conditionExit = await editor.locator('[data-node-type="condition"]').last().locator('.exit-row.default span').textContent()
+      t.equal(conditionExit, lang === 'pt' ? 'padrão' : 'default', `${lang}: so is a condition's default exit`)
+      const planExits = await editor.getByTestId('node-plan').locator('.exit-row span').allTextContents()
+      t.same(planExits, ['Basic', 'Pro', lang === 'pt' ? 'inválida' : 'invalid'], `${lang}: a choice's exits are its buttons' titles and the invalid exit`)
       await captureEditor(t, opened, 'every-node-type', { lang, theme: 'light' }, { axe: false })
       await page.close()
     }
   })
 
-  t.test('nodes added from the palette land apart, inside the visible canvas', async (t) => {
+  t.test('nodes added from the palette land apart in the visible canvas, clear of the minimap, or beside the selected node', async (t) => {
     const flowId = await sampleFlow(setup, 'Crowded')
-    const { page, editor, frame } = await openEditor(t, setup, flowId, { width: 800 })
+    const { page, editor, frame } = await openEditor(t, setup, flowId, { width: 1280 })
     const before = (await drawn(frame)).nodes
-    for (const type of ['message', 'question', 'condition', 'setVariable', 'message', 'end']) {
+    const boxes = () =>
+      frame.evaluate(`(() => {
+        const box = (element) => { const b = element.getBoundingClientRect(); return { left: b.left, right: b.right, top: b.top, bottom: b.bottom } }
+        return {
+          canvas: box(document.querySelector('.react-flow')),
+          covered: [...document.querySelectorAll('.react-flow__minimap, .react-flow__controls')].map(box),
+          nodes: Object.fromEntries([...document.querySelectorAll('.react-flow__node')].map((n) => [n.dataset.id, box(n)])),
+        }
+      })()`) as Promise<{ canvas: Rect; covered: Rect[]; nodes: Record<string, Rect> }>
+    const meets = (a: Rect, b: Rect) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom
+    const inside = (a: Rect, b: Rect) => a.left >= b.left && a.right <= b.right && a.top >= b.top && a.bottom <= b.bottom
+
+    // Nothing selected: each lands in free room of the view (a click on the bare canvas unselects the last one added).
+    for (const type of ['message', 'question', 'condition', 'setVariable', 'end']) {
+      await editor.locator('.react-flow__pane').click({ position: { x: 8, y: 8 } })
       await editor.getByTestId(`palette-${type}`).focus()
       await page.keyboard.press('Enter')
     }
+    await waitInPage(frame, `document.querySelectorAll('.react-flow__node').length === ${before.length + 5}`)
+    let seen = await boxes()
+    const added = Object.entries(seen.nodes).filter(([id]) => !before.includes(id))
+    t.equal(seen.covered.length, 2, 'the canvas shows its minimap and its zoom controls')
+    t.same(added.filter(([, box]) => !inside(box, seen.canvas)).map(([id]) => id), [], 'every new node is wholly inside the visible canvas')
+    t.same(added.filter(([, box]) => seen.covered.some((c) => meets(box, c))).map(([id]) => id), [], 'none under the minimap or the zoom controls')
+    const overlapping = added.filter(([id, box]) => Object.entries(seen.nodes).some(([other, b]) => other !== id && meets(box, b)))
+    t.same(overlapping.map(([id]) => id), [], 'and none covers another node')
+
+    // One selected: the new node lands right of it, brought into view if need be.
+    await editor.getByTestId('node-pro').click()
+    await editor.getByTestId('palette-message').click()
     await waitInPage(frame, `document.querySelectorAll('.react-flow__node').length === ${before.length + 6}`)
-    const placed = (await frame.evaluate(`(() => {
-      const canvas = document.querySelector('.react-flow').getBoundingClientRect()
-      const known = ${JSON.stringify(before)}
-      return [...document.querySelectorAll('.react-flow__node')].filter((n) => !known.includes(n.dataset.id)).map((n) => {
-        const box = n.getBoundingClientRect()
-        return { inside: box.left >= canvas.left && box.right <= canvas.right && box.top >= canvas.top && box.bottom <= canvas.bottom, left: box.left, right: box.right, top: box.top, bottom: box.bottom }
-      })
-    })()`)) as { inside: boolean; left: number; right: number; top: number; bottom: number }[]
-    t.same(placed.map((p) => p.inside), placed.map(() => true), 'every new node is wholly inside the visible canvas')
-    const overlapping = placed.some((a, i) => placed.some((b, j) => i < j && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom))
-    t.notOk(overlapping, 'and none covers another')
+    await page.waitForTimeout(300)
+    seen = await boxes()
+    const [id, box] = Object.entries(seen.nodes).find(([id]) => !before.includes(id) && !added.some(([a]) => a === id))!
+    const pro = seen.nodes['pro']!
+    t.ok(box.left > pro.right && box.left - pro.right < 60, `the node added with the end "pro" selected (${id}) lands right of it`)
+    t.ok(box.top < pro.bottom + 200 && box.bottom > pro.top - 200, 'near its row')
+    t.ok(inside(box, seen.canvas) && !seen.covered.some((c) => meets(box, c)), 'in view and not under the minimap or the controls')
+    t.same((await editorLayout(frame)).hiddenHandles, [], "no node's entry or exit is under the minimap or the controls")
+  })
+
+  t.test('Arrange lays a tangled flow of twelve nodes out: no node over another, no edge behind one, one step of undo', async (t) => {
+    const flowId = await sampleFlow(setup, 'Tangled', TANGLED_FLOW)
+    for (const look of LOOKS) {
+      const opened = await openEditor(t, setup, flowId, look)
+      const { page, editor, frame } = opened
+      const name = `${look.lang} ${look.theme}`
+      const positions = () => frame.evaluate(`Object.fromEntries([...document.querySelectorAll('.react-flow__node')].map((n) => [n.dataset.id, n.style.transform]))`) as Promise<Record<string, string>>
+      const tangled = await positions()
+
+      // Arrange is a toolbar button the keyboard reaches.
+      await editor.getByTestId('arrange').focus()
+      await page.keyboard.press('Enter')
+      await waitInPage(frame, `document.querySelector('.react-flow__node[data-id="start"]').style.transform !== ${JSON.stringify(tangled['start'])}`)
+      await page.waitForTimeout(400)
+      const found = (await frame.evaluate(`(() => {
+        const nodes = [...document.querySelectorAll('.react-flow__node')].map((n) => ({ id: n.dataset.id, box: n.getBoundingClientRect() }))
+        const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom
+        const overlapping = nodes.flatMap((a, i) => nodes.slice(i + 1).filter((b) => meets(a.box, b.box)).map((b) => a.id + ' and ' + b.id))
+        // Each edge's drawn line, point by point on the screen, against every node's box less its border.
+        const through = []
+        for (const edge of document.querySelectorAll('.react-flow__edge')) {
+          const path = edge.querySelector('.react-flow__edge-path')
+          const toScreen = path.getScreenCTM()
+          for (let at = 0; at <= path.getTotalLength(); at += 3) {
+            const p = new DOMPoint(path.getPointAtLength(at).x, path.getPointAtLength(at).y).matrixTransform(toScreen)
+            for (const node of nodes) {
+              const b = node.box
+              if (p.x > b.left + 3 && p.x < b.right - 3 && p.y > b.top + 3 && p.y < b.bottom - 3) through.push(edge.getAttribute('aria-label') + ' through ' + node.id)
+            }
+          }
+        }
+        return { nodes: nodes.length, edges: document.querySelectorAll('.react-flow__edge').length, overlapping, through: [...new Set(through)] }
+      })()`)) as { nodes: number; edges: number; overlapping: string[]; through: string[] }
+      t.same([found.nodes, found.edges], [12, 16], `${name}: every node and edge is drawn`)
+      t.same(found.overlapping, [], `${name}: no two nodes overlap`)
+      t.same(found.through, [], `${name}: no edge passes behind a node`)
+      t.match(await editor.getByTestId('save-state').textContent(), look.lang === 'pt' ? /Alterações não salvas/ : /Unsaved changes/, `${name}: the arranged flow is a change to save`)
+      await checkEditorLayout(t, frame, `arranged ${name}`)
+      await captureEditor(t, opened, 'arranged-1440', look)
+      await page.setViewportSize({ width: 1280, height: 900 })
+      await editor.locator('.toolbar').getByRole('button', { name: look.lang === 'pt' ? 'Ajustar à tela' : 'Fit view', exact: true }).click()
+      await captureEditor(t, opened, 'arranged-1280', look, { axe: false })
+
+      await frame.evaluate('document.activeElement.blur()')
+      await page.keyboard.press('Control+z')
+      await waitInPage(frame, `document.querySelector('.react-flow__node[data-id="start"]').style.transform === ${JSON.stringify(tangled['start'])}`)
+      t.same(await positions(), tangled, `${name}: one undo puts every node back where it was`)
+      t.match(await editor.getByTestId('save-state').textContent(), look.lang === 'pt' ? /Todas as alterações salvas/ : /All changes saved/, `${name}: with nothing left to save`)
+      await page.close()
+    }
   })
 
   t.test('in an 800 px iframe the flow stays readable, the minimap fits and the side panel folds away', async (t) => {
@@ -205,12 +294,15 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
       await waitInPage(frame, "getComputedStyle(document.querySelector('.react-flow__viewport')).transform !== 'none'")
       const zoom = Number(await frame.evaluate("new DOMMatrix(getComputedStyle(document.querySelector('.react-flow__viewport')).transform).a"))
       t.ok(zoom >= 0.6, `${look.lang} ${look.theme}: fit view keeps text readable (zoom ${zoom})`)
-      const fits = await frame.evaluate(`(() => {
-        const canvas = document.querySelector('.canvas').getBoundingClientRect()
-        const map = document.querySelector('.react-flow__minimap').getBoundingClientRect()
-        return map.left >= canvas.left && map.right <= canvas.right && map.top >= canvas.top && map.bottom <= canvas.bottom && map.width <= canvas.width / 2
-      })()`)
-      t.ok(fits, `${look.lang} ${look.theme}: the minimap fits in the canvas`)
+      const minimap = () =>
+        frame.evaluate(`(() => {
+          const canvas = document.querySelector('.canvas').getBoundingClientRect()
+          const element = document.querySelector('.react-flow__minimap')
+          if (!element) return 'none'
+          const map = element.getBoundingClientRect()
+          return map.left >= canvas.left && map.right <= canvas.right && map.top >= canvas.top && map.bottom <= canvas.bottom && map.width <= canvas.width / 3 ? 'fits' : 'too big'
+        })()`)
+      t.equal(await minimap(), 'none', `${look.lang} ${look.theme}: a canvas too narrow to spare the room shows no minimap`)
       const brokenNames = await frame.evaluate(`[...document.querySelectorAll('.palette-item strong')].filter((name) => name.getBoundingClientRect().right > name.closest('.palette-item').getBoundingClientRect().right || getComputedStyle(name).overflowWrap !== 'normal').length`)
       t.equal(brokenNames, 0, `${look.lang} ${look.theme}: every palette name fits its item with its words whole`)
       const hiddenTabs = await frame.evaluate(`(() => {
@@ -226,6 +318,8 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
       await page.keyboard.press('Enter')
       await editor.getByTestId('tab-variables').waitFor({ state: 'hidden' })
       t.ok((await width()) > open + 200, `${look.lang} ${look.theme}: folding the side panel gives the canvas its room`)
+      await waitInPage(frame, "document.querySelector('.react-flow__minimap') !== null")
+      t.equal(await minimap(), 'fits', `${look.lang} ${look.theme}: and a small minimap that fits in it`)
       t.equal(await editor.getByTestId('panel-toggle').getAttribute('aria-expanded'), 'false')
       await captureEditor(t, opened, 'narrow-folded', look, { axe: false })
       await page.keyboard.press('Enter')

@@ -85,7 +85,7 @@ async function setUp(t: Test): Promise<Setup> {
 /** The text of the Welcome message, as the node's form shows it after selecting the node. */
 const welcomeText = async (editor: FrameLocator) => {
   await editor.getByTestId('node-Welcome').click()
-  await editor.getByRole('tab', { name: /^(Properties|Propriedades)$/ }).click()
+  await editor.getByRole('tab', { name: /^(Node|Nó)$/ }).click()
   return editor.getByTestId('node-panel').getByRole('textbox', { name: /^(Text|Texto)$/ })
 }
 
@@ -179,7 +179,7 @@ t.test('the editor in a real browser: drafts, versions and problems', { skip }, 
       const created = await setup.api('POST', '/v1/flows', { name: `Check ${lang}`, definition: question })
       const { editor } = await setup.open(t, `/editor/${lang}/flows/builder/${created.json().id}?theme=dark`)
       await editor.getByTestId('node-Welcome').click()
-      await editor.getByRole('tab', { name: /^(Properties|Propriedades)$/ }).click()
+      await editor.getByRole('tab', { name: /^(Node|Nó)$/ }).click()
       await editor.getByTestId('node-panel').getByRole('textbox', { name: /^(Title|Título)$/ }).first().fill('An extremely long title')
       await editor.getByRole('button', { name: /Check|Verificar/ }).click()
       const list = editor.getByTestId('problems-panel')

@@ -94,6 +94,10 @@ t.test('embedded editor in a real browser', { skip }, async (t) => {
     const published = await waitForMessage(page, 'published')
     t.same({ flowId: published.data.flowId, version: published.data.version }, { flowId, version: 2 })
     t.equal((await service.app.inject({ method: 'GET', url: `/v1/flows/${flowId}`, headers: key })).json().publishedVersion, 2)
+    // Published, the draft holds nothing new: Publish is off and says why.
+    const publish = editor.getByTestId('publish')
+    await editor.locator('[data-testid="publish"][disabled]').waitFor()
+    t.equal(await publish.getAttribute('title'), 'Nothing new to publish: version 2 is the saved draft', 'Publish is disabled, with the reason in its title')
 
     const messages = await receivedMessages(page)
     t.same(
@@ -139,6 +143,7 @@ t.test('embedded editor in a real browser', { skip }, async (t) => {
     const text = panel.getByRole('textbox', { name: 'Text', exact: true })
     await text.fill('Your plan: ')
     await panel.getByRole('button', { name: 'Insert a variable' }).first().click()
+    t.equal(await panel.getByRole('menuitem', { name: /^plan/ }).locator('small').textContent(), 'Text', 'the picker names its type as the variables form does')
     await panel.getByRole('menuitem', { name: /^plan/ }).click()
     t.equal(await text.inputValue(), 'Your plan: {{plan}}')
 

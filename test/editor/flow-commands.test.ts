@@ -176,6 +176,7 @@ t.test('a failed save tells the person and the host what happened', async (t) =>
   const refused = failure(new ApiError(400, 'bad request'), sent, say)
   t.same([refused.problems, refused.message.code], [undefined, 'request_failed'], 'a 400 without problems is a failed request')
   const offline = failure(new TypeError('Failed to fetch'), sent, say)
-  t.same(offline.status, { kind: 'error', text: 'status.failed {"message":"Failed to fetch"}' }, 'any other failure is told with its message')
+  t.same(offline.status, { kind: 'error', text: 'status.failed {"message":"api.unreachable"}' }, 'a service out of reach is told in words')
+  t.same(refused.status, { kind: 'error', text: 'status.failed {"message":"api.unknown {\\"detail\\":\\"bad request\\"}"}' }, "words no rule knows are told as such, with the service's after them")
   t.same(offline.message, { type: 'error', code: 'request_failed', message: 'Failed to fetch' }, 'and the host hears request_failed')
 })

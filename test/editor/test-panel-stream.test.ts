@@ -1,5 +1,5 @@
 import t from 'tap'
-import { followEventStream, SseParser, type OpenStream, type SseEvent } from '../../web/src/editor/test-panel/event-stream.js'
+import { followEventStream, SseParser, type OpenStream, type SseEvent } from '../../web/src/shared/event-stream.js'
 
 // The test panel's reading of a session stream, without a browser: the event-stream parser and
 // the reconnection with Last-Event-ID (test-panel.test.ts follows a real session in a browser).

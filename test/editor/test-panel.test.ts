@@ -6,6 +6,7 @@ import t, { type Test } from 'tap'
 import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { openTestApp } from '../helpers/app.js'
 import { checkAccessibility, LOOKS } from '../helpers/dashboard.js'
+import { checkEditorLayout } from '../helpers/editor.js'
 import { oneBackend } from '../helpers/storage.js'
 
 // The editor's test panel against the real service and engine: a preview of the draft, talked to
@@ -89,25 +90,25 @@ t.test('the editor test panel', { skip }, async (t) => {
     if (!frame) throw new Error('no editor frame')
     return { page, editor, frame }
   }
+  /** Clicks a node after fitting the view, which shows a flow too wide for the canvas from its start. */
+  const clickNode = async (editor: FrameLocator, nodeId: string) => {
+    await editor.locator('.toolbar').getByRole('button', { name: 'Fit view', exact: true }).click()
+    await editor.getByTestId(`node-${nodeId}`).click()
+  }
   const waitingAt = (editor: FrameLocator) => editor.locator('.react-flow__node.test-waiting').getAttribute('data-id')
   const waitUntilWaitingAt = (editor: FrameLocator, nodeId: string) => editor.locator(`.react-flow__node.test-waiting[data-id="${nodeId}"]`).waitFor()
 
-  const capture = async (t: Test, page: Page, frame: Frame, name: string) => {
+  const capture = async (t: Test, page: Page, frame: Frame, name: string, minCanvas?: number) => {
     await page.waitForTimeout(150)
     await page.screenshot({ path: `${ARTIFACTS}${name}.png` })
     await checkAccessibility(t, frame, name)
-    await checkLayout(t, frame, name)
+    await checkEditorLayout(t, frame, name, { minCanvas })
   }
-  // The columns beside the canvas never cover one another, and the canvas stays at a readable zoom.
-  const checkLayout = async (t: Test, frame: Frame, name: string) => {
-    const { columns, zoom } = (await frame.evaluate(`(() => {
-      const shown = [...document.querySelectorAll('.workspace > *')].map((element) => element.getBoundingClientRect()).filter((box) => box.width > 0)
-      const viewport = document.querySelector('.react-flow__viewport')
-      return { columns: shown.map((box) => ({ left: box.left, right: box.right })), zoom: viewport ? new DOMMatrix(getComputedStyle(viewport).transform).a : 0 }
-    })()`)) as { columns: { left: number; right: number }[]; zoom: number }
-    const overlaps = columns.slice(1).filter((column, i) => column.left < columns[i]!.right - 1).length
-    t.equal(overlaps, 0, `${name}: no column of the editor covers the next`)
-    t.ok(zoom >= 0.6, `${name}: the canvas is at a readable zoom`)
+  /** The same at 1280 px, the narrowest frame that keeps every column, then back at 1440 px. */
+  const captureAt1280 = async (t: Test, page: Page, frame: Frame, name: string) => {
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await capture(t, page, frame, name.replace(/^test-panel/, 'test-panel-1280'))
+    await page.setViewportSize({ width: 1440, height: 900 })
   }
 
   t.test('a conversation through a button question, followed on the canvas and in the debug view, restarted after a change', async (t) => {
@@ -130,6 +131,7 @@ t.test('the editor test panel', { skip }, async (t) => {
     t.equal(await waitingAt(editor), 'ask', 'the canvas marks the question the session waits at')
     t.match(await panel.getByTestId('test-waiting-at').textContent(), /Question · ask/)
     await capture(t, page, frame, 'test-panel-en-light')
+    await captureAt1280(t, page, frame, 'test-panel-en-light')
 
     await chat.getByRole('button', { name: 'Pro' }).click()
     await chat.getByText('Your name, please?').waitFor()
@@ -152,6 +154,19 @@ t.test('the editor test panel', { skip }, async (t) => {
     // Back to the chat, with the keyboard.
     await panel.getByTestId('test-tab-debug').press('ArrowLeft')
     const reply = panel.getByTestId('test-reply')
+    // A reply the service refuses (past its limit, which the box itself keeps) shows as not sent, and why.
+    t.equal(await reply.getAttribute('maxlength'), '4096', 'the reply box holds the service limit')
+    await reply.fill('Hello')
+    t.equal(await panel.getByTestId('length-counter').innerText(), '5 / 4,096', 'and counts against it')
+    await reply.evaluate((box) => box.removeAttribute('maxlength'))
+    await reply.fill('word '.repeat(820))
+    await reply.press('Enter')
+    const notSent = chat.getByTestId('test-not-sent')
+    await notSent.waitFor()
+    t.equal(await notSent.innerText(), 'Not sent: Use at most 4,096 characters.', 'a refused reply is shown as not sent, with why in words')
+    const refusedBubble = `getComputedStyle(document.querySelector('.test-chat-log .chat-entry.contact:has(+ [data-testid="test-not-sent"]) .chat-bubble')).borderStyle`
+    t.equal(await frame.evaluate(refusedBubble), 'dashed', 'its bubble looks unlike a sent one')
+    await capture(t, page, frame, 'test-panel-not-sent-en-light')
     await reply.fill('Bia')
     await reply.press('Enter')
     await chat.getByText('Thanks Bia: plan pro.').waitFor()
@@ -161,7 +176,7 @@ t.test('the editor test panel', { skip }, async (t) => {
     t.pass('no node is marked once the session ended')
 
     // The draft changes: the restart saves it first and runs it.
-    await editor.getByTestId('node-greet').click()
+    await clickNode(editor, 'greet')
     await editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true }).fill('Hello again, {{name}}.')
     await panel.getByTestId('test-draft-changed').waitFor()
     await panel.getByTestId('test-restart').click()
@@ -182,7 +197,7 @@ t.test('the editor test panel', { skip }, async (t) => {
     t.equal(await chat.getByText('Hello again, Ana.').count(), 1, 'the panel keeps its session while hidden')
 
     // A draft the service refuses to save: the preview says so and runs the last saved draft.
-    await editor.getByTestId('node-greet').click()
+    await clickNode(editor, 'greet')
     await editor.getByTestId('node-panel').getByRole('textbox', { name: 'Text', exact: true }).fill('')
     await panel.getByTestId('test-restart').click()
     await panel.getByRole('alert').getByText(/could not be saved/).waitFor()
@@ -204,6 +219,7 @@ t.test('the editor test panel', { skip }, async (t) => {
       await waitUntilWaitingAt(editor, 'askName')
       if (look.lang === 'pt') t.match(await panel.getByTestId('test-chat').textContent(), /Tocou/, 'the chat speaks Portuguese')
       await capture(t, page, frame, `test-panel-${look.lang}-${look.theme}`)
+      await captureAt1280(t, page, frame, `test-panel-${look.lang}-${look.theme}`)
       await panel.getByTestId('test-tab-debug').click()
       await panel.getByTestId('test-var-plan').waitFor()
       await capture(t, page, frame, `test-panel-debug-${look.lang}-${look.theme}`)
@@ -220,6 +236,12 @@ t.test('the editor test panel', { skip }, async (t) => {
     const side = await panel.boundingBox()
     t.ok(canvas && canvas.width >= 300, 'the canvas keeps a usable width')
     t.ok(side && side.width >= 300 && side.x + side.width <= 801, 'the panel fits in the frame')
-    await capture(t, page, frame, 'test-panel-800-en-light')
+    await capture(t, page, frame, 'test-panel-800-en-light', 300)
+    t.equal(await editor.getByTestId('panel-toggle').getAttribute('aria-expanded'), 'false', 'the side panel folded away for the test panel')
+    await editor.getByTestId('panel-toggle').click()
+    await editor.getByTestId('tab-variables').waitFor()
+    const drawer = await editor.locator('.side-panel').boundingBox()
+    t.ok(drawer && side && Math.abs(drawer.x + drawer.width - side.x) <= 1, 'unfolded, it opens as a drawer over the canvas, beside the test panel')
+    await page.screenshot({ path: `${ARTIFACTS}test-panel-800-drawer-en-light.png` })
   })
 })

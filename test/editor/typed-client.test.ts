@@ -42,6 +42,10 @@ t.test('the editor on its typed client: a refused token is renewed and the call 
   const flowId = (await service.app.inject({ method: 'POST', url: '/v1/flows', headers: key, payload: { name: 'Retry' } })).json().id
   t.type(ott, 'string', 'the host has a one-time token')
   t.type(flowId, 'string', 'the flow exists')
+  // A draft other than version 1, so that there is something to publish: its end moved.
+  const { definition } = (await service.app.inject({ method: 'GET', url: `/v1/flows/${flowId}`, headers: key })).json()
+  const moved = { ...definition, nodes: definition.nodes.map((n: { type: string; position: { x: number; y: number } }) => (n.type === 'end' ? { ...n, position: { x: n.position.x + 40, y: n.position.y } } : n)) }
+  t.equal((await service.app.inject({ method: 'PUT', url: `/v1/flows/${flowId}/definition`, headers: key, payload: moved })).statusCode, 200, 'its draft differs from version 1')
 
   const browser = await launchBrowser(t)
   const host = await serveHostPage(t)
@@ -67,7 +71,7 @@ t.test('the editor on its typed client: a refused token is renewed and the call 
 
   await editor.getByTestId('publish').click()
   const published = await waitForMessage(page, 'published')
-  t.equal(published.data.version, 1, 'a refused publish (no body) is sent again and publishes')
+  t.equal(published.data.version, 2, 'a refused publish (no body) is sent again and publishes')
   t.equal(publishes.length, 2, 'the publish was sent twice')
   t.equal(refreshes, 2, 'after one more renewal')
 

@@ -114,10 +114,10 @@ export const SAMPLE_FLOW = {
   ],
 }
 
-/** A new flow whose draft is SAMPLE_FLOW. */
-export async function sampleFlow(setup: EditorSetup, name: string): Promise<string> {
+/** A new flow whose draft is `definition`, SAMPLE_FLOW unless told. */
+export async function sampleFlow(setup: EditorSetup, name: string, definition: object = SAMPLE_FLOW): Promise<string> {
   const flowId = await setup.createFlow(name)
-  const saved = await setup.service.app.inject({ method: 'PUT', url: `/v1/flows/${flowId}/definition`, headers: setup.key, payload: SAMPLE_FLOW })
+  const saved = await setup.service.app.inject({ method: 'PUT', url: `/v1/flows/${flowId}/definition`, headers: setup.key, payload: definition })
   if (saved.statusCode !== 200) throw new Error(`sample not saved: ${saved.body}`)
   return flowId
 }
@@ -133,4 +133,82 @@ export async function captureEditor(t: Test, opened: OpenEditor, name: string, l
   await opened.page.screenshot({ path: `${EDITOR_ARTIFACTS}${name}-${look.lang}-${look.theme}.png` })
   if (!axe) return
   await checkAccessibility(t, opened.frame, `${name} (${look.lang}, ${look.theme})`)
+}
+
+/** What {@link editorLayout} measures: every finding is a sentence naming what is wrong, empty when the layout holds. */
+export interface LayoutFindings {
+  /** In-flow columns of the workspace (palette, canvas, side panel, test panel) covering one another. */
+  covered: string[]
+  /** Tab lists wrapped onto a second line. */
+  wrappedTabs: string[]
+  /** Labels (buttons, tabs, palette names, node types, headings) cut off by their box. */
+  cutLabels: string[]
+  /** Node handles under the minimap or the zoom controls. */
+  hiddenHandles: string[]
+  /** Panels scrolled sideways. */
+  sideScroll: string[]
+  /** Shown columns, by class, with their widths. */
+  columns: Record<string, number>
+  zoom: number
+}
+
+/**
+ * The editor's layout as a person sees it, measured in its frame: the columns beside one another,
+ * the tab lists on one line, every label whole, nothing under the minimap or the controls, no
+ * panel scrolled sideways.
+ */
+export const editorLayout = (frame: Frame): Promise<LayoutFindings> =>
+  frame.evaluate(`(() => {
+    const box = (element) => element.getBoundingClientRect()
+    const shown = (element) => element && box(element).width > 0 && getComputedStyle(element).display !== 'none'
+    const meets = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1
+    const name = (element) => (element.getAttribute('data-testid') || element.className || element.tagName).toString().split(' ')[0] + ' "' + element.textContent.trim().slice(0, 40) + '"'
+
+    const columns = [...document.querySelectorAll('.workspace > *')].filter((element) => shown(element) && getComputedStyle(element).position !== 'absolute')
+    const covered = []
+    columns.forEach((a, i) => columns.slice(i + 1).forEach((b) => meets(box(a), box(b)) && covered.push(a.className + ' and ' + b.className)))
+
+    const wrappedTabs = [...document.querySelectorAll('[role=tablist]')].filter(shown).filter((list) => {
+      const tops = [...list.querySelectorAll('[role=tab]')].map((tab) => Math.round(box(tab).top))
+      return new Set(tops).size > 1
+    }).map((list) => list.closest('aside')?.className ?? 'tabs')
+
+    const labels = '.toolbar button, [role=tab], .palette-item strong, .node-type, .side-panel h2, .test-header h2, .test-panel button, .canvas-actions button'
+    const cutLabels = [...document.querySelectorAll(labels)].filter(shown).filter((label) => label.scrollWidth > label.clientWidth + 1 || box(label).right > box(label.parentElement).right + 1).map(name)
+
+    const overlays = [...document.querySelectorAll('.react-flow__minimap, .react-flow__controls')].filter(shown)
+    const canvas = box(document.querySelector('.canvas'))
+    const hiddenHandles = [...document.querySelectorAll('.react-flow__handle')].filter((handle) => {
+      const b = box(handle)
+      const inView = b.left >= canvas.left && b.right <= canvas.right && b.top >= canvas.top && b.bottom <= canvas.bottom
+      return inView && overlays.some((overlay) => meets(b, box(overlay)))
+    }).map((handle) => handle.closest('.react-flow__node')?.dataset.id + ' ' + (handle.dataset.handleid || handle.className.split(' ').find((c) => c === 'source' || c === 'target')))
+
+    const sideScroll = [...document.querySelectorAll('.palette, .panel-body, .test-panel, .test-setup, .test-debug, .chat')].filter(shown).filter((panel) => panel.scrollWidth > panel.clientWidth + 1).map(name)
+    if (document.documentElement.scrollWidth > document.documentElement.clientWidth + 1) sideScroll.push('the page')
+
+    const viewport = document.querySelector('.react-flow__viewport')
+    return {
+      covered, wrappedTabs, cutLabels, hiddenHandles, sideScroll,
+      columns: Object.fromEntries(columns.map((column) => [column.className.split(' ')[0], Math.round(box(column).width)])),
+      zoom: viewport ? new DOMMatrix(getComputedStyle(viewport).transform).a : 0,
+    }
+  })()`) as Promise<LayoutFindings>
+
+/**
+ * Checks {@link editorLayout}: no column covers another, the palette and a canvas of at least
+ * `minCanvas` px are there, tab lists are one line, labels whole, handles clear of the minimap and
+ * the controls, nothing scrolls sideways, and the canvas is at a readable zoom.
+ */
+export async function checkEditorLayout(t: Test, frame: Frame, name: string, { minCanvas = 400 } = {}): Promise<LayoutFindings> {
+  const found = await editorLayout(frame)
+  t.same(found.covered, [], `${name}: no column of the editor covers another`)
+  t.ok((found.columns['palette'] ?? 0) > 0, `${name}: the palette is there`)
+  t.ok((found.columns['canvas'] ?? 0) >= minCanvas, `${name}: the canvas keeps ${found.columns['canvas']} px (at least ${minCanvas})`)
+  t.same(found.wrappedTabs, [], `${name}: every tab list is one line`)
+  t.same(found.cutLabels, [], `${name}: no label is cut off`)
+  t.same(found.hiddenHandles, [], `${name}: no node's entry or exit is under the minimap or the zoom controls`)
+  t.same(found.sideScroll, [], `${name}: nothing scrolls sideways`)
+  t.ok(found.zoom >= 0.6, `${name}: the canvas is at a readable zoom (${found.zoom})`)
+  return found
 }

@@ -67,3 +67,53 @@ export function plansFlow(to: {
     ],
   }
 }
+
+/**
+ * Twelve nodes with branches, a loop and labels of every length: a plan question with three
+ * buttons, an e-mail question that loops back while the answer has no `@`. Its variables are
+ * `email` (string) and `lead` (boolean).
+ */
+export const twelveNodeFlow = (() => {
+  const node = (id: string, type: string, data: Record<string, unknown>) => ({ id, type, position: { x: 0, y: 0 }, data })
+  const say = (body: string) => ({ messages: [{ type: 'text', text: { body } }] })
+  const plans = [
+    { id: 'basic', title: 'Basic' },
+    { id: 'pro', title: 'Pro' },
+    { id: 'enterprise', title: 'Enterprise' },
+  ]
+  return {
+    schemaVersion: 1,
+    nodes: [
+      node('start', 'start', {}),
+      node('welcome', 'message', { label: 'Welcome message for customers arriving from the spring campaign landing page', ...say('Hello!') }),
+      node('ask_plan', 'question', { label: 'Which plan?', prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: plans } } }, input: { kind: 'choice' } }),
+      node('basic_info', 'message', say('Basic is free.')),
+      node('pro_info', 'message', say('Pro is 10 a month.')),
+      node('enterprise_info', 'message', { label: 'Enterprise', ...say('Let us talk.') }),
+      node('ask_email', 'question', { prompt: { type: 'text', text: { body: 'Your e-mail?' } }, input: { kind: 'text' }, saveAs: 'email' }),
+      node('check_email', 'condition', { rules: [{ id: 'no_at', variable: 'email', operator: 'regex', value: '^[^@]*$' }] }),
+      node('retry', 'message', say('That is not an e-mail address.')),
+      node('mark_lead', 'setVariable', { variable: 'lead', value: true }),
+      node('thanks', 'message', say('Thanks, we will write.')),
+      node('end', 'end', {}),
+    ],
+    edges: [
+      { id: 'e1', source: 'start', target: 'welcome' },
+      { id: 'e2', source: 'welcome', target: 'ask_plan' },
+      { id: 'e3', source: 'ask_plan', sourceHandle: 'basic', target: 'basic_info' },
+      { id: 'e4', source: 'ask_plan', sourceHandle: 'pro', target: 'pro_info' },
+      { id: 'e5', source: 'ask_plan', sourceHandle: 'enterprise', target: 'enterprise_info' },
+      { id: 'e6', source: 'ask_plan', sourceHandle: 'invalid', target: 'end' },
+      { id: 'e7', source: 'basic_info', target: 'end' },
+      { id: 'e8', source: 'pro_info', target: 'ask_email' },
+      { id: 'e9', source: 'enterprise_info', target: 'ask_email' },
+      { id: 'e10', source: 'ask_email', sourceHandle: 'default', target: 'check_email' },
+      { id: 'e11', source: 'ask_email', sourceHandle: 'invalid', target: 'end' },
+      { id: 'e12', source: 'check_email', sourceHandle: 'no_at', target: 'retry' },
+      { id: 'e13', source: 'retry', target: 'ask_email' },
+      { id: 'e14', source: 'check_email', sourceHandle: 'default', target: 'mark_lead' },
+      { id: 'e15', source: 'mark_lead', target: 'thanks' },
+      { id: 'e16', source: 'thanks', target: 'end' },
+    ],
+  }
+})()

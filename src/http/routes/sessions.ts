@@ -24,7 +24,11 @@ export const openApiTag: Tag = { name: 'sessions', description: 'Conversations w
 
 const SessionCreated = Type.Object({ sessionId: Uuid, status: Type.Literal('active'), expiresAt: Timestamp })
 const MessageAccepted = Type.Object({ messageId: Uuid, status: Type.Literal('queued') })
-const LogStatus = OneOf(['running', 'completed', 'timeout', 'error'] as const)
+// One state, two words: the spec names a live session `active` on the session and `running` in its
+// log. The descriptions say the one word the dashboard shows for each state.
+const LogStatus = OneOf(['running', 'completed', 'timeout', 'error'] as const, {
+  description: '`running`: the session is active (the same state as `active` on GET /v1/sessions/{sessionId}; the dashboard says Active); `completed` (Completed), `timeout` (Timed out), `error` (Failed)',
+})
 const LogEntry = Type.Object({
   id: Uuid,
   workspaceId: Uuid,
@@ -43,7 +47,9 @@ const SessionDetail = Type.Object({
   flowVersion: Type.Integer({ description: 'the published version it runs; 0 for a preview, which runs the draft it started on' }),
   preview: Type.Boolean({ description: 'a preview session (POST /v1/flows/{id}/preview-sessions): no webhooks, left out of logs and analytics' }),
   externalId: Type.Union([Type.String(), Type.Null()]),
-  status: OneOf(['active', 'completed', 'timeout', 'error'] as const),
+  status: OneOf(['active', 'completed', 'timeout', 'error'] as const, {
+    description: '`active`: it takes messages (its log says `running`; the dashboard says Active); `completed` (Completed), `timeout` (Timed out), `error` (Failed)',
+  }),
   variables: Type.Record(Type.String(), VariableValue),
   waitingAt: Type.Union([Type.String({ description: 'the question node awaiting a reply' }), Type.Null()]),
   pendingMessages: Type.Integer({ description: 'inbound messages not yet processed' }),

@@ -8,39 +8,17 @@ export type Schemas = components['schemas']
 export type JsonOf<Response> = Response extends { content: { 'application/json': infer Body } } ? Body : never
 
 /**
- * A failed call, in the service's error shape (`{statusCode, message, error}`). `fields` maps a
- * body field (`name`, `callbackUrl`, `stages.0.name`…) to the API's own message about it, so forms
- * show it on the field; what names no field stays in `message`.
+ * A failed call, in the service's error shape (`{statusCode, message, error}`). Its message is the
+ * service's words; ../shared/api-problems reads them into problems by field, in the person's
+ * words (`useProblems` and `useFieldErrors` of components/ui).
  */
 export class ApiError extends Error {
-  readonly fields: Record<string, string>
   constructor(
     readonly status: number,
     message: string,
   ) {
     super(message)
-    this.fields = fieldErrorsOf(message)
   }
-}
-
-// The service words request validation errors as `body/field/sub must …` (several joined by
-// ", "), and the domain's checks as `field/0/sub: …` (`stages/0/name: …`, `values/<id>: …`)…
-const VALIDATION_ERROR = /(?:^|, )body[/.]([\w/.[\]-]+):? ([^,]+(?:, (?!body[/.])[^,]+)*)/g
-const DOMAIN_ERROR = /^([A-Za-z]\w*(?:[/.][\w-]+|\[\d+\])*): (.+)$/s
-// …and some as a sentence about the field: `callbackUrl must use https`.
-const FIELD_SENTENCE = /^([a-z]\w*) (?:must|is|should|cannot) /
-
-/** Field path (dotted: `stages.0.name`) → the API's message about it. */
-export function fieldErrorsOf(message: string): Record<string, string> {
-  const fields: Record<string, string> = {}
-  const path = (raw: string) => raw.replace(/\[(\d+)\]/g, '.$1').replace(/\//g, '.')
-  for (const match of message.matchAll(VALIDATION_ERROR)) fields[path(match[1]!)] ??= match[2]!.trim()
-  if (Object.keys(fields).length > 0) return fields
-  const domain = DOMAIN_ERROR.exec(message)
-  if (domain) fields[path(domain[1]!)] = domain[2]!.trim()
-  const sentence = domain ? null : FIELD_SENTENCE.exec(message)
-  if (sentence) fields[sentence[1]!] = message
-  return fields
 }
 
 let csrfToken: string | undefined

@@ -1,3 +1,4 @@
+import { apiProblemsEn, apiProblemsPt } from '../shared/api-problems-strings'
 import { chatTranscriptEn, chatTranscriptPt } from '../shared/chat-transcript-strings'
 import { createI18n, type Translate as SharedTranslate } from '../shared/i18n'
 import * as common from './strings/common'
@@ -7,8 +8,8 @@ import * as sessions from './strings/sessions'
 import * as webhooks from './strings/webhooks'
 import * as workspaces from './strings/workspaces'
 
-const en = { ...chatTranscriptEn, ...common.en, ...workspaces.en, ...flows.en, ...sessions.en, ...kanban.en, ...webhooks.en }
-const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt }
+const en = { ...chatTranscriptEn, ...apiProblemsEn, ...common.en, ...workspaces.en, ...flows.en, ...sessions.en, ...kanban.en, ...webhooks.en }
+const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...apiProblemsPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt }
 
 export type MessageKey = keyof typeof en
 export type Translate = SharedTranslate<MessageKey>

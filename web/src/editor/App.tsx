@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { errorText } from '../shared/api-problems'
 import { ApiError, EditorSession, FlowApi, type FlowDetail } from './api'
 import { FlowEditor } from './FlowEditor'
 import { useT } from './i18n'
@@ -41,7 +42,7 @@ export function App({ route }: { route: EditorRoute }) {
         await session.exchange(ott)
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
-        if (!loadedRef.current) setPhase({ name: 'failed', message: t('app.authFailed', { message }) })
+        if (!loadedRef.current) setPhase({ name: 'failed', message: t('app.authFailed', { message: errorText(error, t) }) })
         notify({ type: 'error', code: 'auth_failed', message })
         return
       }
@@ -56,7 +57,7 @@ export function App({ route }: { route: EditorRoute }) {
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
         const notFound = error instanceof ApiError && error.status === 404
-        setPhase({ name: 'failed', message: notFound ? t('app.noFlow') : t('app.loadFailed', { message }) })
+        setPhase({ name: 'failed', message: notFound ? t('app.noFlow') : t('app.loadFailed', { message: errorText(error, t) }) })
         notify({ type: 'error', code: notFound ? 'flow_not_found' : 'request_failed', message })
       }
     },

@@ -1,8 +1,8 @@
-import { ReactFlowProvider, useReactFlow } from '@xyflow/react'
-import { useCallback, useMemo, useRef, useState } from 'react'
+import { ReactFlowProvider } from '@xyflow/react'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { SIDE_PANEL, SkipToPanel } from './a11y'
 import type { FlowApi, FlowDetail } from './api'
-import { READABLE_FIT_VIEW } from './canvas/fit-view'
+import { useReadableFit } from './canvas/fit-view'
 import { FlowCanvas } from './canvas/FlowCanvas'
 import { Palette } from './canvas/Palette'
 import { SaveConflict } from './dialogs/SaveConflict'
@@ -46,10 +46,13 @@ interface EditorProps extends FlowEditorProps {
 
 type Panel = 'node' | 'variables' | 'problems' | 'versions'
 
+/** Below this width the test panel takes the side panel's place, which opens as a drawer over the canvas (styles.css). */
+const NARROW = '(max-width: 1279px)'
+
 /** The editor's layout: toolbar, palette, canvas, side panel and test panel, over the flow's graph and draft. */
 function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const t = useT()
-  const reactFlow = useReactFlow()
+  const fit = useReadableFit()
   const canvasRef = useRef<HTMLElement>(null)
   const flowGraph = useFlowGraph(flow.definition, canvasRef)
   const draft = useDraft({ flow, api, notify, reloaded, onReload }, flowGraph)
@@ -57,6 +60,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const [panel, setPanel] = useState<Panel>('node')
   const [panelOpen, setPanelOpen] = useState(true)
   const [testing, setTesting] = useState(false)
+  const foldedForTest = useRef(false)
   const [waitingAt, setWaitingAt] = useState<string | null>(null)
 
   const addNode: typeof flowGraph.addNode = (type, at) => {
@@ -69,6 +73,24 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   }
   const validate = async () => {
     if ((await draft.validate()) === 'invalid') setPanel('problems')
+  }
+  // The view fits the arranged flow once the canvas has its new positions (the effect below).
+  const [arranged, setArranged] = useState(0)
+  const arrange = () => void flowGraph.arrange().then(() => setArranged((n) => n + 1))
+  useEffect(() => {
+    if (arranged) void fit(200)
+  }, [arranged, fit])
+  // In a narrow frame the test panel needs the side panel's room: it folds while the test panel is open.
+  const toggleTest = () => {
+    const opening = !testing
+    setTesting(opening)
+    if (opening && panelOpen && window.matchMedia(NARROW).matches) {
+      foldedForTest.current = true
+      setPanelOpen(false)
+    } else if (!opening && foldedForTest.current) {
+      foldedForTest.current = false
+      setPanelOpen(true)
+    }
   }
 
   const selected = graph.nodes.filter((n) => n.selected)
@@ -88,24 +110,38 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
         </span>
         <span className="spacer" />
         <button type="button" className="secondary" onClick={flowGraph.undo} disabled={!flowGraph.canUndo} title={`${t('toolbar.undo')} (Ctrl+Z)`}>
-          ↶ {t('toolbar.undo')}
+          <span aria-hidden>↶</span>
+          <span className="toolbar-label short">{t('toolbar.undo')}</span>
         </button>
         <button type="button" className="secondary" onClick={flowGraph.redo} disabled={!flowGraph.canRedo} title={`${t('toolbar.redo')} (Ctrl+Shift+Z)`}>
-          ↷ {t('toolbar.redo')}
+          <span aria-hidden>↷</span>
+          <span className="toolbar-label short">{t('toolbar.redo')}</span>
         </button>
-        <button type="button" className="secondary" onClick={() => void reactFlow.fitView({ ...READABLE_FIT_VIEW, duration: 200 })}>
-          ⤢ {t('toolbar.fitView')}
+        <button type="button" className="secondary" onClick={() => void fit(200)} title={t('toolbar.fitView')}>
+          <span aria-hidden>⤢</span>
+          <span className="toolbar-label short">{t('toolbar.fitView')}</span>
+        </button>
+        <button type="button" className="secondary" onClick={arrange} title={t('toolbar.arrangeHint')} data-testid="arrange">
+          <span aria-hidden>⇉</span>
+          <span className="toolbar-label">{t('toolbar.arrange')}</span>
         </button>
         <button type="button" className="secondary" onClick={() => void validate()} disabled={draft.busy !== undefined}>
           ✓ {t('toolbar.validate')}
         </button>
-        <button type="button" className="secondary" aria-pressed={testing} onClick={() => setTesting((open) => !open)} data-testid="test-toggle">
+        <button type="button" className="secondary" aria-pressed={testing} onClick={toggleTest} data-testid="test-toggle">
           ▷ {t('test.toggle')}
         </button>
         <button type="button" onClick={() => void draft.save()} disabled={draft.busy !== undefined || !draft.dirty} data-testid="save">
           {draft.busy === 'saving' ? t('toolbar.saving') : t('toolbar.save')}
         </button>
-        <button type="button" className="primary" onClick={() => void draft.publish()} disabled={draft.busy !== undefined} data-testid="publish">
+        <button
+          type="button"
+          className={draft.publishable ? 'primary' : 'secondary'}
+          onClick={() => void draft.publish()}
+          disabled={draft.busy !== undefined || !draft.publishable}
+          title={draft.publishable ? undefined : t('toolbar.nothingToPublish', { version: draft.publishedVersion })}
+          data-testid="publish"
+        >
           {draft.busy === 'publishing' ? t('toolbar.publishing') : t('toolbar.publish')}
         </button>
       </header>
@@ -124,7 +160,17 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
         <Palette onAdd={(type) => addNode(type)} hasStart={graph.nodes.some((n) => n.type === 'start')} />
         <FlowCanvas canvasRef={canvasRef} nodes={shownNodes} edges={graph.edges} problems={problems} handlers={flowGraph.canvas} theme={theme} onDropNode={addNode} />
         <aside className={panelOpen ? 'side-panel' : 'side-panel collapsed'} id={SIDE_PANEL} tabIndex={-1} aria-label={t('a11y.sidePanel')}>
-          <button type="button" className="icon panel-toggle" aria-expanded={panelOpen} aria-controls={SIDE_PANEL} onClick={() => setPanelOpen(!panelOpen)} data-testid="panel-toggle">
+          <button
+            type="button"
+            className="icon panel-toggle"
+            aria-expanded={panelOpen}
+            aria-controls={SIDE_PANEL}
+            onClick={() => {
+              foldedForTest.current = false
+              setPanelOpen(!panelOpen)
+            }}
+            data-testid="panel-toggle"
+          >
             <span aria-hidden>{panelOpen ? '⟩' : '⟨'}</span>
             <span className="sr-only">{t(panelOpen ? 'a11y.hidePanel' : 'a11y.showPanel')}</span>
           </button>
@@ -136,7 +182,8 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
               {t('toolbar.variables')}
             </button>
             <button type="button" role="tab" aria-selected={panel === 'problems'} onClick={() => setPanel('problems')} className={problems.all.length ? 'has-problems' : ''} data-testid="tab-problems">
-              {t('toolbar.problems', { count: problems.all.length })}
+              {t('toolbar.problems')}
+              {problems.all.length > 0 && <span className="tab-count">{problems.all.length}</span>}
             </button>
             <button type="button" role="tab" aria-selected={panel === 'versions'} onClick={() => setPanel('versions')} data-testid="tab-versions">
               {t('toolbar.versions')}

@@ -19,7 +19,7 @@ type MediaKind = Extract<BotMessage, { type: 'media' }>['media']['type']
 
 /** One line of a conversation; `at`, when known, is shown with it. */
 export type ChatEntry =
-  | { kind: 'bot'; key: string; message: BotMessage; nodeId?: string; at?: string }
+  | { kind: 'bot'; key: string; message: BotMessage; node?: { id: string; name: string }; at?: string }
   | { kind: 'contact'; key: string; message: ContactMessage; at?: string }
   | { kind: 'note'; key: string; text: string; tone?: 'warn' | 'error'; at?: string; testId?: string }
 
@@ -48,7 +48,7 @@ function Entry({ entry, t, asContact, onAnswer }: { entry: ChatEntry; t: Words; 
   switch (entry.kind) {
     case 'bot':
       return (
-        <Bubble side="bot" who={entry.nodeId ? t('chat.botAt', { node: entry.nodeId }) : t('chat.bot')} at={entry.at} tags={entry.message.tags}>
+        <Bubble side="bot" who={entry.node ? t('chat.botAt', { node: entry.node.name }) : t('chat.bot')} whoTitle={entry.node?.id} at={entry.at} tags={entry.message.tags}>
           <BotMessageView message={entry.message} t={t} onAnswer={onAnswer} />
         </Bubble>
       )
@@ -75,13 +75,13 @@ function Entry({ entry, t, asContact, onAnswer }: { entry: ChatEntry; t: Words; 
   }
 }
 
-function Bubble({ side, who, at, tags, children }: { side: 'contact' | 'bot'; who: string; at?: string; tags?: string[]; children: ReactNode }) {
+function Bubble({ side, who, whoTitle, at, tags, children }: { side: 'contact' | 'bot'; who: string; whoTitle?: string; at?: string; tags?: string[]; children: ReactNode }) {
   return (
     <li className={`chat-entry ${side}`}>
       <article className="chat-bubble" aria-label={who}>
         {at && (
           <header className="chat-who">
-            <span>{who}</span>
+            <span title={whoTitle}>{who}</span>
             <DateTime value={at} />
           </header>
         )}

@@ -1,5 +1,5 @@
-// Server-Sent Events read from a fetch: the editor's token goes in a header, which EventSource
-// cannot send. Free of imports, so the service's tests run it as it is.
+// Server-Sent Events read from a fetch: the editor's token and the dashboard's workspace go in
+// headers, which EventSource cannot send. Free of imports, so the service's tests run it as it is.
 
 /** One Server-Sent Event as the stream sent it. */
 export interface SseEvent {
@@ -89,7 +89,7 @@ export interface StreamHandlers {
 
 const DEFAULT_RETRY_MS = 2000
 
-/** The HTTP status an error carries (the editor's ApiError does). */
+/** The HTTP status an error carries (the editor's and the dashboard's ApiError do). */
 const statusOf = (error: unknown): number | undefined =>
   error instanceof Error && 'status' in error && typeof error.status === 'number' ? error.status : undefined
 

@@ -18,14 +18,36 @@ export const langOf = (value: string | null | undefined): Lang => {
   return lower === 'pt' || lower.startsWith('pt-') ? 'pt' : 'en'
 }
 
-/** A translator per language: `{name}` placeholders are filled from `params`; a key missing in Portuguese falls back to English. */
+const PLURAL = /\{(\w+), plural,((?:\s*[\w=]+\s*\{[^{}]*\})+)\s*\}/g
+const PLURAL_FORM = /([\w=]+)\s*\{([^{}]*)\}/g
+
+/**
+ * `{count, plural, one {# problem} other {# problems}}` (ICU's plural, `#` for the number): the form
+ * the language's rules (Intl.PluralRules) pick for `params.count`, `=N` for exactly N, else `other`.
+ */
+function pluralize(text: string, params: Record<string, string | number>, rules: Intl.PluralRules): string {
+  return text.replace(PLURAL, (all, name: string, forms: string) => {
+    const value = params[name]
+    if (typeof value !== 'number') return all
+    const byForm = new Map([...forms.matchAll(PLURAL_FORM)].map((form) => [form[1]!, form[2]!]))
+    const chosen = byForm.get(`=${value}`) ?? byForm.get(rules.select(value)) ?? byForm.get('other') ?? all
+    return chosen.replace(/#/g, String(value))
+  })
+}
+
+/**
+ * A translator per language: plurals are chosen and `{name}` placeholders filled from `params`; a
+ * key missing in Portuguese falls back to English.
+ */
 function translators<Key extends string>(dictionaries: Dictionaries<Key>): Record<Lang, Translate<Key>> {
-  const inLang =
-    (lang: Lang): Translate<Key> =>
-    (key, params) => {
+  const inLang = (lang: Lang): Translate<Key> => {
+    const rules = new Intl.PluralRules(lang === 'pt' ? 'pt-BR' : 'en')
+    return (key, params) => {
       const text = dictionaries[lang][key] ?? dictionaries.en[key] ?? key
-      return params ? text.replace(/\{(\w+)\}/g, (all, name: string) => (name in params ? String(params[name]) : all)) : text
+      if (!params) return text
+      return pluralize(text, params, rules).replace(/\{(\w+)\}/g, (all, name: string) => (name in params ? String(params[name]) : all))
     }
+  }
   return { en: inLang('en'), pt: inLang('pt') }
 }
 

@@ -74,25 +74,48 @@ type ListBody<Item> =
   /** Items drawn otherwise than as a table's rows (cards, say). */
   | { children(items: Item[], page: ListPage<Item>): ReactNode }
 
+/** What an empty list says when nothing is there yet: what it will hold, and how to make the first. */
+export interface FirstSteps {
+  /** "No flows yet: create your first flow". */
+  title: string
+  /** How the first one comes about. */
+  hint?: ReactNode
+  /** The way to make it (a link or button). */
+  action?: ReactNode
+}
+
 type ListViewProps<Item> = ListBody<Item> & {
   /** The list's load: from `usePagedList` (then with a pager) or `useAsync`. */
   list: PagedList<Item> | Async<ListPage<Item> | undefined>
-  /** What the list says when it holds nothing. */
-  empty?: string
+  /** What the list says when it holds nothing: a line, or what to do first. */
+  empty?: string | FirstSteps
+  /** Filters narrow the list: an empty one then says `noMatch` rather than `empty`. */
+  filtered?: boolean
+  noMatch?: string
   /** Shown while the first page loads (the loading line unless given). */
   loading?: ReactNode
 }
 
 /** A list of the API's, in every state: its failure with a retry, loading, empty, or its items (and a pager when it is paged). */
-export function ListView<Item>({ list, empty, loading = <Loading />, ...body }: ListViewProps<Item>) {
+export function ListView<Item>({ list, empty, filtered = false, noMatch, loading = <Loading />, ...body }: ListViewProps<Item>) {
   if (list.error) return <ErrorNotice error={list.error} onRetry={list.reload} />
   if (!list.data) return <>{loading}</>
   const page = list.data
-  if (page.totalElements === 0) return <Empty>{empty}</Empty>
+  if (page.totalElements === 0) return filtered && noMatch ? <Empty>{noMatch}</Empty> : typeof empty === 'object' ? <FirstStepsNotice {...empty} /> : <Empty>{empty}</Empty>
   return (
     <>
       {'children' in body ? body.children(page.content, page) : <Table {...body} items={page.content} caption={body.caption?.(page)} />}
       {'goTo' in list && <Pager page={list.page} totalPages={page.totalPages} totalElements={page.totalElements} onPage={list.goTo} />}
     </>
+  )
+}
+
+function FirstStepsNotice({ title, hint, action }: FirstSteps) {
+  return (
+    <div className="empty first-steps" data-testid="first-steps">
+      <p className="first-steps-title">{title}</p>
+      {hint && <p className="first-steps-hint">{hint}</p>}
+      {action && <div className="first-steps-action">{action}</div>}
+    </div>
   )
 }

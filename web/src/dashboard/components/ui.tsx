@@ -1,6 +1,6 @@
 import { useId, useState, type ReactNode } from 'react'
 import { Link, useRoute } from 'wouter'
-import { ApiError } from '../api'
+import { sayError, type SaidProblem } from '../../shared/api-problems'
 import { useT } from '../i18n'
 
 export { DateTime } from '../../shared/date-time'
@@ -22,8 +22,9 @@ interface ControlProps {
 }
 
 /**
- * A labelled form control with its hint and its error (the API's message about this field), wired
- * for screen readers: `children` receives the control's id and aria attributes.
+ * A labelled form control with its hint and its error (what is wrong with the field, in the
+ * person's words: `useFieldErrors`), wired for screen readers: `children` receives the control's
+ * id and aria attributes.
  */
 export function Field({ label, hint, error, children }: { label: string; hint?: ReactNode; error?: string; children: (props: ControlProps) => ReactNode }) {
   const id = useId()
@@ -78,13 +79,36 @@ export function SelectField({
   )
 }
 
+/** A failure's problems in the person's words (../../shared/api-problems), each with the field it is about, if any. */
+export function useProblems(error: unknown): SaidProblem[] {
+  const t = useT()
+  return error === undefined || error === null ? [] : sayError(error, t)
+}
+
+/** What a failure says about each field (a dotted path: `name`, `stages.0.name`, `values.<field id>`), in the person's words. */
+export function useFieldErrors(error: unknown): Record<string, string> {
+  const fields: Record<string, string> = {}
+  for (const problem of useProblems(error)) if (problem.field !== undefined) fields[problem.field] ??= problem.text
+  return fields
+}
+
+/** The words about `path`, or else about the first thing under it (`tags.2` for `tags`). */
+export const errorAt = (fields: Record<string, string>, path: string): string | undefined =>
+  fields[path] ?? Object.entries(fields).find(([field]) => field.startsWith(`${path}.`))?.[1]
+
+/** Whether a form shows `field`: it lists it, or lists `path.*` for a path above it. */
+const isShown = (field: string, shown: readonly string[]) => shown.some((path) => field === path || (path.endsWith('.*') && field.startsWith(path.slice(0, -1))))
+
 /** A failure, with a retry when there is something to retry. */
 export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  return <ProblemsNotice problems={useProblems(error)} onRetry={onRetry} />
+}
+
+function ProblemsNotice({ problems, onRetry }: { problems: SaidProblem[]; onRetry?: () => void }) {
   const t = useT()
-  const message = error instanceof Error ? error.message : String(error)
   return (
     <div className="notice error" role="alert">
-      <span>{t('common.failed', { message })}</span>
+      <span>{t('common.failed', { message: problems.map((problem) => problem.text).join(' ') })}</span>
       {onRetry && (
         <button type="button" className="secondary" onClick={onRetry}>
           {t('common.retry')}
@@ -94,11 +118,13 @@ export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () =
   )
 }
 
-/** The form-level message of a failed submit: what the API said that names no field. */
-export function FormError({ error, shownOnFields }: { error: unknown; shownOnFields?: readonly string[] }) {
-  if (!error) return null
-  if (error instanceof ApiError && shownOnFields && Object.keys(error.fields).some((field) => shownOnFields.includes(field))) return null
-  return <ErrorNotice error={error} />
+/**
+ * The form-level message of a failed submit: the problems not shown beside a field of the form
+ * (`shownOnFields`; `tags.*` for whatever is under `tags`).
+ */
+export function FormError({ error, shownOnFields = [] }: { error: unknown; shownOnFields?: readonly string[] }) {
+  const rest = useProblems(error).filter((problem) => problem.field === undefined || !isShown(problem.field, shownOnFields))
+  return rest.length > 0 ? <ProblemsNotice problems={rest} /> : null
 }
 
 export function Loading() {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react'
-import { ApiError } from '../api'
+import { errorText } from '../../shared/api-problems'
 import { PreferenceSwitches } from '../components/PreferenceSwitches'
 import { Field } from '../components/ui'
 import { useT } from '../i18n'
@@ -36,7 +36,7 @@ export function SignIn({ expired }: { expired: boolean }) {
     try {
       await signIn({ apiKey: apiKey.trim() })
     } catch (failure) {
-      setError(t('signIn.failed', { message: failure instanceof ApiError ? failure.message : String(failure) }))
+      setError(t('signIn.failed', { message: errorText(failure, t) }))
       setBusy(false)
     }
   }

@@ -1,17 +1,17 @@
 import { Handle, Position, useUpdateNodeInternals, type NodeProps, type NodeTypes } from '@xyflow/react'
 import { createContext, useContext, useEffect } from 'react'
-import { useLang, useT } from '../i18n'
+import { useT } from '../i18n'
 import { emptyProblems, exitsOf, hasEntry, type FlowNode, type ProblemIndex } from '../flow/model'
 import { clip } from '../nodes/node-ui'
-import { NODE_TYPES, nodeUiOf, useNodeTypeName } from '../nodes'
+import { NODE_TYPES, nodeUiOf, useExitLabel, useNodeTypeName } from '../nodes'
 
 export const ProblemsContext = createContext<ProblemIndex>(emptyProblems())
 
 /** Every node type: its header, a summary, an entry on the left and its exits on the right. */
 function FlowNodeView(props: NodeProps<FlowNode>) {
   const t = useT()
-  const lang = useLang()
   const typeName = useNodeTypeName()
+  const exitLabel = useExitLabel()
   const { id, type, data, selected } = props
   const ui = nodeUiOf(type)
   const exits = exitsOf(type, data)
@@ -48,7 +48,7 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
       {!single && exits.length > 0 && (
         <ul className="exits">
           {exits.map((exit) => {
-            const label = ui?.exitLabel?.(data, exit, lang) ?? exit.label ?? ''
+            const label = exitLabel(props, exit)
             return (
               <li key={exit.id ?? ''} className={`exit-row ${exit.kind ?? 'choice'}`}>
                 <span title={label}>{clip(label, 36)}</span>

@@ -32,6 +32,15 @@ export function addNode(graph: Graph, type: NodeType, position: Point, defaults:
   return { ...graph, nodes: [...graph.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), node] }
 }
 
+/** The nodes `positions` names moved there, the others left where they are. */
+export const moveNodes = (graph: Graph, positions: ReadonlyMap<string, Point>): Graph => ({
+  ...graph,
+  nodes: graph.nodes.map((n) => {
+    const to = positions.get(n.id)
+    return to && (to.x !== n.position.x || to.y !== n.position.y) ? { ...n, position: { x: to.x, y: to.y } } : n
+  }),
+})
+
 export const selectOnly = (graph: Graph, id: string): Graph => ({ ...graph, nodes: graph.nodes.map((n) => ({ ...n, selected: n.id === id })) })
 
 /** The node's data replaced; the edges of exits it no longer has go. */

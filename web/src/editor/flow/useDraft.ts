@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { sameJson } from '../../../../src/domain/json.js'
+import { errorText } from '../../shared/api-problems'
 import { ApiError, StaleDraftError, type FlowApi, type FlowDetail } from '../api'
 import type { FlowDefinition } from '../flow-definition'
 import { useT, type Translate } from '../i18n'
@@ -35,8 +37,9 @@ export function failure(error: unknown, sent: FlowDefinition, t: Translate): Fai
       message: { type: 'error', code: 'invalid_flow', message: error.message },
     }
   }
+  // The person reads the failure in words; the host page gets the service's own message.
   const message = error instanceof Error ? error.message : String(error)
-  return { status: { kind: 'error', text: t('status.failed', { message }) }, message: { type: 'error', code: 'request_failed', message } }
+  return { status: { kind: 'error', text: t('status.failed', { message: errorText(error, t) }) }, message: { type: 'error', code: 'request_failed', message } }
 }
 
 export interface DraftOptions {
@@ -57,6 +60,11 @@ export interface Draft {
   /** It differs from the draft last saved. */
   dirty: boolean
   publishedVersion: number
+  /**
+   * There is something new to publish: unsaved changes, or a saved draft other than the newest
+   * version (also while that version is being read, or when it could not be).
+   */
+  publishable: boolean
   busy: 'saving' | 'publishing' | 'validating' | undefined
   status: Status | undefined
   dismissStatus(): void
@@ -85,6 +93,22 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
   const [savedJson, setSavedJson] = useState(() => JSON.stringify(toDefinition(flow.definition, toGraph(flow.definition))))
   const dirty = json !== savedJson
   const [publishedVersion, setPublishedVersion] = useState(flow.publishedVersion)
+  // The newest version's document as the editor would save it, to compare the saved draft with.
+  const [published, setPublished] = useState<{ version: number; definition: unknown }>()
+  useEffect(() => {
+    let current = true
+    api.version(flow.id, publishedVersion).then(
+      (definition) => current && setPublished({ version: publishedVersion, definition: JSON.parse(JSON.stringify(toDefinition(definition, toGraph(definition)))) }),
+      () => undefined,
+    )
+    return () => {
+      current = false
+    }
+  }, [api, flow.id, publishedVersion])
+  const publishable = useMemo(
+    () => dirty || published?.version !== publishedVersion || !sameJson(JSON.parse(savedJson), published.definition),
+    [dirty, published, publishedVersion, savedJson],
+  )
   const [busy, setBusy] = useState<Draft['busy']>()
   const [status, setStatus] = useState<Status | undefined>(() => (reloaded ? { kind: 'ok', text: t('status.reloaded') } : undefined))
   // The draft version this editor's changes are based on; a save sends it (If-Match).
@@ -192,5 +216,5 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
 
   const dismissStatus = useCallback(() => setStatus(undefined), [])
 
-  return { json, dirty, publishedVersion, busy, status, dismissStatus, conflict, save, reloadTheirs, publish, validate, restore }
+  return { json, dirty, publishedVersion, publishable, busy, status, dismissStatus, conflict, save, reloadTheirs, publish, validate, restore }
 }

@@ -5,8 +5,8 @@ import { useWorkspace } from '../workspace'
 import * as commands from './graph-commands'
 import { historyReducer, initialHistory } from './history'
 import { typedKanbanValues } from './kanban-values'
-import { connect, emptyProblems, renameExit, toDefinition, toGraph, type FlowNode, type Graph, type ProblemIndex } from './model'
-import { freeSpot, NODE_SIZE, visibleArea, type Point } from './placement'
+import { connect, emptyProblems, exitsOf, renameExit, toDefinition, toGraph, type FlowEdge, type FlowNode, type Graph, type ProblemIndex } from './model'
+import { boxAt, freeSpot, inSight, NODE_SIZE, spotBeside, visibleArea, type Box, type Point } from './placement'
 import { withoutNode } from './problem-text'
 import { isTyping, useCtrlKeys } from './shortcuts'
 import { useClipboard, type Clipboard } from './useClipboard'
@@ -32,8 +32,13 @@ export interface FlowGraph {
   redo(): void
   canvas: CanvasHandlers
   clipboard: Clipboard
-  /** Adds a node at `at`, or at a free spot in the visible canvas. */
+  /**
+   * Adds a node at `at`; else right of the selected node, or at a free spot of the visible canvas
+   * that the minimap and the zoom controls leave; the view follows it.
+   */
   addNode(type: NodeType, at?: Point): void
+  /** Lays the whole flow out left to right by its edges (shared/flow-layout.ts), as one step undo takes back. */
+  arrange(): Promise<void>
   /** Selects the node alone and brings it into view. */
   selectNode(id: string): void
   updateNodeData(id: string, data: Record<string, unknown>): void
@@ -77,18 +82,43 @@ export function useFlowGraph(initial: FlowDefinition, canvasRef: RefObject<HTMLE
     [change],
   )
 
+  // The part of the flow the canvas shows, and the parts of that the minimap and the zoom controls hide.
+  const sight = useCallback((): { view: Box; covered: Box[] } | undefined => {
+    const canvas = canvasRef.current
+    if (!canvas) return undefined
+    const inFlow = (element: Element) => visibleArea(element.getBoundingClientRect(), reactFlow.screenToFlowPosition)
+    const covered = [...canvas.querySelectorAll('.react-flow__minimap, .react-flow__controls')].map(inFlow).filter((box) => box.width > 0)
+    return { view: inFlow(canvas), covered }
+  }, [canvasRef, reactFlow])
+
   const addNode = useCallback(
     (type: NodeType, at?: Point) => {
-      const inView = () => {
-        const box = canvasRef.current?.getBoundingClientRect()
-        return box ? freeSpot(graph.nodes, visibleArea(box, reactFlow.screenToFlowPosition)) : { x: 0, y: 0 }
-      }
-      const position = at ?? inView()
+      const seen = sight()
+      const selected = graph.nodes.filter((n) => n.selected)
+      const position = at ?? (selected.length === 1 ? spotBeside(graph.nodes, selected[0]!) : seen ? freeSpot(graph.nodes, seen.view, seen.covered) : { x: 0, y: 0 })
       const defaults = commands.newNodeDefaults(workspace.sectors, workspace.pipelines)
       change((g) => commands.addNode(g, type, position, defaults))
+      const box = boxAt(position)
+      if (!at && seen && !inSight(box, seen.view, seen.covered)) {
+        void reactFlow.setCenter(box.x + box.width / 2, box.y + box.height / 2, { zoom: reactFlow.getZoom(), duration: 200 })
+      }
     },
-    [canvasRef, change, graph.nodes, reactFlow, workspace.pipelines, workspace.sectors],
+    [change, graph.nodes, reactFlow, sight, workspace.pipelines, workspace.sectors],
   )
+
+  const arrange = useCallback(async () => {
+    // The layout (dagre) loads with the first Arrange: the editor opens without it.
+    const { layOutFlow } = await import('../../shared/flow-layout')
+    // Each node's edges in the order of its exits, so that its targets tend to stack as its exits do.
+    const edges = graph.nodes.flatMap((node) => {
+      const exits = exitsOf(node.type, node.data).map((exit) => exit.id)
+      const order = (edge: FlowEdge) => exits.indexOf(edge.sourceHandle ?? null)
+      return graph.edges.filter((edge) => edge.source === node.id).sort((a, b) => order(a) - order(b))
+    })
+    const sized = graph.nodes.map((n) => ({ id: n.id, width: n.measured?.width ?? NODE_SIZE.width, height: n.measured?.height ?? NODE_SIZE.height }))
+    const { positions } = layOutFlow(sized, edges, { direction: 'LR', nodeGap: 30, rankGap: 70 })
+    change((g) => commands.moveNodes(g, positions))
+  }, [change, graph])
 
   const selectNode = useCallback(
     (id: string) => {
@@ -142,6 +172,7 @@ export function useFlowGraph(initial: FlowDefinition, canvasRef: RefObject<HTMLE
     canvas,
     clipboard,
     addNode,
+    arrange,
     selectNode,
     updateNodeData,
     renameNodeExit,

@@ -155,7 +155,7 @@ export function VarText({ label, value, onChange, max, multiline, placeholder }:
           {variables.length === 0 && <div className="var-menu-empty">{t('vars.none')}</div>}
           {variables.map((v) => (
             <button type="button" role="menuitem" key={v.id} onClick={() => insert(v.name)}>
-              {v.name} <small>{v.type}</small>
+              {v.name} <small>{t(`vtype.${v.type}`)}</small>
             </button>
           ))}
           <div className="var-menu-heading">{t('vars.system')}</div>

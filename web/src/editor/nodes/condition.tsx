@@ -1,13 +1,14 @@
 import * as condition from '../../../../src/domain/nodes/condition.js'
 import { ListControls, NumberInput, Select, TextInput, moveItem, replaceAt, useReadableVariables } from '../forms/fields'
 import { nodeStrings, type FormProps, type NodeUi } from './node-ui'
+import { NODE_TYPE_NAMES } from '../../shared/node-names'
 
 const strings = nodeStrings({
   en: {
-    name: 'Condition',
+    name: NODE_TYPE_NAMES.en.condition,
     description: 'Branches on variables',
     'cond.rules': 'Rules',
-    'cond.hint': 'Checked in order: the first match leaves by its exit, otherwise by default.',
+    'cond.hint': 'Checked in order: the first match leaves by its exit, otherwise by the default exit.',
     'cond.addRule': 'Add rule',
     'cond.exitId': 'Exit id',
     'cond.variable': 'Variable',
@@ -25,10 +26,10 @@ const strings = nodeStrings({
     'op.regex': 'matches regex',
   },
   pt: {
-    name: 'Condição',
+    name: NODE_TYPE_NAMES.pt.condition,
     description: 'Ramifica conforme variáveis',
     'cond.rules': 'Regras',
-    'cond.hint': 'Verificadas em ordem: a primeira que casar sai pela sua saída; senão, por default.',
+    'cond.hint': 'Verificadas em ordem: a primeira que casar sai pela sua saída; senão, pela saída padrão.',
     'cond.addRule': 'Adicionar regra',
     'cond.exitId': 'Id da saída',
     'cond.variable': 'Variável',

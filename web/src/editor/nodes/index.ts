@@ -1,4 +1,5 @@
 import type { NodeData, NodeTypeName } from '../../../../src/domain/nodes/index.js'
+import type { Exit } from '../flow-definition'
 import { useLang, useT } from '../i18n'
 import { conditionUi } from './condition'
 import { endUi } from './end'
@@ -38,4 +39,14 @@ export function useNodeTypeName(): (type: string) => string {
   const t = useT()
   const lang = useLang()
   return (type) => (isNodeType(type) ? nodeUis[type].strings[lang].name : t('type.unknown', { type }))
+}
+
+/**
+ * What people read beside a node's exit, in the editor's language: its type's own words (a rule
+ * with its operator, a button's title), else `default` and `invalid` translated, else its id.
+ */
+export function useExitLabel(): (node: { type?: string; data: Record<string, unknown> }, exit: Exit) => string {
+  const t = useT()
+  const lang = useLang()
+  return (node, exit) => nodeUiOf(node.type)?.exitLabel?.(node.data, exit, lang) ?? (exit.kind ? t(`exit.${exit.kind}`) : (exit.label ?? exit.id ?? ''))
 }

@@ -4,10 +4,11 @@ import { CardValueInput } from '../forms/CardValueInput'
 import { Select, TagsInput } from '../forms/fields'
 import { useWorkspace } from '../workspace'
 import { nodeStrings, type FormProps, type NodeUi } from './node-ui'
+import { NODE_TYPE_NAMES } from '../../shared/node-names'
 
 const strings = nodeStrings({
   en: {
-    name: 'Kanban move',
+    name: NODE_TYPE_NAMES.en.kanbanMove,
     description: 'Creates or moves a kanban card',
     'node.noStage': 'No stage chosen',
     'kb.pipeline': 'Pipeline',
@@ -19,7 +20,7 @@ const strings = nodeStrings({
     'kb.noPipelines': 'This workspace has no pipelines yet.',
   },
   pt: {
-    name: 'Mover no kanban',
+    name: NODE_TYPE_NAMES.pt.kanbanMove,
     description: 'Cria ou move um cartão do kanban',
     'node.noStage': 'Nenhuma etapa escolhida',
     'kb.pipeline': 'Funil',

@@ -5,17 +5,18 @@ import { ListControls, moveItem, replaceAt } from '../forms/fields'
 import { MessageComposer, messageOfKind } from '../forms/MessageComposer'
 import { NodeButtons } from './NodeButtons'
 import { clip, nodeStrings, previewMessage, type FormProps, type NodeUi } from './node-ui'
+import { NODE_TYPE_NAMES } from '../../shared/node-names'
 
 const strings = nodeStrings({
   en: {
-    name: 'Message',
+    name: NODE_TYPE_NAMES.en.message,
     description: 'Sends one or more messages',
     'node.messages': '{count} messages',
     'msg.messages': 'Messages',
     'msg.add': 'Add message',
   },
   pt: {
-    name: 'Mensagem',
+    name: NODE_TYPE_NAMES.pt.message,
     description: 'Envia uma ou mais mensagens',
     'node.messages': '{count} mensagens',
     'msg.messages': 'Mensagens',

@@ -4,10 +4,11 @@ import { NumberInput, Select } from '../forms/fields'
 import { NodeButtons } from './NodeButtons'
 import { useWorkspace } from '../workspace'
 import { clip, nodeStrings, previewMessage, type FormProps, type NodeUi } from './node-ui'
+import { NODE_TYPE_NAMES } from '../../shared/node-names'
 
 const strings = nodeStrings({
   en: {
-    name: 'Question',
+    name: NODE_TYPE_NAMES.en.question,
     description: 'Asks and waits for a reply',
     'node.savesTo': 'Saves to {name}',
     'q.prompt': 'Prompt',
@@ -26,7 +27,7 @@ const strings = nodeStrings({
     'q.choiceHint': 'A choice question asks with buttons or a list; each reply id is an exit.',
   },
   pt: {
-    name: 'Pergunta',
+    name: NODE_TYPE_NAMES.pt.question,
     description: 'Pergunta e aguarda a resposta',
     'node.savesTo': 'Salva em {name}',
     'q.prompt': 'Pergunta enviada',

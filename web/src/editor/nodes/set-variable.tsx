@@ -3,10 +3,11 @@ import * as setVariable from '../../../../src/domain/nodes/set-variable.js'
 import { Field, NumberInput, Select, VarText } from '../forms/fields'
 import { useWorkspace } from '../workspace'
 import { clip, nodeStrings, type FormProps, type NodeUi } from './node-ui'
+import { NODE_TYPE_NAMES } from '../../shared/node-names'
 
 const strings = nodeStrings({
   en: {
-    name: 'Set variable',
+    name: NODE_TYPE_NAMES.en.setVariable,
     description: 'Assigns a variable',
     'node.sets': '{name} = {value}',
     'set.variable': 'Variable',
@@ -17,7 +18,7 @@ const strings = nodeStrings({
     'set.false': 'false',
   },
   pt: {
-    name: 'Definir variável',
+    name: NODE_TYPE_NAMES.pt.setVariable,
     description: 'Atribui uma variável',
     'node.sets': '{name} = {value}',
     'set.variable': 'Variável',

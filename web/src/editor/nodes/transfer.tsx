@@ -1,12 +1,14 @@
 import { useState } from 'react'
+import { errorText } from '../../shared/api-problems'
 import * as transfer from '../../../../src/domain/nodes/transfer.js'
 import { Select, TextInput } from '../forms/fields'
 import { useWorkspace } from '../workspace'
 import { clip, nodeStrings, type FormProps, type NodeUi } from './node-ui'
+import { NODE_TYPE_NAMES } from '../../shared/node-names'
 
 const strings = nodeStrings({
   en: {
-    name: 'Transfer',
+    name: NODE_TYPE_NAMES.en.transfer,
     description: 'Hands over to a sector or agent',
     'node.noSector': 'No sector chosen',
     'node.sector': 'Sector: {name}',
@@ -21,7 +23,7 @@ const strings = nodeStrings({
     'tr.agentId': 'Agent id (UUID)',
   },
   pt: {
-    name: 'Transferência',
+    name: NODE_TYPE_NAMES.pt.transfer,
     description: 'Passa para um setor ou atendente',
     'node.noSector': 'Nenhum setor escolhido',
     'node.sector': 'Setor: {name}',
@@ -84,7 +86,7 @@ function TransferForm({ data, onChange }: FormProps<Data>) {
                     setName('')
                     onChange({ ...data, targetType: 'sector', targetId: id })
                   } catch (e) {
-                    setError(e instanceof Error ? e.message : String(e))
+                    setError(errorText(e, t))
                   } finally {
                     setBusy(false)
                   }

@@ -1,6 +1,6 @@
 import { useT } from '../i18n'
 import { exitsOf, hasEntry, type FlowNode, type Graph } from '../flow/model'
-import { useNodeTypeName } from '../nodes'
+import { useExitLabel, useNodeTypeName } from '../nodes'
 import { Field } from '../forms/fields'
 
 export interface NextNodesProps {
@@ -17,6 +17,7 @@ export interface NextNodesProps {
 export function NextNodes({ node, graph, onLink }: NextNodesProps) {
   const t = useT()
   const typeName = useNodeTypeName()
+  const exitLabel = useExitLabel()
   const exits = exitsOf(node.type, node.data)
   if (exits.length === 0) return null
   const targets = graph.nodes.filter((n) => hasEntry(n.type))
@@ -26,7 +27,7 @@ export function NextNodes({ node, graph, onLink }: NextNodesProps) {
       <legend>{t('next.title')}</legend>
       {exits.map((exit) => {
         const edge = graph.edges.find((e) => e.source === node.id && (e.sourceHandle ?? null) === exit.id)
-        const label = exit.id === null ? t('next.node') : t('next.nodeOf', { exit: exit.label ?? exit.id })
+        const label = exit.id === null ? t('next.node') : t('next.nodeOf', { exit: exitLabel(node, exit) })
         return (
           <Field key={exit.id ?? ''} label={label}>
             <select value={edge?.target ?? ''} onChange={(e) => onLink(exit.id, e.target.value || null)}>

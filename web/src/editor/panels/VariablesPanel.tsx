@@ -1,4 +1,5 @@
 import { useState } from 'react'
+import { errorText } from '../../shared/api-problems'
 import type { Variable, VariableType, VariableValue } from '../api'
 import { useT } from '../i18n'
 import { Field, Select, TextInput } from '../forms/fields'
@@ -87,7 +88,7 @@ function VariableEditor({ variable, onDone }: { variable: Variable; onDone(): vo
           await updateVariable(variable.id, { description: description.trim() || null, defaultValue: parsed.value })
           onDone()
         } catch (err) {
-          setError(err instanceof Error ? err.message : String(err))
+          setError(errorText(err, t))
         }
       }}
     >
@@ -140,7 +141,7 @@ function NewVariable() {
           setDescription('')
           setDefaultText('')
         } catch (err) {
-          setError(err instanceof Error ? err.message : String(err))
+          setError(errorText(err, t))
         }
       }}
     >

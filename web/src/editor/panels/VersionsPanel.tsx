@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react'
+import { errorText } from '../../shared/api-problems'
 import type { FlowApi, PublishedVersion } from '../api'
 import type { FlowDefinition } from '../flow-definition'
 import { useT } from '../i18n'
@@ -16,14 +17,14 @@ export interface VersionsPanelProps {
 export function VersionsPanel({ api, flowId, publishedVersion, onRestore }: VersionsPanelProps) {
   const t = useT()
   const [versions, setVersions] = useState<PublishedVersion[]>()
-  const [failure, setFailure] = useState<string>()
+  const [failure, setFailure] = useState<unknown>()
   const [restoring, setRestoring] = useState<number>()
 
   useEffect(() => {
     let current = true
     api.versions(flowId).then(
       (found) => current && setVersions(found),
-      (error: unknown) => current && setFailure(error instanceof Error ? error.message : String(error)),
+      (error: unknown) => current && setFailure(error),
     )
     return () => {
       current = false
@@ -36,7 +37,7 @@ export function VersionsPanel({ api, flowId, publishedVersion, onRestore }: Vers
     try {
       onRestore(version, await api.version(flowId, version))
     } catch (error) {
-      setFailure(error instanceof Error ? error.message : String(error))
+      setFailure(error)
     } finally {
       setRestoring(undefined)
     }
@@ -47,12 +48,12 @@ export function VersionsPanel({ api, flowId, publishedVersion, onRestore }: Vers
     <div className="versions-panel" data-testid="versions-panel">
       <h2>{t('versions.title')}</h2>
       <p className="hint">{t('versions.hint')}</p>
-      {failure && (
+      {failure !== undefined && (
         <p className="field-error" role="alert">
-          {t('status.failed', { message: failure })}
+          {t('status.failed', { message: errorText(failure, t) })}
         </p>
       )}
-      {!versions && !failure && <p className="muted">{t('versions.loading')}</p>}
+      {!versions && failure === undefined && <p className="muted">{t('versions.loading')}</p>}
       <ul className="version-list">
         {versions?.map(({ version, publishedAt }) => (
           <li key={version} data-testid={`version-${version}`}>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState, type KeyboardEvent } from 'react'
+import { errorText } from '../../shared/api-problems'
 import type { FlowApi, InboundMessage, VariableValue } from '../api'
 import type { FlowNode } from '../flow/model'
 import { isNodeType, useNodeTypeName } from '../nodes'
@@ -7,7 +8,7 @@ import { useWorkspace } from '../workspace'
 import { Chat } from './Chat'
 import { evolveConversation, newConversation, type Conversation, type ConversationEvent } from './conversation'
 import { DebugView } from './DebugView'
-import { followEventStream } from './event-stream'
+import { followEventStream } from '../../shared/event-stream'
 import { useFollowOnCanvas } from './useFollowOnCanvas'
 import { defaultTexts, startingValues, VariablesForm, type VariableTexts } from './VariablesForm'
 import './test-panel.css'
@@ -47,6 +48,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
   const [starting, setStarting] = useState(false)
   const [notice, setNotice] = useState<string>()
   const [reconnecting, setReconnecting] = useState(false)
+  const [refused, setRefused] = useState<Record<string, string>>({})
   const [view, setView] = useState<View>('chat')
   const [conversation, dispatch] = useReducer(reduce, {}, newConversation)
   const following = useRef<AbortController>(undefined)
@@ -94,11 +96,11 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
         },
         onReconnecting: () => !controller.signal.aborted && setReconnecting(true),
         onStopped: (refusal) => {
-          if (refusal && !controller.signal.aborted) setNotice(t('test.streamStopped', { message: refusal.message }))
+          if (refusal && !controller.signal.aborted) setNotice(t('test.streamStopped', { message: errorText(refusal, t) }))
         },
       })
     } catch (error) {
-      setNotice(t('test.startFailed', { message: error instanceof Error ? error.message : String(error) }))
+      setNotice(t('test.startFailed', { message: errorText(error, t) }))
     } finally {
       setStarting(false)
     }
@@ -106,11 +108,13 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
 
   const send = async (message: InboundMessage) => {
     if (!run) return
-    dispatch({ type: 'sent', key: `sent-${++sent.current}`, message })
+    const key = `sent-${++sent.current}`
+    dispatch({ type: 'sent', key, message })
     try {
       await api.sendMessage(run.sessionId, message)
     } catch (error) {
-      setNotice(t('test.sendFailed', { message: error instanceof Error ? error.message : String(error) }))
+      // The conversation shows it as not sent, with why, where the person looks.
+      setRefused((all) => ({ ...all, [key]: errorText(error, t) }))
     }
   }
 
@@ -198,7 +202,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           </div>
           <div className="test-view" role="tabpanel" id={`${ids}-view-${view}`} aria-labelledby={`${ids}-tab-${view}`}>
             {view === 'chat' ? (
-              <Chat entries={conversation.chat} open={conversation.status === 'active'} onSend={(message) => void send(message)} />
+              <Chat entries={conversation.chat} open={conversation.status === 'active'} refused={refused} onSend={(message) => void send(message)} />
             ) : (
               <DebugView conversation={conversation} nodeName={nodeName} />
             )}

@@ -1,7 +1,7 @@
 import type { components } from '../../../../client/src/schema'
 import type { BotMessage } from '../../shared/chat-transcript'
 import type { InboundMessage, VariableValue } from '../api'
-import type { SseEvent } from './event-stream'
+import type { SseEvent } from '../../shared/event-stream'
 
 // What the test panel knows of its preview session: the chat as the person sees it and, for the
 // builder, what the engine did in each turn. Built only from the session's stream (and what the

@@ -1,6 +1,6 @@
 import { useReactFlow, type ReactFlowInstance } from '@xyflow/react'
 import { useEffect, useRef } from 'react'
-import { READABLE_FIT_VIEW } from '../canvas/fit-view'
+import { useReadableFit } from '../canvas/fit-view'
 
 /**
  * Keeps the canvas on the conversation: the flow is fitted again when the panel opens or closes
@@ -9,6 +9,7 @@ import { READABLE_FIT_VIEW } from '../canvas/fit-view'
  */
 export function useFollowOnCanvas(hidden: boolean, waitingAt: string | null): void {
   const reactFlow = useReactFlow()
+  const fit = useReadableFit()
   const shown = useRef(!hidden)
   useEffect(() => {
     const follow = () => {
@@ -17,9 +18,9 @@ export function useFollowOnCanvas(hidden: boolean, waitingAt: string | null): vo
     if (shown.current === !hidden) return follow()
     shown.current = !hidden
     // After the layout has given the canvas its new width.
-    const frame = requestAnimationFrame(() => void reactFlow.fitView(READABLE_FIT_VIEW).then(follow))
+    const frame = requestAnimationFrame(() => void fit().then(follow))
     return () => cancelAnimationFrame(frame)
-  }, [hidden, waitingAt, reactFlow])
+  }, [hidden, waitingAt, reactFlow, fit])
 }
 
 function bringIntoView(reactFlow: ReactFlowInstance, nodeId: string): void {

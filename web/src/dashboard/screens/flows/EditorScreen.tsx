@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import { useParams } from 'wouter'
+import { messageText } from '../../../shared/api-problems'
 import { EditorFrame, type EditorStatus } from '../../components/EditorFrame'
 import { ErrorNotice } from '../../components/ui'
 import { useT } from '../../i18n'
@@ -46,6 +47,6 @@ function EditorStatusText({ status }: { status: EditorStatus }) {
     case 'published':
       return <span className="badge ok">{t('flows.editor.status.published', { version: status.version })}</span>
     case 'error':
-      return <span className="badge error">{t(`flows.editor.error.${status.code}`, { message: status.message })}</span>
+      return <span className="badge error">{t(`flows.editor.error.${status.code}`, { message: messageText(status.message, t) })}</span>
   }
 }

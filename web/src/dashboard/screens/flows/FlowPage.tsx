@@ -10,6 +10,9 @@ import { positiveOf, useQueryParams } from '../../components/address'
 import { FlowHeader, useFlow } from './FlowHeader'
 import type { FlowDetail, VersionDetail, VersionItem } from './api-types'
 import { definitionSummary, draftDiffers, flowOrder } from './definition'
+import { StartSessionForm } from '../sessions/StartSession'
+import { nodeTypeName } from '../../../shared/node-names'
+import { usePreferences } from '../../preferences'
 
 /** A flow: its state (draft against the newest version), publishing, and its published versions. */
 export function FlowScreen() {
@@ -28,6 +31,10 @@ export function FlowScreen() {
       {flow.data && (
         <>
           <FlowState flow={flow.data} onPublished={flow.reload} />
+          <div className="card" aria-labelledby="flows-start-title">
+            <h2 id="flows-start-title">{t('sessions.start.title')}</h2>
+            <StartSessionForm flow={flow.data} />
+          </div>
           <Versions flowId={id} newest={flow.data.publishedVersion} />
         </>
       )}
@@ -168,6 +175,7 @@ function VersionSummary({ flowId, version, onClose }: { flowId: string; version:
 
 function DefinitionSummary({ version }: { version: VersionDetail }) {
   const t = useT()
+  const { lang } = usePreferences()
   const summary = definitionSummary(version.definition)
   const byId = new Map(version.definition.nodes.map((node) => [node.id, node]))
   return (
@@ -178,14 +186,14 @@ function DefinitionSummary({ version }: { version: VersionDetail }) {
       <ul className="flows-types" aria-label={t('flows.version.byType')}>
         {summary.byType.map(([type, count]) => (
           <li key={type} className="badge">
-            {type} × {count}
+            {nodeTypeName(type, lang)} × {count}
           </li>
         ))}
       </ul>
       <ol className="flows-node-list" aria-label={t('flows.version.nodesInOrder')}>
         {flowOrder(version.definition).map((nodeId) => (
           <li key={nodeId}>
-            <span className="mono">{nodeId}</span> <span className="hint">{byId.get(nodeId)?.type}</span>
+            <span className="mono">{nodeId}</span> <span className="hint">{nodeTypeName(byId.get(nodeId)?.type ?? '', lang)}</span>
           </li>
         ))}
       </ol>

@@ -8,7 +8,7 @@ import { usePagedList } from '../../components/paged-list'
 import { DateTime, Field, PageHeader, SelectField } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useActingWorkspace } from '../../acting-workspace'
-import { CreateFlowForm } from './CreateFlow'
+import { CREATE_FLOW_FORM, CreateFlowForm } from './CreateFlow'
 import { DATE_RANGES, DIRECTIONS, FLOW_ORDER_COLUMNS, type FlowItem } from './api-types'
 
 const FILTERS = ['workspaceId', 'workspaceName', 'dateRange', 'orderBy', 'direction', 'size'] as const
@@ -27,14 +27,32 @@ export function FlowsListScreen() {
   }
   const flows = usePagedList((paging) => unwrap(api.GET('/v1/flows', { params: { query: { ...paging, ...query } } })), [params.toString()])
   const columns = useColumns()
+  const filtered = [query.workspaceId, query.workspaceName, query.dateRange].some((value) => value !== undefined)
 
   return (
     <section>
       <PageHeader title={t('flows.list.title')} />
       <CreateFlowForm />
       <h2 className="flows-subtitle">{t('flows.list.existing')}</h2>
-      <FlowFilters key={params.toString()} filters={filtersOf(params, FILTERS)} onApply={(next) => setParams({ ...next, page: undefined })} />
-      <ListView list={flows} empty={t('flows.list.empty')} caption={(found) => t('flows.list.caption', { total: found.totalElements })} className="flows-table" rowKey={(flow) => flow.id} columns={columns} />
+      {(filtered || flows.data?.totalElements !== 0) && <FlowFilters key={params.toString()} filters={filtersOf(params, FILTERS)} onApply={(next) => setParams({ ...next, page: undefined })} />}
+      <ListView
+        list={flows}
+        filtered={filtered}
+        noMatch={t('flows.list.empty')}
+        empty={{
+          title: t('flows.list.none'),
+          hint: t('flows.list.noneHint'),
+          action: (
+            <button type="button" onClick={() => document.querySelector<HTMLInputElement>(`#${CREATE_FLOW_FORM} input`)?.focus()}>
+              {t('flows.create.title')}
+            </button>
+          ),
+        }}
+        caption={(found) => t('flows.list.caption', { total: found.totalElements })}
+        className="flows-table"
+        rowKey={(flow) => flow.id}
+        columns={columns}
+      />
     </section>
   )
 }

@@ -1,4 +1,7 @@
-import { useId, useState } from 'react'
+import { useId, useMemo, useState } from 'react'
+import { layOutFlow, routePath } from '../../../shared/flow-layout'
+import { nodeTypeName } from '../../../shared/node-names'
+import { NodeName, useNodeNames } from '../../components/NodeName'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
 import { dropOffRate, stoppedHere, type DayCount } from './analytics-figures'
@@ -25,29 +28,40 @@ function useDayLabel(): (day: string) => string {
 }
 
 const CHART = { width: 1000, height: 280, left: 48, right: 12, top: 16, bottom: 52 }
+const SERIES = ['started', 'completed'] as const
 
-/** Sessions started per day as bars with axes; the numbers also as a table, on request. */
+/** Sessions started and, of those, completed per day, as a pair of bars a day with axes and a legend; the numbers also as a table, on request. */
 export function SessionsChart({ days }: { days: DayCount[] }) {
   const t = useT()
   const dayLabel = useDayLabel()
   const tableId = useId()
   const [showTable, setShowTable] = useState(false)
   const total = days.reduce((sum, day) => sum + day.started, 0)
+  const completed = days.reduce((sum, day) => sum + day.completed, 0)
   const busiest = days.reduce((best, day) => (day.started > best.started ? day : best), days[0]!)
   const top = axisTop(busiest.started)
   const plotWidth = CHART.width - CHART.left - CHART.right
   const plotHeight = CHART.height - CHART.top - CHART.bottom
   const slot = plotWidth / days.length
-  const barWidth = Math.max(2, Math.min(40, slot * 0.7))
+  const barWidth = Math.max(2, Math.min(28, (slot * 0.76) / 2))
   const labelEvery = Math.ceil(days.length / 10)
   const y = (value: number) => CHART.top + plotHeight - (value / top) * plotHeight
+  const range = { from: dayLabel(days[0]!.day), to: dayLabel(days.at(-1)!.day) }
   const summary =
     total === 0
-      ? t('flows.chart.summaryNone', { from: dayLabel(days[0]!.day), to: dayLabel(days.at(-1)!.day) })
-      : t('flows.chart.summary', { from: dayLabel(days[0]!.day), to: dayLabel(days.at(-1)!.day), total, busiest: dayLabel(busiest.day), most: busiest.started })
+      ? t('flows.chart.summaryNone', range)
+      : t('flows.chart.summary', { ...range, total, completed, busiest: dayLabel(busiest.day), most: busiest.started })
 
   return (
     <figure className="flows-chart">
+      <ul className="flows-chart-legend" aria-hidden="true">
+        {SERIES.map((series) => (
+          <li key={series}>
+            <span className={`flows-swatch ${series}`} />
+            {t(`flows.chart.${series}`)}
+          </li>
+        ))}
+      </ul>
       <svg viewBox={`0 0 ${CHART.width} ${CHART.height}`} role="img" aria-label={summary} data-testid="sessions-chart">
         {[0, top / 2, top].map((tick) => (
           <g key={tick} className="flows-chart-tick">
@@ -61,21 +75,28 @@ export function SessionsChart({ days }: { days: DayCount[] }) {
           {t('flows.chart.sessions')}
         </text>
         {days.map((day, index) => {
-          const x = CHART.left + slot * index + (slot - barWidth) / 2
+          const middle = CHART.left + slot * index + slot / 2
           return (
             <g key={day.day}>
-              {day.started > 0 && (
-                <rect className="flows-bar" x={x} y={y(day.started)} width={barWidth} height={y(0) - y(day.started)} rx={2}>
-                  <title>{`${dayLabel(day.day)}: ${day.started}`}</title>
-                </rect>
-              )}
-              {day.started > 0 && slot >= 14 && (
-                <text className="flows-bar-value" x={x + barWidth / 2} y={y(day.started) - 4} textAnchor="middle">
-                  {day.started}
-                </text>
-              )}
+              {SERIES.map((series, nth) => {
+                const value = day[series]
+                const x = middle - barWidth + nth * barWidth
+                if (value === 0) return null
+                return (
+                  <g key={series}>
+                    <rect className={`flows-bar ${series}`} x={x} y={y(value)} width={barWidth - 1} height={y(0) - y(value)} rx={2}>
+                      <title>{`${dayLabel(day.day)}: ${t(`flows.chart.${series}`)} ${value}`}</title>
+                    </rect>
+                    {slot >= 28 && (
+                      <text className="flows-bar-value" x={x + barWidth / 2} y={y(value) - 4} textAnchor="middle">
+                        {value}
+                      </text>
+                    )}
+                  </g>
+                )
+              })}
               {(index % labelEvery === 0 || index === days.length - 1) && (
-                <text x={x + barWidth / 2} y={CHART.top + plotHeight + 16} textAnchor="middle">
+                <text x={middle} y={CHART.top + plotHeight + 16} textAnchor="middle">
                   {dayLabel(day.day)}
                 </text>
               )}
@@ -97,8 +118,11 @@ export function SessionsChart({ days }: { days: DayCount[] }) {
           <thead>
             <tr>
               <th scope="col">{t('flows.chart.day')}</th>
-              <th scope="col">{t('flows.analytics.sessions.total')}</th>
-              <th scope="col">{t('flows.analytics.sessions.completed')}</th>
+              {SERIES.map((series) => (
+                <th key={series} scope="col">
+                  {t(`flows.chart.${series}`)}
+                </th>
+              ))}
             </tr>
           </thead>
           <tbody>
@@ -125,6 +149,7 @@ function nodesInFlowOrder(analytics: FlowAnalytics, definition: Definition): Nod
 /** The funnel: per node in flow order, how many sessions reached it (a bar), answered, and ended there, and how. */
 export function FunnelTable({ analytics, definition }: { analytics: FlowAnalytics; definition: Definition }) {
   const t = useT()
+  const nodeName = useNodeNames(definition)
   const nodes = nodesInFlowOrder(analytics, definition)
   const scale = Math.max(analytics.sessions.total, ...nodes.map((node) => node.reached), 1)
   return (
@@ -148,7 +173,7 @@ export function FunnelTable({ analytics, definition }: { analytics: FlowAnalytic
         {nodes.map((node) => (
           <tr key={node.nodeId}>
             <th scope="row">
-              <span className="mono">{node.nodeId}</span> <span className="hint">{node.type}</span>
+              <NodeName node={nodeName(node.nodeId)} gist />
             </th>
             <td>
               <div className="flows-funnel-cell">
@@ -171,83 +196,117 @@ export function FunnelTable({ analytics, definition }: { analytics: FlowAnalytic
   )
 }
 
-const NODE = { width: 176, height: 72, padding: 32 }
-// A backward edge (to a node further left: a loop) bends this far below its two nodes.
-const LOOP_DEPTH = 56
+const NODE = { width: 180, height: 92, padding: 10, margin: 16 }
+const TITLE_FONT = { size: 14, weight: 600 }
+const SMALL_FONT = { size: 12, weight: 400 }
 
-/** An edge's path: forward from the source's right side to the target's left; a loop underneath both. */
-function edgePath(from: { x: number; y: number }, to: { x: number; y: number }): string {
-  if (to.x < from.x) {
-    const [x1, y1, x2, y2] = [from.x + NODE.width / 2, from.y + NODE.height, to.x + NODE.width / 2, to.y + NODE.height]
-    const low = Math.max(y1, y2) + LOOP_DEPTH
-    return `M ${x1} ${y1} C ${x1} ${low}, ${x2} ${low}, ${x2} ${y2}`
+/**
+ * `text` cut with an ellipsis to fit `width` pixels in the page's font at `font`: measured on a
+ * canvas, or by a cautious width per character where there is none.
+ */
+function fitter(): (text: string, width: number, font: { size: number; weight: number }) => string {
+  const context = document.createElement('canvas').getContext('2d')
+  const family = getComputedStyle(document.body).fontFamily || 'sans-serif'
+  const measure = (text: string, font: { size: number; weight: number }) => {
+    if (!context) return text.length * font.size * 0.62
+    context.font = `${font.weight} ${font.size}px ${family}`
+    return context.measureText(text).width
   }
-  const [x1, y1, x2, y2] = [from.x + NODE.width, from.y + NODE.height / 2, to.x, to.y + NODE.height / 2]
-  const bend = Math.max(40, Math.abs(x2 - x1) / 2)
-  return `M ${x1} ${y1} C ${x1 + bend} ${y1}, ${x2 - bend} ${y2}, ${x2} ${y2}`
+  return (text, width, font) => {
+    if (measure(text, font) <= width) return text
+    let fits = 0
+    for (let low = 0, high = text.length; low <= high; ) {
+      const middle = (low + high) >> 1
+      if (measure(`${text.slice(0, middle).trimEnd()}…`, font) <= width) {
+        fits = middle
+        low = middle + 1
+      } else high = middle - 1
+    }
+    return `${text.slice(0, fits).trimEnd()}…`
+  }
 }
 
 /**
- * The version's nodes where the editor placed them, joined by their edges; each node tinted by its
- * drop-off (the share of the sessions reaching it that stopped there), and labelled with the numbers.
+ * The version's nodes laid out as the editor arranges them (columns by their edges, the shared
+ * layered layout), edges routed between them; each node tinted by its drop-off (the share of the
+ * sessions reaching it that stopped there), and labelled with its name and numbers, cut to its box.
  */
 export function DropOffDiagram({ analytics, definition }: { analytics: FlowAnalytics; definition: Definition }) {
   const t = useT()
+  const nodeName = useNodeNames(definition)
   const markerId = useId().replace(/:/g, '')
-  const counts = new Map(analytics.nodes.map((node) => [node.nodeId, node]))
-  const positions = new Map(definition.nodes.map((node) => [node.id, node.position]))
+  const { lang } = usePreferences()
+  const fit = useMemo(fitter, [])
+  const layout = useMemo(
+    () =>
+      layOutFlow(
+        definition.nodes.map((node) => ({ id: node.id, width: NODE.width, height: NODE.height })),
+        definition.edges.map((edge) => ({ id: edge.id, source: edge.source, target: edge.target })),
+        { rankGap: 64, nodeGap: 28 },
+      ),
+    [definition],
+  )
   if (definition.nodes.length === 0) return null
-  const xs = definition.nodes.map((node) => node.position.x)
-  const ys = definition.nodes.map((node) => node.position.y)
-  const left = Math.min(...xs) - NODE.padding
-  const top = Math.min(...ys) - NODE.padding
-  const width = Math.max(...xs) - left + NODE.width + NODE.padding
-  const loops = definition.edges.some((edge) => (positions.get(edge.target)?.x ?? 0) < (positions.get(edge.source)?.x ?? 0))
-  const height = Math.max(...ys) - top + NODE.height + NODE.padding + (loops ? LOOP_DEPTH : 0)
+  const counts = new Map(analytics.nodes.map((node) => [node.nodeId, node]))
   const worst = analytics.nodes.reduce<NodeAnalytics | undefined>((most, node) => (dropOffRate(node) > (most ? dropOffRate(most) : 0) ? node : most), undefined)
   const summary = worst
-    ? t('flows.diagram.summary', { nodes: definition.nodes.length, node: worst.nodeId, count: stoppedHere(worst), reached: worst.reached, rate: percent(dropOffRate(worst)) })
+    ? t('flows.diagram.summary', { nodes: definition.nodes.length, node: nodeName(worst.nodeId).name, count: stoppedHere(worst), reached: worst.reached, rate: percent(dropOffRate(worst)) })
     : t('flows.diagram.summaryNone', { nodes: definition.nodes.length })
+  const width = layout.width + 2 * NODE.margin
+  const height = layout.height + 2 * NODE.margin
+  const inner = NODE.width - 2 * NODE.padding
 
   return (
     <figure className="flows-diagram">
-      <svg viewBox={`${left} ${top} ${width} ${height}`} role="img" aria-label={summary} data-testid="dropoff-diagram" style={{ maxHeight: `${Math.min(height, 520)}px` }}>
-        <defs>
-          <marker id={markerId} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-            <path d="M 0 0 L 10 5 L 0 10 z" className="flows-arrow" />
-          </marker>
-        </defs>
-        {definition.edges.map((edge) => {
-          const from = positions.get(edge.source)
-          const to = positions.get(edge.target)
-          if (!from || !to) return null
-          return <path key={edge.id} className="flows-edge" d={edgePath(from, to)} markerEnd={`url(#${markerId})`} />
-        })}
-        {definition.nodes.map((node) => {
-          const count = counts.get(node.id)
-          const rate = count ? dropOffRate(count) : 0
-          return (
-            <g key={node.id} transform={`translate(${node.position.x} ${node.position.y})`} data-node={node.id} data-drop-off={count ? stoppedHere(count) : 0}>
-              <rect
-                className="flows-node"
-                width={NODE.width}
-                height={NODE.height}
-                rx={8}
-                style={{ fill: `color-mix(in srgb, var(--danger) ${Math.round(rate * 55)}%, var(--surface))` }}
-              />
-              <text x={10} y={22} className="flows-node-title">
-                {node.id} <tspan className="flows-node-type">· {node.type}</tspan>
-              </text>
-              <text x={10} y={44} className="flows-node-numbers">
-                {t('flows.diagram.reached', { count: count?.reached ?? 0 })}
-              </text>
-              <text x={10} y={62} className="flows-node-numbers">
-                {t('flows.diagram.stopped', { count: count ? stoppedHere(count) : 0, rate: percent(rate) })}
-              </text>
-            </g>
-          )
-        })}
-      </svg>
+      <div className="flows-diagram-scroll" tabIndex={0} role="group" aria-label={t('flows.analytics.dropOff')}>
+        <svg width={width} height={height} viewBox={`${-NODE.margin} ${-NODE.margin} ${width} ${height}`} role="img" aria-label={summary} data-testid="dropoff-diagram">
+          <defs>
+            <marker id={markerId} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+              <path d="M 0 0 L 10 5 L 0 10 z" className="flows-arrow" />
+            </marker>
+          </defs>
+          {definition.edges.map((edge) => {
+            const route = layout.routes.get(edge.id)
+            if (!route || route.length < 2) return null
+            return <path key={edge.id} className="flows-edge" d={routePath(route)} markerEnd={`url(#${markerId})`} data-source={edge.source} data-target={edge.target} />
+          })}
+          {definition.nodes.map((node) => {
+            const at = layout.positions.get(node.id)
+            if (!at) return null
+            const count = counts.get(node.id)
+            const rate = count ? dropOffRate(count) : 0
+            const shown = nodeName(node.id)
+            const stopped = t('flows.diagram.stopped', { count: count ? stoppedHere(count) : 0, rate: percent(rate) })
+            const reached = t('flows.diagram.reached', { count: count?.reached ?? 0 })
+            return (
+              <g key={node.id} transform={`translate(${at.x} ${at.y})`} data-node={node.id} data-drop-off={count ? stoppedHere(count) : 0}>
+                <title>{`${shown.name}${shown.gist ? `: ${shown.gist}` : ''} (${nodeTypeName(node.type, lang)}, ${node.id}): ${reached}, ${stopped}`}</title>
+                <rect
+                  className="flows-node"
+                  width={NODE.width}
+                  height={NODE.height}
+                  rx={8}
+                  style={{ fill: `color-mix(in srgb, var(--danger) ${Math.round(rate * 55)}%, var(--surface))` }}
+                />
+                <text x={NODE.padding} y={22} className="flows-node-title">
+                  {fit(shown.name, inner, TITLE_FONT)}
+                </text>
+                {shown.gist && (
+                  <text x={NODE.padding} y={40} className="flows-node-gist">
+                    {fit(shown.gist, inner, SMALL_FONT)}
+                  </text>
+                )}
+                <text x={NODE.padding} y={shown.gist ? 62 : 52} className="flows-node-numbers">
+                  {fit(reached, inner, SMALL_FONT)}
+                </text>
+                <text x={NODE.padding} y={shown.gist ? 80 : 70} className="flows-node-numbers">
+                  {fit(stopped, inner, SMALL_FONT)}
+                </text>
+              </g>
+            )
+          })}
+        </svg>
+      </div>
       <figcaption className="flows-legend">
         <span>{t('flows.diagram.legendNone')}</span>
         <span className="flows-legend-scale" aria-hidden="true" />

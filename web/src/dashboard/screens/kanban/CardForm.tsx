@@ -2,12 +2,10 @@ import { useState, type FormEvent } from 'react'
 import { Link, useLocation, useParams, useSearch } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { DateTime, ErrorNotice, Field, Loading, PageHeader } from '../../components/ui'
+import { DateTime, ErrorNotice, errorAt, Field, FormError, Loading, PageHeader, useFieldErrors } from '../../components/ui'
 import { useT } from '../../i18n'
-import { UnplacedError } from './UnplacedError'
 import type { Card, CardValue, Pipeline, PipelineField } from './api-types'
 import { cardTitle, inputText, tagsFromInput, valueFromInput } from './card-values'
-import { fieldErrors } from './field-errors'
 
 /** Create a card (`/:pipelineId/cards/new?stageId=…`) or change one (`/:pipelineId/cards/:cardId`). */
 export function CardScreen() {
@@ -66,8 +64,8 @@ function CardForm({ pipeline, card }: { pipeline: Pipeline; card: Card | undefin
   const [tags, setTags] = useState(card?.tags.join(', ') ?? '')
   const [saving, setSaving] = useState(false)
   const [error, setError] = useState<unknown>()
-  const errors = fieldErrors(error)
-  const tagsError = errors.tags ?? Object.entries(errors).find(([path]) => path.startsWith('tags.'))?.[1]
+  const errors = useFieldErrors(error)
+  const shownOnFields = ['stageId', 'tags', 'tags.*', ...pipeline.fields.map((field) => `values.${field.id}`)]
   const board = `/${pipeline.id}`
 
   async function submit(event: FormEvent) {
@@ -142,10 +140,10 @@ function CardForm({ pipeline, card }: { pipeline: Pipeline; card: Card | undefin
             onChange={(input) => setInputs((all) => ({ ...all, [field.id]: input }))}
           />
         ))}
-        <Field label={t('kanban.cardForm.tags')} hint={t('kanban.cardForm.tagsHint')} error={tagsError}>
+        <Field label={t('kanban.cardForm.tags')} hint={t('kanban.cardForm.tagsHint')} error={errorAt(errors, 'tags')}>
           {(props) => <input {...props} value={tags} onChange={(event) => setTags(event.target.value)} />}
         </Field>
-        <UnplacedError error={error} placed={errors} />
+        <FormError error={error} shownOnFields={shownOnFields} />
         <div className="page-actions">
           <button type="submit" className="primary" disabled={saving}>
             {saving ? t('common.saving') : card ? t('common.save') : t('common.create')}

@@ -2,11 +2,11 @@ import { useState, type FormEvent } from 'react'
 import { Link, useLocation, useParams } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
-import { ErrorNotice, Field, Loading, PageHeader } from '../../components/ui'
+import { ErrorNotice, errorAt, Field, FormError, Loading, PageHeader, useFieldErrors } from '../../components/ui'
 import { useT } from '../../i18n'
-import { UnplacedError } from './UnplacedError'
+import { usePreferences } from '../../preferences'
 import { FIELD_TYPES, type FieldType, type Pipeline } from './api-types'
-import { fieldErrors } from './field-errors'
+import { currencyChoices, defaultCurrency } from './currencies'
 
 const DEFAULT_COLOR = '#9e9e9e'
 
@@ -31,7 +31,8 @@ interface FieldDraft {
 let nextKey = 0
 const newKey = () => `draft-${++nextKey}`
 const newStage = (name = ''): StageDraft => ({ key: newKey(), name, color: DEFAULT_COLOR })
-const newField = (): FieldDraft => ({ key: newKey(), name: '', type: 'text', required: false, isFeatured: true, currency: '', options: '' })
+// A currency field starts with a currency, so adding one cannot fail for the want of it.
+const newField = (currency: string): FieldDraft => ({ key: newKey(), name: '', type: 'text', required: false, isFeatured: true, currency, options: '' })
 
 function draftsOf(pipeline: Pipeline): { name: string; stages: StageDraft[]; fields: FieldDraft[] } {
   return {
@@ -62,7 +63,7 @@ function bodyOf(name: string, stages: StageDraft[], fields: FieldDraft[]) {
       required: field.required,
       isFeatured: field.isFeatured,
       order,
-      ...(field.type === 'currency' ? { currency: field.currency.trim().toUpperCase() } : {}),
+      ...(field.type === 'currency' ? { currency: field.currency } : {}),
       ...(field.type === 'select' ? { options: field.options.split(',').map((option) => option.trim()).filter((option) => option !== '') } : {}),
     })),
   }
@@ -97,7 +98,8 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
   const [fields, setFields] = useState<FieldDraft[]>(initial.fields)
   const [saving, setSaving] = useState(false)
   const [error, setError] = useState<unknown>()
-  const errors = fieldErrors(error)
+  const errors = useFieldErrors(error)
+  const { lang } = usePreferences()
 
   const changeStage = (index: number, change: Partial<StageDraft>) => setStages((all) => all.map((stage, i) => (i === index ? { ...stage, ...change } : stage)))
   const changeField = (index: number, change: Partial<FieldDraft>) => setFields((all) => all.map((field, i) => (i === index ? { ...field, ...change } : field)))
@@ -141,7 +143,7 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
             return (
               <div className="kanban-item" key={stage.key} role="group" aria-label={t('kanban.form.stageNumber', { number: index + 1 })}>
                 <div className="form-row">
-                  <Field label={t('kanban.form.stageName', { number: index + 1 })} error={errors[`stages.${index}.name`] ?? errors[`stages.${index}.id`]}>
+                  <Field label={t('kanban.form.stageName', { number: index + 1 })} error={errors[`stages.${index}.name`] ?? errors[`stages.${index}.id`] ?? errors[`stages.${index}`]}>
                     {(props) => <input {...props} value={stage.name} onChange={(event) => changeStage(index, { name: event.target.value })} />}
                   </Field>
                   <Field label={t('kanban.form.stageColor', { number: index + 1 })} error={errors[`stages.${index}.color`]}>
@@ -173,7 +175,7 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
             return (
               <div className="kanban-item" key={field.key} role="group" aria-label={t('kanban.form.fieldNumber', { number })}>
                 <div className="form-row">
-                  <Field label={t('kanban.form.fieldName', { number })} error={errors[`${at}.name`] ?? errors[`${at}.id`]}>
+                  <Field label={t('kanban.form.fieldName', { number })} error={errors[`${at}.name`] ?? errors[`${at}.id`] ?? errors[at]}>
                     {(props) => <input {...props} value={field.name} onChange={(event) => changeField(index, { name: event.target.value })} />}
                   </Field>
                   <Field label={t('kanban.form.fieldType', { number })} hint={field.id ? t('kanban.form.typeKept') : undefined} error={errors[`${at}.type`]}>
@@ -189,11 +191,11 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
                   </Field>
                   {field.type === 'currency' && (
                     <Field label={t('kanban.form.fieldCurrency', { number })} hint={t('kanban.form.currencyHint')} error={errors[`${at}.currency`]}>
-                      {(props) => <input {...props} value={field.currency} maxLength={3} onChange={(event) => changeField(index, { currency: event.target.value })} />}
+                      {(props) => <CurrencySelect {...props} value={field.currency} onChange={(currency) => changeField(index, { currency })} />}
                     </Field>
                   )}
                   {field.type === 'select' && (
-                    <Field label={t('kanban.form.fieldOptions', { number })} hint={t('kanban.form.optionsHint')} error={errors[`${at}.options`] ?? errors[`${at}.options.0`]}>
+                    <Field label={t('kanban.form.fieldOptions', { number })} hint={t('kanban.form.optionsHint')} error={errorAt(errors, `${at}.options`)}>
                       {(props) => <input {...props} value={field.options} onChange={(event) => changeField(index, { options: event.target.value })} />}
                     </Field>
                   )}
@@ -219,12 +221,12 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
               </div>
             )
           })}
-          <button type="button" className="add" onClick={() => setFields((all) => [...all, newField()])}>
+          <button type="button" className="add" onClick={() => setFields((all) => [...all, newField(defaultCurrency(lang))])}>
             {t('kanban.form.addField')}
           </button>
         </fieldset>
 
-        <UnplacedError error={error} placed={errors} />
+        <FormError error={error} shownOnFields={shownOnFields(stages.length, fields)} />
         <div className="page-actions">
           <button type="submit" className="primary" disabled={saving}>
             {saving ? t('common.saving') : pipeline ? t('common.save') : t('common.create')}
@@ -232,6 +234,34 @@ function PipelineForm({ pipeline }: { pipeline: Pipeline | undefined }) {
         </div>
       </form>
     </section>
+  )
+}
+
+/** Where the form shows what a refused save says: the name, each stage's and each field's inputs. */
+function shownOnFields(stageCount: number, fields: FieldDraft[]): string[] {
+  const stages = Array.from({ length: stageCount }, (_, i) => [`stages.${i}.name`, `stages.${i}.id`, `stages.${i}.color`, `stages.${i}`])
+  const items = fields.map((field, i) => {
+    const at = `fields.${i}`
+    return [`${at}.name`, `${at}.id`, at, `${at}.type`, ...(field.type === 'currency' ? [`${at}.currency`] : []), ...(field.type === 'select' ? [`${at}.options`, `${at}.options.*`] : [])]
+  })
+  return ['name', 'stages', ...stages.flat(), ...items.flat()]
+}
+
+/** A currency picker: the common currencies first, then every other, by code and name. */
+function CurrencySelect({ value, onChange, ...control }: { id: string; value: string; onChange(code: string): void; 'aria-invalid': boolean | undefined; 'aria-describedby': string | undefined }) {
+  const t = useT()
+  const { lang } = usePreferences()
+  const { common, all } = currencyChoices(lang, value || undefined)
+  const option = ({ code, label }: { code: string; label: string }) => (
+    <option key={code} value={code}>
+      {label}
+    </option>
+  )
+  return (
+    <select {...control} value={value} onChange={(event) => onChange(event.target.value)}>
+      <optgroup label={t('kanban.form.currencyCommon')}>{common.map(option)}</optgroup>
+      <optgroup label={t('kanban.form.currencyAll')}>{all.map(option)}</optgroup>
+    </select>
   )
 }
 

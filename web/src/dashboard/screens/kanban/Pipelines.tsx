@@ -52,7 +52,12 @@ export function PipelinesScreen() {
           {t('kanban.pipelines.new')}
         </Link>
       </PageHeader>
-      <ListView list={pipelines} empty={t('kanban.pipelines.empty')} rowKey={(pipeline) => pipeline.id} columns={columns} />
+      <ListView
+        list={pipelines}
+        empty={{ title: t('kanban.pipelines.empty'), hint: t('kanban.pipelines.emptyHint') }}
+        rowKey={(pipeline) => pipeline.id}
+        columns={columns}
+      />
     </section>
   )
 }

@@ -1,7 +1,10 @@
 import { useState, type FormEvent } from 'react'
-import { ApiError, api, unwrap, type paths } from '../../api'
-import { Field, FormError, SelectField } from '../../components/ui'
+import { LIMITS } from '../../../../../src/domain/message-limits.js'
+import { LengthCounter } from '../../../shared/text-length'
+import { api, unwrap, type paths } from '../../api'
+import { Field, FormError, SelectField, useFieldErrors } from '../../components/ui'
 import { useT } from '../../i18n'
+import { usePreferences } from '../../preferences'
 
 type MessageBody = paths['/v1/sessions/{sessionId}/message']['post']['requestBody']['content']['application/json']
 
@@ -43,7 +46,8 @@ export function SendMessage({ sessionId, onSent }: { sessionId: string; onSent()
   const [sent, setSent] = useState(false)
   const set = (name: keyof Draft) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value })
   const change = (name: keyof Draft) => (value: string) => setDraft({ ...draft, [name]: value })
-  const fields = error instanceof ApiError ? error.fields : {}
+  const fields = useFieldErrors(error)
+  const { lang } = usePreferences()
 
   async function submit(event: FormEvent) {
     event.preventDefault()
@@ -63,14 +67,14 @@ export function SendMessage({ sessionId, onSent }: { sessionId: string; onSent()
   }
 
   const choice = draft.kind === 'button_reply' || draft.kind === 'list_reply'
-  const shownOnFields = ['text.body', 'media.url', 'media.mimeType', 'media.caption', `interactive.${draft.kind}.id`, `interactive.${draft.kind}.title`]
+  const shownOnFields = ['text', 'text.body', 'media.url', 'media.mimeType', 'media.caption', `interactive.${draft.kind}.id`, `interactive.${draft.kind}.title`]
   return (
     <form className="card send-message" onSubmit={submit} aria-label={t('sessions.send.title')}>
       <div className="form-row">
         <SelectField label={t('sessions.send.kind')} value={draft.kind} onChange={change('kind')} options={KINDS.map((kind) => ({ value: kind, label: t(`sessions.send.kind.${kind}`) }))} />
         {draft.kind === 'text' && (
-          <Field label={t('sessions.send.text')} error={fields['text.body']}>
-            {(props) => <textarea {...props} rows={2} required value={draft.text} onChange={set('text')} />}
+          <Field label={t('sessions.send.text')} hint={<LengthCounter text={draft.text} max={LIMITS.textBody} lang={lang} />} error={fields['text.body'] ?? fields.text}>
+            {(props) => <textarea {...props} rows={2} required maxLength={LIMITS.textBody} value={draft.text} onChange={set('text')} />}
           </Field>
         )}
         {choice && (

@@ -11,6 +11,8 @@ import { useT } from '../../i18n'
 import { useActingWorkspace } from '../../acting-workspace'
 import { DATE_RANGES, DIRECTIONS, LOG_ORDER_COLUMNS, LOG_STATUSES, NEWEST_FIRST, type LogEntry } from './api-types'
 import { SessionStatusBadge } from './SessionStatusBadge'
+import { sessionStateKey } from './session-state'
+import { StartSessionForm } from './StartSession'
 
 const FILTERS = ['preview', 'workspaceId', 'status', 'dateRange', 'sessionId', 'orderBy', 'direction', 'size'] as const
 type Filters = Record<(typeof FILTERS)[number], string>
@@ -32,12 +34,28 @@ export function SessionLogsScreen() {
   const logs = usePagedList((paging) => unwrap(api.GET('/v1/sessions/logs', { params: { query: { ...paging, ...query } } })), [params.toString()])
   const names = useNames()
   const columns = useColumns(names)
+  const filtered = ['workspaceId', 'status', 'dateRange', 'sessionId', 'preview'].some((name) => params.get(name))
 
   return (
     <section>
       <PageHeader title={t('sessions.logs.title')} />
-      <LogFilters key={params.toString()} filters={filtersOf(params, FILTERS)} workspaces={names.workspaces} onApply={(next) => setParams({ ...next, page: undefined })} />
-      <ListView list={logs} empty={t('sessions.logs.empty')} caption={(found) => t('sessions.logs.caption', { total: found.totalElements })} className="sessions-table" rowKey={(entry) => entry.id} columns={columns} />
+      <details className="card sessions-start">
+        <summary>{t('sessions.start.title')}</summary>
+        <StartSessionForm />
+      </details>
+      {(filtered || logs.data?.totalElements !== 0) && (
+        <LogFilters key={params.toString()} filters={filtersOf(params, FILTERS)} workspaces={names.workspaces} onApply={(next) => setParams({ ...next, page: undefined })} />
+      )}
+      <ListView
+        list={logs}
+        filtered={filtered}
+        noMatch={t('sessions.logs.empty')}
+        empty={{ title: t('sessions.logs.none'), hint: t('sessions.logs.noneHint') }}
+        caption={(found) => t('sessions.logs.caption', { total: found.totalElements })}
+        className="sessions-table"
+        rowKey={(entry) => entry.id}
+        columns={columns}
+      />
     </section>
   )
 }
@@ -61,7 +79,19 @@ function useColumns(names: Names): Column<LogEntry>[] {
     },
     { header: t('sessions.field.status'), cell: (entry) => <SessionStatusBadge status={entry.status} /> },
     { header: t('sessions.field.externalId'), cell: (entry) => entry.externalId ?? t('common.none') },
-    { header: t('sessions.field.flow'), cell: (entry) => names.flows.get(entry.flowId) ?? <span className="mono">{shortId(entry.flowId)}</span> },
+    {
+      header: t('sessions.field.flow'),
+      cell: (entry) => {
+        const name = names.flows.get(entry.flowId) ?? <span className="mono">{shortId(entry.flowId)}</span>
+        return entry.workspaceId === workspaceId ? (
+          <Link href={`~/dashboard/flows/${entry.flowId}`} title={entry.flowId}>
+            {name}
+          </Link>
+        ) : (
+          name
+        )
+      },
+    },
     { header: t('sessions.field.workspace'), cell: (entry) => names.workspaces.get(entry.workspaceId) ?? <span className="mono">{shortId(entry.workspaceId)}</span> },
     { header: t('sessions.field.warnings'), cell: (entry) => entry.warnings },
     { header: t('sessions.field.startedAt'), cell: (entry) => <DateTime value={entry.startedAt} /> },
@@ -98,7 +128,7 @@ function LogFilters({ filters, workspaces, onApply }: { filters: Filters; worksp
         <>
           <SelectField label={t('sessions.filter.kind')} value={draft.preview} onChange={change('preview')} blank={t('sessions.filter.kindSessions')} options={[{ value: 'true', label: t('sessions.filter.kindPreviews') }]} />
           <SelectField label={t('sessions.field.workspace')} value={draft.workspaceId} onChange={change('workspaceId')} blank={t('sessions.filter.any')} options={[...workspaces].map(([id, name]) => ({ value: id, label: name }))} />
-          <SelectField label={t('sessions.field.status')} value={draft.status} onChange={change('status')} blank={t('sessions.filter.any')} options={LOG_STATUSES.map((status) => ({ value: status, label: t(`sessions.status.${status}`) }))} />
+          <SelectField label={t('sessions.field.status')} value={draft.status} onChange={change('status')} blank={t('sessions.filter.any')} options={LOG_STATUSES.map((status) => ({ value: status, label: t(sessionStateKey(status)) }))} />
           <SelectField label={t('sessions.filter.dateRange')} value={draft.dateRange} onChange={change('dateRange')} blank={t('sessions.filter.anyTime')} options={DATE_RANGES.map((range) => ({ value: range, label: t(`sessions.dateRange.${range}`) }))} />
           <Field label={t('sessions.filter.sessionId')} error={errors.sessionId}>
             {(props) => <input {...props} className="mono" value={draft.sessionId} onChange={(event) => change('sessionId')(event.target.value)} spellCheck={false} />}

@@ -1,9 +1,10 @@
 import { useEffect, useState, type ReactNode } from 'react'
-import { useParams } from 'wouter'
+import { Link, useParams } from 'wouter'
 import { api, unwrap } from '../../api'
-import { useAsync } from '../../components/async'
+import { useAsync, type Async } from '../../components/async'
 import { DetailView, Facts } from '../../components/DetailView'
 import { JsonBlock } from '../../components/JsonBlock'
+import { NodeName, useNodeNames, type ShownNode } from '../../components/NodeName'
 import { shortId } from '../../components/short-id'
 import { DateTime, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
@@ -11,24 +12,31 @@ import type { SessionDetail, Transcript } from './api-types'
 import { SendMessage } from './SendMessage'
 import { SessionDeliveries } from './SessionDeliveries'
 import { SessionStatusBadge } from './SessionStatusBadge'
+import { useSessionStream } from './session-stream'
 import { Timeline } from './Timeline'
 import { TranscriptChat } from './Transcript'
 
 /** How often the page looks again while the engine still has messages of this session to answer. */
 const PENDING_POLL_MS = 1000
 
-/** One session: its summary, the conversation as a chat, its event timeline and the webhooks it made. */
+/**
+ * One session: its summary, the conversation as a chat (followed live while the session is
+ * active), its event timeline and the webhooks it made.
+ */
 export function SessionScreen() {
   const t = useT()
   const { sessionId } = useParams<{ sessionId: string }>()
-  // Bumped to load every part again: after a message is sent, and while the engine has some to answer.
+  // Bumped to load every part again: after a turn, after a message is sent, and while the engine has some to answer.
   const [version, setVersion] = useState(0)
+  const reload = () => setVersion((v) => v + 1)
   const detail = useAsync(() => unwrap(api.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId } } })), [sessionId, version])
   const transcript = useAsync(() => loadTranscript(sessionId), [sessionId, version])
+  const following = useSessionStream(sessionId, detail.data?.status === 'active', reload)
+  // A turn that tells nothing sends no stream event: the count of messages waiting says the bot is still at work.
   const pending = detail.data?.pendingMessages ?? 0
   useEffect(() => {
     if (pending === 0) return
-    const timer = setTimeout(() => setVersion((v) => v + 1), PENDING_POLL_MS)
+    const timer = setTimeout(reload, PENDING_POLL_MS)
     return () => clearTimeout(timer)
   }, [pending, detail.data])
 
@@ -40,32 +48,53 @@ export function SessionScreen() {
       notFound={t('sessions.session.notFound')}
     >
       {(session) => (
-        <>
-          <Summary session={session} />
-
-          <h2>{t('sessions.chat.title')}</h2>
+        <SessionBody session={session} transcript={transcript} version={version} onSent={reload}>
           <p role="status" className="hint">
-            {pending > 0 ? t('sessions.session.pending', { count: pending }) : ''}
+            {pending > 0 ? t('sessions.session.pending', { count: pending }) : following === 'reconnecting' ? t('sessions.session.reconnecting') : following === 'live' ? t('sessions.session.live') : ''}
           </p>
-          {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
-          {!transcript.data && !transcript.error && <Loading />}
-          {transcript.data && <TranscriptChat transcript={transcript.data} />}
-          {session.status === 'active' && (
-            <>
-              <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
-              <SendMessage sessionId={sessionId} onSent={() => setVersion((v) => v + 1)} />
-            </>
-          )}
-
-          <h2>{t('sessions.timeline.title')}</h2>
-          <Timeline sessionId={sessionId} version={version} />
-
-          <h2>{t('sessions.deliveries.title')}</h2>
-          <SessionDeliveries sessionId={sessionId} version={version} />
-        </>
+        </SessionBody>
       )}
     </DetailView>
   )
+}
+
+function SessionBody({ session, transcript, version, onSent, children }: { session: SessionDetail; transcript: Async<Transcript>; version: number; onSent(): void; children: ReactNode }) {
+  const t = useT()
+  const flow = useFlowOf(session)
+  const nodeName = useNodeNames(flow.data?.definition)
+  return (
+    <>
+      <Summary session={session} flowName={flow.data?.name} nodeName={nodeName} />
+
+      <h2>{t('sessions.chat.title')}</h2>
+      {children}
+      {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
+      {!transcript.data && !transcript.error && <Loading />}
+      {transcript.data && <TranscriptChat transcript={transcript.data} nodeName={nodeName} />}
+      {session.status === 'active' && (
+        <>
+          <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
+          <SendMessage sessionId={session.id} onSent={onSent} />
+        </>
+      )}
+
+      <h2>{t('sessions.timeline.title')}</h2>
+      <Timeline sessionId={session.id} version={version} />
+
+      <h2>{t('sessions.deliveries.title')}</h2>
+      <SessionDeliveries sessionId={session.id} version={version} />
+    </>
+  )
+}
+
+/** The session's flow: its name, and the definition it runs (a preview's is the flow's draft), which names its nodes. */
+function useFlowOf(session: SessionDetail) {
+  return useAsync(async () => {
+    const flow = await unwrap(api.GET('/v1/flows/{id}', { params: { path: { id: session.flowId } } }))
+    if (session.flowVersion === 0) return { name: flow.name, definition: flow.definition }
+    const published = await unwrap(api.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id: session.flowId, version: session.flowVersion } } }))
+    return { name: flow.name, definition: published.definition }
+  }, [session.flowId, session.flowVersion])
 }
 
 /** The transcript as JSON (the endpoint also speaks Markdown, which this page does not ask for). */
@@ -75,17 +104,26 @@ async function loadTranscript(sessionId: string): Promise<Transcript> {
   return transcript
 }
 
-function Summary({ session }: { session: SessionDetail }) {
+function Summary({ session, flowName, nodeName }: { session: SessionDetail; flowName: string | undefined; nodeName(id: string): ShownNode }) {
   const t = useT()
+  const version = session.flowVersion === 0 ? t('sessions.session.draft') : t('sessions.session.version', { version: session.flowVersion })
   const facts: [string, ReactNode][] = [
     [t('sessions.field.status'), <SessionStatusBadge status={session.status} />],
     [t('sessions.field.session'), <span className="mono">{session.id}</span>],
     [t('sessions.field.externalId'), session.externalId ?? t('common.none')],
-    [t('sessions.field.flow'), <span className="mono">{t('sessions.session.flowVersion', { id: shortId(session.flowId), version: session.flowVersion })}</span>],
+    [
+      t('sessions.field.flow'),
+      <span data-testid="session-flow">
+        <Link href={`~/dashboard/flows/${session.flowId}`} title={session.flowId}>
+          {flowName ?? shortId(session.flowId)}
+        </Link>{' '}
+        · {version}
+      </span>,
+    ],
     [t('sessions.field.startedAt'), <DateTime value={session.startedAt} />],
     [t('sessions.field.finishedAt'), <DateTime value={session.finishedAt} />],
     [t('sessions.field.expiresAt'), <DateTime value={session.expiresAt} />],
-    [t('sessions.session.waitingAt'), session.waitingAt ? <span className="mono">{session.waitingAt}</span> : t('common.none')],
+    [t('sessions.session.waitingAt'), session.waitingAt ? <NodeName node={nodeName(session.waitingAt)} gist /> : t('common.none')],
     [t('sessions.session.pendingMessages'), session.pendingMessages],
     [t('sessions.field.warnings'), session.warnings],
   ]

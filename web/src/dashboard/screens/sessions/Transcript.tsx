@@ -1,21 +1,22 @@
 import { ChatTranscript, type ChatEntry } from '../../../shared/chat-transcript'
+import type { ShownNode } from '../../components/NodeName'
 import { shortId } from '../../components/short-id'
 import { useT, type Translate } from '../../i18n'
 import type { Transcript, TranscriptEntry } from './api-types'
 
 /** The session's conversation as a chat, and what the bot did in between as notes. */
-export function TranscriptChat({ transcript }: { transcript: Transcript }) {
+export function TranscriptChat({ transcript, nodeName }: { transcript: Transcript; nodeName(id: string): ShownNode }) {
   const t = useT()
-  return <ChatTranscript aria-label={t('sessions.chat.label')} t={t} entries={transcript.entries.map((entry, index) => chatEntry(entry, `${entry.eventId}-${index}`, t))} />
+  return <ChatTranscript aria-label={t('sessions.chat.label')} t={t} entries={transcript.entries.map((entry, index) => chatEntry(entry, `${entry.eventId}-${index}`, t, nodeName))} />
 }
 
-function chatEntry(entry: TranscriptEntry, key: string, t: Translate): ChatEntry {
+function chatEntry(entry: TranscriptEntry, key: string, t: Translate, nodeName: (id: string) => ShownNode): ChatEntry {
   const note = (text: string, tone?: 'warn' | 'error'): ChatEntry => ({ kind: 'note', key, text, tone, at: entry.at })
   switch (entry.kind) {
     case 'inbound':
       return { kind: 'contact', key, message: entry.message, at: entry.at }
     case 'outbound':
-      return { kind: 'bot', key, message: entry.message, nodeId: entry.nodeId, at: entry.at }
+      return { kind: 'bot', key, message: entry.message, node: entry.nodeId ? nodeName(entry.nodeId) : undefined, at: entry.at }
     case 'started':
       return note(t('sessions.chat.started', { version: entry.flowVersion }))
     case 'kanban':

@@ -50,7 +50,20 @@ export function DeliveriesScreen() {
           </>
         )}
       </FilterForm>
-      <ListView list={deliveries} empty={t('webhooks.list.empty')}>
+      <ListView
+        list={deliveries}
+        filtered={query.status !== undefined || query.sessionId !== undefined}
+        noMatch={t('webhooks.list.empty')}
+        empty={{
+          title: t('webhooks.list.none'),
+          hint: t('webhooks.list.noneHint'),
+          action: (
+            <Link href="~/dashboard/sessions" className="button-link secondary">
+              {t('webhooks.list.startSession')}
+            </Link>
+          ),
+        }}
+      >
         {(items) => (
           <ul className="webhooks-list" aria-label={t('webhooks.list.label')}>
             {items.map((delivery) => (

@@ -5,7 +5,7 @@ import { usePagedList } from '../../components/paged-list'
 import { DateTime, Field, SecretValue } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
-import { CardForm, fieldErrors, RevokeAction, useSubmit } from './forms'
+import { CardForm, useFormFieldErrors, RevokeAction, useSubmit } from './forms'
 import type { ApiKey, Workspace } from './api-types'
 
 type CreatedKey = paths['/v1/api-keys']['post']['responses'][201]['content']['application/json']
@@ -89,7 +89,7 @@ function NewApiKey({ workspace, onCreated }: { workspace: Workspace; onCreated(k
   const [callbackUrl, setCallbackUrl] = useState('')
   const [role, setRole] = useState<Role>('workspace')
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, KEY_FIELDS)
+  const errors = useFormFieldErrors(submit.error, KEY_FIELDS)
   const mayChooseRole = info.role === 'organization-admin'
   const create = async () => {
     onCreated(await unwrap(api.POST('/v1/api-keys', { body: { name, callbackUrl, role, workspaceId: workspace.id } })))
@@ -116,7 +116,7 @@ function NewApiKey({ workspace, onCreated }: { workspace: Workspace; onCreated(k
         error={errors.callbackUrl}
       >
         {(props) => (
-          <input {...props} type="url" inputMode="url" placeholder="https://hooks.example.com/flow" value={callbackUrl} onChange={(event) => setCallbackUrl(event.target.value)} />
+          <input {...props} type="url" inputMode="url" required pattern="https://.+" placeholder="https://hooks.example.com/flow" value={callbackUrl} onChange={(event) => setCallbackUrl(event.target.value)} />
         )}
       </Field>
     </CardForm>

@@ -1,4 +1,5 @@
 import { useId, useState } from 'react'
+import { messageText } from '../../../shared/api-problems'
 import type { Lang, Theme } from '../../../shared/i18n'
 import { api, unwrap, type paths } from '../../api'
 import { useAsync } from '../../components/async'
@@ -8,7 +9,7 @@ import { usePagedList } from '../../components/paged-list'
 import { CopyButton, DateTime, ErrorNotice, Field, Loading, SecretValue } from '../../components/ui'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
-import { CardForm, fieldErrors, RevokeAction, useSubmit } from './forms'
+import { CardForm, useFormFieldErrors, RevokeAction, useSubmit } from './forms'
 import type { Flow, OAuthClient, Workspace } from './api-types'
 import { flowsOf } from './lookups'
 import { curlSnippet, hostScriptSnippet, iframeSnippet, nodeSnippet, PLACEHOLDER, type EmbedValues } from './snippets'
@@ -151,7 +152,7 @@ function NewClient({ onCreated }: { onCreated(client: CreatedClient): void }) {
   const t = useT()
   const [name, setName] = useState('')
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, ['name'])
+  const errors = useFormFieldErrors(submit.error, ['name'])
   const create = async () => {
     onCreated(await unwrap(api.POST('/v1/clients', { body: { name } })))
     setName('')
@@ -239,6 +240,6 @@ function EditorStatusText({ status }: { status: EditorStatus }) {
     case 'published':
       return <>{t('workspaces.embed.status.published', { version: status.version })}</>
     case 'error':
-      return <span className="badge">{t('workspaces.embed.status.error', { code: status.code, message: status.message })}</span>
+      return <span className="badge">{t('workspaces.embed.status.error', { code: status.code, message: messageText(status.message, t) })}</span>
   }
 }

@@ -5,7 +5,7 @@ import { CopyButton, DateTime } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
 import type { WorkspaceDetail } from './api-types'
-import { CardForm, fieldErrors, useSubmit } from './forms'
+import { CardForm, useFormFieldErrors, useSubmit } from './forms'
 import { WorkspaceFields } from './WorkspaceFields'
 
 /** A workspace's details; an organization-admin key's session renames it and changes its time zone. */
@@ -45,7 +45,7 @@ function ChangeWorkspace({ workspace, onChanged }: { workspace: WorkspaceDetail;
   const [timezone, setTimezone] = useState(workspace.timezone ?? '')
   const [saved, setSaved] = useState(false)
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, ['name', 'timezone'])
+  const errors = useFormFieldErrors(submit.error, ['name', 'timezone'])
   const save = async () => {
     setSaved(false)
     await unwrap(api.PATCH('/v1/workspaces/{id}', { params: { path: { id: workspace.id } }, body: { name, timezone: timezone.trim() || null } }))

@@ -4,7 +4,7 @@ import { ListView, type Column } from '../../components/ListView'
 import { usePagedList } from '../../components/paged-list'
 import { DateTime, Field } from '../../components/ui'
 import { useT } from '../../i18n'
-import { CardForm, DeleteAction, fieldErrors, SubmitError, useSubmit } from './forms'
+import { CardForm, DeleteAction, useFormFieldErrors, SubmitError, useSubmit } from './forms'
 import type { Sector } from './api-types'
 
 /** The workspace's sectors (a flow's transfer targets): listed, created, renamed, deleted. */
@@ -77,7 +77,7 @@ function RenameSector({ sector, onDone }: { sector: Sector; onDone(renamed?: str
   const t = useT()
   const [name, setName] = useState(sector.name)
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, ['name'], 'name')
+  const errors = useFormFieldErrors(submit.error, ['name'])
   return (
     <form
       className="form-row"
@@ -110,7 +110,7 @@ function NewSector({ onCreated }: { onCreated(name: string): void }) {
   const t = useT()
   const [name, setName] = useState('')
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, ['name'], 'name')
+  const errors = useFormFieldErrors(submit.error, ['name'])
   const create = async () => {
     await createdId(api.POST('/v1/sectors', { body: { name } }))
     onCreated(name)

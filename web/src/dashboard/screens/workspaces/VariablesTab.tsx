@@ -4,7 +4,7 @@ import { ListView, type Column } from '../../components/ListView'
 import { usePagedList } from '../../components/paged-list'
 import { Field } from '../../components/ui'
 import { useT } from '../../i18n'
-import { CardForm, DeleteAction, fieldErrors, useSubmit } from './forms'
+import { CardForm, DeleteAction, useFormFieldErrors, useSubmit } from './forms'
 import { VARIABLE_TYPES, type Variable, type VariableType } from './api-types'
 import { formatDefaultValue, parseDefaultValue } from './default-value'
 
@@ -78,7 +78,7 @@ function VariableForm({ editing, onCancel, onSaved }: { editing: Variable | unde
   const [description, setDescription] = useState(editing?.description ?? '')
   const [defaultText, setDefaultText] = useState(editing ? formatDefaultValue(editing.defaultValue) : '')
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, VARIABLE_FIELDS, 'name')
+  const errors = useFormFieldErrors(submit.error, VARIABLE_FIELDS)
   const headingId = editing ? 'edit-variable' : 'new-variable'
 
   const save = async () => {

@@ -9,7 +9,7 @@ import { useActingWorkspace } from '../../acting-workspace'
 import { useSignedIn } from '../../session'
 import { PAGE_SIZES, pagingOf, useQueryParams } from '../../components/address'
 import type { Workspace } from './api-types'
-import { CardForm, fieldErrors, useSubmit } from './forms'
+import { CardForm, useFormFieldErrors, useSubmit } from './forms'
 import { WorkspaceFields } from './WorkspaceFields'
 
 /** The organization's workspaces (a workspace key: its own), and, for an admin key, a new one. */
@@ -78,7 +78,7 @@ function NewWorkspace({ onCreated }: { onCreated(workspace: { id: string; name: 
   const [name, setName] = useState('')
   const [timezone, setTimezone] = useState('')
   const submit = useSubmit()
-  const errors = fieldErrors(submit.error, ['name', 'timezone'])
+  const errors = useFormFieldErrors(submit.error, ['name', 'timezone'])
   const create = async () => {
     const body = timezone.trim() ? { name, timezone: timezone.trim() } : { name }
     const id = await createdId(api.POST('/v1/workspaces', { body }))

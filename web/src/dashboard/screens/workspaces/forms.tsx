@@ -1,26 +1,16 @@
 import { useState, type ReactNode } from 'react'
-import { ApiError } from '../../api'
-import { ErrorNotice } from '../../components/ui'
+import { ErrorNotice, FormError, useFieldErrors } from '../../components/ui'
 import { useT } from '../../i18n'
 
-/**
- * The API's messages by form field: its `body/field …` ones, and the domain's that begin with a
- * field's name (`callbackUrl must use https`, `defaultValue must be a number…`). A conflict (409)
- * is about `conflictField` (a name already taken).
- */
-export function fieldErrors(error: unknown, fields: readonly string[], conflictField?: string): Record<string, string> {
-  if (!(error instanceof ApiError)) return {}
-  const found: Record<string, string> = { ...error.fields }
-  const leading = fields.find((field) => error.message.startsWith(`${field} `))
-  if (leading) found[leading] ??= error.message
-  if (conflictField && error.status === 409) found[conflictField] ??= error.message
-  return found
+/** What a failed submit says about each of the form's `fields`, in the person's words. */
+export function useFormFieldErrors(error: unknown, fields: readonly string[]): Record<string, string> {
+  const all = useFieldErrors(error)
+  return Object.fromEntries(fields.flatMap((field) => (all[field] === undefined ? [] : [[field, all[field]]])))
 }
 
-/** A failed submit's message when it names no field of the form (those show on their field). */
+/** A failed submit's problems that no field of the form shows (those show on their field). */
 export function SubmitError({ error, fields }: { error: unknown; fields: Record<string, string> }) {
-  if (!error || Object.keys(fields).length > 0) return null
-  return <ErrorNotice error={error} />
+  return <FormError error={error} shownOnFields={Object.keys(fields)} />
 }
 
 /** A form's submit: busy while it runs, and its failure kept for the form to show. */
