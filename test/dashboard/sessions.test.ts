@@ -2,7 +2,7 @@ import type { Frame, Page } from 'playwright-core'
 import t from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
 import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
-import { buttons, chain, edge, end, flow, list, message, question, start, text } from '../helpers/engine.js'
+import { buttons, chain, edge, end, flow, list, message, question, start, text, transfer } from '../helpers/engine.js'
 import { eventually } from '../helpers/wait.js'
 
 const skip = browserSkipReason()
@@ -162,6 +162,15 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
     'the deliveries link to Webhooks filtered to the session',
   )
 
+  const salesCreated = await service.app.inject({ method: 'POST', url: '/v1/sectors', headers, payload: { name: 'Sales' } })
+  const sales = { id: String(salesCreated.headers.location).split('/').at(-1)! }
+  const handover = await call<{ id: string }>('POST', '/v1/flows', { name: 'Handover', definition: flow([start(), transfer('human', 'sector', sales.id)], chain('start', 'human')) })
+  const { sessionId: handedOverId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${handover.id}/create`, {})
+  await answered(handedOverId)
+  await page.goto(`${setup.base}/dashboard/sessions/${handedOverId}`)
+  await page.getByRole('list', { name: 'Messages, oldest first' }).getByText('Transferred to sector Sales').waitFor()
+  t.pass("a transfer names the sector, not its id")
+
   await page.goto(`${setup.base}/dashboard/sessions/${runningId}`)
   // A text past the service's limit cannot be typed; sent anyway, it is refused in words.
   const text = page.getByLabel('Message', { exact: true })
@@ -191,10 +200,10 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   // Started from the flow's page: the session's page follows it live, so the bot's answer to a
   // message sent from elsewhere appears without a reload.
   await page.goto(`${setup.base}/dashboard/flows/${created.id}`)
-  const start = page.getByRole('form', { name: 'Start a session' })
-  await start.getByText('Plans · version 1').waitFor()
-  await start.getByLabel('Contact id').fill('carla-5533')
-  await start.getByRole('button', { name: 'Start the session' }).click()
+  const startForm = page.getByRole('form', { name: 'Start a session' })
+  await startForm.getByText('Plans · version 1').waitFor()
+  await startForm.getByLabel('Contact id').fill('carla-5533')
+  await startForm.getByRole('button', { name: 'Start the session' }).click()
   await page.waitForURL(/\/dashboard\/sessions\/[0-9a-f-]{36}$/)
   const liveId = new URL(page.url()).pathname.split('/').pop()!
   const liveChat = page.getByRole('list', { name: 'Messages, oldest first' })

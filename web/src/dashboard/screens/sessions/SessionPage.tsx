@@ -62,6 +62,7 @@ function SessionBody({ session, transcript, version, onSent, children }: { sessi
   const t = useT()
   const flow = useFlowOf(session)
   const nodeName = useNodeNames(flow.data?.definition)
+  const sectorName = useSectorNames()
   return (
     <>
       <Summary session={session} flowName={flow.data?.name} nodeName={nodeName} />
@@ -70,7 +71,7 @@ function SessionBody({ session, transcript, version, onSent, children }: { sessi
       {children}
       {transcript.error && <ErrorNotice error={transcript.error} onRetry={transcript.reload} />}
       {!transcript.data && !transcript.error && <Loading />}
-      {transcript.data && <TranscriptChat transcript={transcript.data} nodeName={nodeName} />}
+      {transcript.data && <TranscriptChat transcript={transcript.data} nodeName={nodeName} sectorName={sectorName} />}
       {session.status === 'active' && (
         <>
           <h3 className="sessions-h3">{t('sessions.send.title')}</h3>
@@ -95,6 +96,13 @@ function useFlowOf(session: SessionDetail) {
     const published = await unwrap(api.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id: session.flowId, version: session.flowVersion } } }))
     return { name: flow.name, definition: published.definition }
   }, [session.flowId, session.flowVersion])
+}
+
+/** A transfer's sector by its name (the workspace's first page of sectors; another shows as its id). */
+function useSectorNames(): (id: string) => string | undefined {
+  const sectors = useAsync(async () => (await unwrap(api.GET('/v1/sectors', { params: { query: { size: 100 } } }))).content, [])
+  const names = new Map((sectors.data ?? []).map((sector) => [sector.id, sector.name]))
+  return (id) => names.get(id)
 }
 
 /** The transcript as JSON (the endpoint also speaks Markdown, which this page does not ask for). */

@@ -5,12 +5,18 @@ import { useT, type Translate } from '../../i18n'
 import type { Transcript, TranscriptEntry } from './api-types'
 
 /** The session's conversation as a chat, and what the bot did in between as notes. */
-export function TranscriptChat({ transcript, nodeName }: { transcript: Transcript; nodeName(id: string): ShownNode }) {
+export function TranscriptChat({ transcript, nodeName, sectorName }: { transcript: Transcript; nodeName(id: string): ShownNode; sectorName(id: string): string | undefined }) {
   const t = useT()
-  return <ChatTranscript aria-label={t('sessions.chat.label')} t={t} entries={transcript.entries.map((entry, index) => chatEntry(entry, `${entry.eventId}-${index}`, t, nodeName))} />
+  const names = { nodeName, sectorName }
+  return <ChatTranscript aria-label={t('sessions.chat.label')} t={t} entries={transcript.entries.map((entry, index) => chatEntry(entry, `${entry.eventId}-${index}`, t, names))} />
 }
 
-function chatEntry(entry: TranscriptEntry, key: string, t: Translate, nodeName: (id: string) => ShownNode): ChatEntry {
+interface Names {
+  nodeName(id: string): ShownNode
+  sectorName(id: string): string | undefined
+}
+
+function chatEntry(entry: TranscriptEntry, key: string, t: Translate, { nodeName, sectorName }: Names): ChatEntry {
   const note = (text: string, tone?: 'warn' | 'error'): ChatEntry => ({ kind: 'note', key, text, tone, at: entry.at })
   switch (entry.kind) {
     case 'inbound':
@@ -25,7 +31,10 @@ function chatEntry(entry: TranscriptEntry, key: string, t: Translate, nodeName: 
       return note(
         entry.function.type === 'finish'
           ? t('sessions.chat.finished')
-          : t('sessions.chat.transferred', { target: t(`sessions.chat.target.${entry.function.targetType}`), id: shortId(entry.function.targetId) }),
+          : t('sessions.chat.transferred', {
+              target: t(`sessions.chat.target.${entry.function.targetType}`),
+              id: (entry.function.targetType === 'sector' && sectorName(entry.function.targetId)) || shortId(entry.function.targetId),
+            }),
       )
     case 'warning':
       return note(t('sessions.chat.warning', { warning: entry.warning }), 'warn')
