@@ -1,7 +1,8 @@
 import t from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
 import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
-import { echoFlow, twelveNodeFlow } from '../helpers/flows.js'
+import { TANGLED_FLOW } from '../fixtures/tangled-flow.js'
+import { echoFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
 const skip = browserSkipReason()
@@ -181,19 +182,19 @@ t.test('flows: create, versions, the editor inside the dashboard, analytics', { 
   await captureEveryLook(t, page, setup.base, 'flows-editor', `/flows/${flowId}/edit`, (p) => p.frameLocator('iframe').getByTestId('node-say').waitFor())
   await captureEveryLook(t, page, setup.base, 'flows-analytics', `/flows/${flowId}/analytics`, (p) => p.locator('g[data-node="ask"]').waitFor())
 
-  // Twelve nodes, with branches and a loop: laid out in columns, nothing spills out of its box, no edge crosses a node.
-  for (const name of ['email', 'lead']) t.equal((await service.app.inject({ method: 'POST', url: '/v1/variables', headers, payload: { name, type: name === 'lead' ? 'boolean' : 'string' } })).statusCode, 201)
-  const twelve = await call<{ id: string }>('POST', '/v1/flows', { name: 'Plans and leads', definition: twelveNodeFlow })
+  // The twelve nodes the editor's Arrange is tested on, with branches and a loop: laid out in
+  // columns, nothing spills out of its box, no edge crosses a node.
+  const twelve = await call<{ id: string }>('POST', '/v1/flows', { name: 'Plans and leads', definition: TANGLED_FLOW })
   const twelveStarted = async () => (await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${twelve.id}/create`, {})).sessionId
   const lead = await twelveStarted()
   await answered(lead)
-  await call('POST', `/v1/sessions/${lead}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } })
+  await call('POST', `/v1/sessions/${lead}/message`, { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'b2', title: 'Support' } } })
   await answered(lead)
   await answered(await twelveStarted())
   await eventually('the analytics counted the twelve-node sessions', async () => ((await call<Analytics>('GET', `/v1/flows/${twelve.id}/analytics`)).sessions.total === 2 ? true : undefined))
   await page.goto(`${setup.base}/dashboard/flows/${twelve.id}/analytics?lang=en`)
   const twelveDiagram = page.getByTestId('dropoff-diagram')
-  await twelveDiagram.locator('g[data-node="ask_email"]').waitFor()
+  await twelveDiagram.locator('g[data-node="askName"]').waitFor()
   const geometry = (await page.evaluate(DIAGRAM_GEOMETRY)) as { nodes: number; columns: number; overflowing: string[]; crossing: string[]; truncated: string[] }
   t.equal(geometry.nodes, 12, 'the drawing holds the twelve nodes')
   t.ok(geometry.columns >= 5, `laid out in columns by their edges (${geometry.columns})`)
@@ -203,7 +204,7 @@ t.test('flows: create, versions, the editor inside the dashboard, analytics', { 
   t.match(await twelveDiagram.locator('g[data-node="welcome"] > title').textContent(), /^Welcome message for customers arriving from the spring campaign landing page \(Message, welcome\)/, 'its whole label and id are in its title')
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 })
-    await captureEveryLook(t, page, setup.base, `flows-dropoff-12-nodes-${width}`, `/flows/${twelve.id}/analytics`, (p) => p.locator('g[data-node="ask_email"]').waitFor())
+    await captureEveryLook(t, page, setup.base, `flows-dropoff-12-nodes-${width}`, `/flows/${twelve.id}/analytics`, (p) => p.locator('g[data-node="askName"]').waitFor())
   }
   await page.setViewportSize({ width: 1366, height: 900 })
 
