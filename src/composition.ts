@@ -21,6 +21,9 @@ import { openStorage, type DatabaseTarget, type Storage } from './store/connect.
 import { AdvisoryLeases, type Leases } from './store/lease.js'
 import { lockDataDir } from './store/lock.js'
 import { migrateToLatest } from './store/migrate.js'
+import { SecretKeyring } from './secrets/keyring.js'
+import { revealSecrets } from './commands/secrets.js'
+import { loadMasterKeys } from './secrets/master-keys.js'
 
 /** Storage, event store and read models, migrated and ready; shared by the server and the CLI. */
 export interface Backend {
@@ -32,6 +35,8 @@ export interface Backend {
   conversations: ConversationRunner
   /** Sends the webhook outbox; started by the server, not by CLI commands. */
   webhooks: DispatcherRole
+  /** The data keys of workspace secrets: what the API writes with and `revealSecrets` reads with. */
+  secrets: SecretKeyring
   /** One process at a time for leased work (Postgres); absent on the embedded database, one process. */
   leases: Leases | undefined
   /** True on the embedded PGlite default. */
@@ -54,8 +59,13 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
   const embedded = !config.databaseUrl
   const unlock = embedded ? lockDataDir(config.dataDir) : () => {}
   try {
+    const masterKeys = await loadMasterKeys(config)
+    if (masterKeys.source === 'DATA_DIR' && config.databaseUrl) {
+      logger.warn({ masterKeyId: masterKeys.current.id }, 'SECRETS_KEY is unset: workspace secrets are wrapped by a key generated in DATA_DIR, which other processes of this database do not have; set SECRETS_KEY on every process')
+    }
     const storage = await openStorage(storageTarget(config, roles))
     await migrateToLatest(storage.db)
+    const secrets = new SecretKeyring(storage.db, masterKeys)
     // Processes sharing a Postgres database take turns: one active reader per projection and one
     // engine per partition of the sessions (leases), and they tell each other when a checkpoint
     // moves. The embedded database is one process.
@@ -79,7 +89,17 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
     const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger, { applyDb: storage.projectorDb, leases, checkpointsMoved, metrics })
-    const conversations = new ConversationRunner({ db: storage.db, store, readModels, logger, metrics, leases: engineLeases, partitions: config.enginePartitions })
+    const conversations = new ConversationRunner({
+      db: storage.db,
+      store,
+      readModels,
+      logger,
+      metrics,
+      leases: engineLeases,
+      partitions: config.enginePartitions,
+      // A flow's calls reach what webhooks may reach: the same private ranges and extra CA.
+      calls: { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, revealSecrets: (workspaceId, names) => revealSecrets({ store, secrets }, workspaceId, names) },
+    })
     const webhooks = new DispatcherRole(
       storage.dispatcherDb,
       readModels,
@@ -95,6 +115,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       readModels,
       conversations,
       webhooks,
+      secrets,
       leases,
       embedded,
       async close() {

@@ -56,6 +56,10 @@ export interface Config {
   embedDemo: boolean
   /** Signs the editor's access tokens (at least 32 bytes); undefined: a secret generated once in `dataDir`. */
   editorTokenSecret: string | undefined
+  /** Wraps the data keys of workspace secrets: base64 of 32 bytes; undefined: a key generated once in `dataDir`. */
+  secretsKey: string | undefined
+  /** The master key before a rotation, still unwrapping the data keys `flowd secrets rewrap` has not re-wrapped yet. */
+  secretsKeyPrevious: string | undefined
   /** CSP `frame-ancestors` sources of the editor page: who may frame it (`*`: any site). */
   editorFrameAncestors: string[]
   /** Requests a minute to `/v1` per API key, per editor client, and per address for failed authentication; 0: no limit. */
@@ -215,6 +219,14 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`EDITOR_TOKEN_SECRET: must be at least 32 bytes, got ${Buffer.byteLength(editorTokenSecret, 'utf8')} (e.g. openssl rand -base64 48)`)
   }
 
+  const secretsKey = value('SECRETS_KEY')
+  const secretsKeyPrevious = value('SECRETS_KEY_PREVIOUS')
+  for (const [name, key] of [['SECRETS_KEY', secretsKey], ['SECRETS_KEY_PREVIOUS', secretsKeyPrevious]] as const) {
+    // The key itself is never echoed.
+    if (key !== undefined && !decodeSecretsKey(key)) problems.push(`${name}: must be the base64 of exactly 32 bytes (e.g. openssl rand -base64 32)`)
+  }
+  if (secretsKey !== undefined && secretsKey === secretsKeyPrevious) problems.push('SECRETS_KEY_PREVIOUS: the same key as SECRETS_KEY; it names the key before a rotation')
+
   const editorFrameAncestors = (value('EDITOR_FRAME_ANCESTORS') ?? '*').split(/[\s,]+/).filter(Boolean)
   const badAncestors = editorFrameAncestors.filter((source) => !FRAME_ANCESTOR_SOURCE.test(source))
   if (badAncestors.length) {
@@ -256,6 +268,8 @@ export function loadConfig(env: Env = process.env): Config {
     editorUrl: url('EDITOR_URL', ['http:', 'https:']),
     embedDemo: oneOf('EMBED_DEMO', ['true', 'false'] as const, databaseUrl ? 'false' : 'true') === 'true',
     editorTokenSecret,
+    secretsKey,
+    secretsKeyPrevious,
     editorFrameAncestors,
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     authRateLimitPerMinute: integer('AUTH_RATE_LIMIT_PER_MINUTE', 30, 0, 1_000_000),
@@ -265,6 +279,13 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (problems.length) throw new ConfigError(problems)
   return config
+}
+
+/** A secrets master key from its base64 (or base64url) text; undefined unless it is exactly 32 bytes. */
+export function decodeSecretsKey(text: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) return undefined
+  const bytes = Buffer.from(text, 'base64')
+  return bytes.length === 32 ? bytes : undefined
 }
 
 /** proxy-addr's names for address ranges, accepted in TRUST_PROXY beside addresses and CIDRs. */

@@ -54,6 +54,7 @@ export async function startService(config: Config, logger: Logger, roles: readon
       readModels: backend.readModels,
       logger,
       now: () => new Date(),
+      secrets: backend.secrets,
       metrics,
       healthOnly: !roles.includes('api'),
     })

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OutgoingMessage } from '../domain/flow-definition.js'
+import { HttpCallAnswer, HttpCallRequest } from '../domain/outside-call.js'
 import { Timestamp, Uuid } from '../domain/schemas.js'
 import { TurnFailureReason, session, type SessionEvent } from '../domain/session.js'
-import { InboundMessage, KanbanAction, TurnFunction, VariableValue, type TurnOutput } from '../domain/turn.js'
+import { InboundMessage, KanbanAction, OutsideEvent, TurnFunction, VariableValue, type TurnOutput } from '../domain/turn.js'
 
 /**
  * A session's conversation as the user and the bot saw it, built from its event stream alone:
@@ -41,6 +42,17 @@ export const TranscriptEntry = Type.Union([
     function: TurnFunction,
   }),
   Type.Object({ kind: Type.Literal('warning'), ...ofTurn, warning: Type.String() }),
+  Type.Object({
+    kind: Type.Literal('call'),
+    ...base,
+    messageId: Uuid,
+    nodeId: Type.String(),
+    request: HttpCallRequest,
+    answer: HttpCallAnswer,
+    durationMs: Type.Integer({ minimum: 0 }),
+  }, { description: 'a call outside the turn for messageId made (an httpRequest node), as sent with secrets redacted, and its answer' }),
+  Type.Object({ kind: Type.Literal('event'), ...base, messageId: Uuid, event: OutsideEvent }, { description: 'an event an outside system posted into the session' }),
+  Type.Object({ kind: Type.Literal('timer'), ...base, messageId: Uuid, nodeId: Type.String(), until: Timestamp }, { description: "the timer of the wait at nodeId fired" }),
   Type.Object({ kind: Type.Literal('expired'), ...base }),
   Type.Object({
     kind: Type.Literal('failed'),
@@ -118,6 +130,17 @@ export function buildTranscript(events: readonly StoredSessionEvent[]): Transcri
         entries.push(...turnEntries(output, { at: completedAt, eventId: event.id, messageId, flowVersion: state.flowVersion }))
         break
       }
+      case 'OutsideCallAnswered': {
+        const { messageId, nodeId, request, answer, durationMs, answeredAt } = event.data
+        entries.push({ kind: 'call', at: answeredAt, eventId: event.id, messageId, nodeId, request, answer, durationMs })
+        break
+      }
+      case 'OutsideEventReceived':
+        entries.push({ kind: 'event', at: event.data.receivedAt, eventId: event.id, messageId: event.data.messageId, event: event.data.event })
+        break
+      case 'TimerFired':
+        entries.push({ kind: 'timer', at: event.data.firedAt, eventId: event.id, messageId: event.data.messageId, nodeId: event.data.nodeId, until: event.data.until })
+        break
       case 'SessionExpired':
         entries.push({ kind: 'expired', at: event.data.expiredAt, eventId: event.id })
         break
@@ -206,6 +229,14 @@ function entryLine(entry: TranscriptEntry): string {
     }
     case 'warning':
       return `- ${at} _Warning_: ${escape(entry.warning)}`
+    case 'call': {
+      const answered = 'error' in entry.answer ? `no answer (${entry.answer.error}: ${escape(entry.answer.message)})` : `${entry.answer.status}`
+      return `- ${at} **Call** (node \`${quote(entry.nodeId)}\`): ${entry.request.method} ${escape(entry.request.url)} → ${answered} in ${entry.durationMs} ms`
+    }
+    case 'event':
+      return `- ${at} **Event** \`${quote(entry.event.name)}\`: ${escape(JSON.stringify(entry.event.data))}`
+    case 'timer':
+      return `- ${at} **Timer** of node \`${quote(entry.nodeId)}\` fired (set for ${entry.until})`
     case 'expired':
       return `- ${at} **Session expired** (inactivity timeout)`
     case 'failed':

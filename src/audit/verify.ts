@@ -57,6 +57,8 @@ async function replayTurn(state: Session, messageId: string, completedAt: string
   if (!next || next.messageId !== messageId) return null
   const flow = await loadFlow(state)
   const output = playTurn(interpret, flow, state, next, new Date(completedAt))
+  // A call the record lacks would have to be made: replay calls nothing, so the turn is not reproduced.
+  if (output.status === 'calling') return null
   const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId: state.sessionId, messageId, output, now: completedAt } }, state)
   return event ?? null
 }

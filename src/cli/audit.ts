@@ -10,7 +10,7 @@ import { openBackend } from '../composition.js'
 import { sessionStream, type SessionEvent } from '../domain/session.js'
 import { workspaceStream } from '../domain/workspace.js'
 import { FlowVersions } from '../engine/flow-versions.js'
-import { runTurn } from '../engine/interpreter.js'
+import { runTurnOrCall } from '../engine/interpreter.js'
 import { START, type EventStore } from '../eventstore/port.js'
 import { NotFoundError } from '../errors.js'
 import type { CliContext } from './main.js'
@@ -68,7 +68,7 @@ async function verify({ config, logger }: CliContext, options: { session?: strin
     for (const id of ids) {
       const events = await store.readStream(sessionStream(id))
       if (events.length === 0) throw new NotFoundError(`session ${id} not found`)
-      const verdict = await verifySession(id, events, (session) => flows.ofSession(session), runTurn)
+      const verdict = await verifySession(id, events, (session) => flows.ofSession(session), runTurnOrCall)
       turns += verdict.turns
       if (verdict.divergences.length > 0) {
         divergentSessions++

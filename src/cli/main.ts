@@ -16,6 +16,7 @@ Commands:
   processors parked|retry     list streams a log processor parked after repeated failures, or replay one
   engine repartition          change the number of partitions of the engine's sessions (ENGINE_PARTITIONS)
   api-keys create|list|revoke create, list or revoke API keys of any organization (as the operator)
+  secrets rewrap              re-wrap the data keys of workspace secrets with a new master key (SECRETS_KEY)
   dashboard-link              print a one-time link that signs the dashboard in with an API key
   deliveries list|retry       list webhook deliveries, or send one again
   dev-receiver                a local HTTPS webhook receiver that prints signed webhooks
@@ -51,6 +52,7 @@ const commands: Record<string, () => Promise<Command>> = {
   processors: async () => (await import('./processors.js')).processorsCommand,
   engine: async () => (await import('./engine.js')).engineCommand,
   'api-keys': async () => (await import('./api-keys.js')).apiKeysCommand,
+  secrets: async () => (await import('./secrets.js')).secretsCommand,
   'dashboard-link': async () => (await import('./dashboard-link.js')).dashboardLinkCommand,
   deliveries: async () => (await import('./deliveries.js')).deliveriesCommand,
   'dev-receiver': async () => (await import('./dev-receiver.js')).devReceiverCommand,

@@ -1,7 +1,9 @@
 import { apiKey, apiKeyStream } from '../domain/api-key.js'
 import type { FlowDefinition } from '../domain/flow-definition.js'
-import { session, sessionStream, type SessionCommand } from '../domain/session.js'
-import type { InboundMessage, VariableValue } from '../domain/turn.js'
+import { PREVIEW_TURN_METADATA, eventKey, messageKey, session, sessionStream, type SessionCommand } from '../domain/session.js'
+import type { RecordedCall } from '../domain/outside-call.js'
+import type { InboundMessage, OutsideEvent, VariableValue } from '../domain/turn.js'
+import { v5 as uuidV5 } from 'uuid'
 import { NotFoundError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { ApiKeyPrincipal } from '../projections/api-keys.js'
@@ -97,7 +99,7 @@ export async function receiveMessage(
     },
   }, { ...ctx.metadata, workspaceId: caller.workspaceId, organizationId: caller.organizationId })
   if (result.state.status === 'none') throw new NotFoundError(`session ${input.sessionId} not found`)
-  if (result.events.length === 0 && input.idempotencyKey !== null) return { messageId: result.state.idempotencyKeys[input.idempotencyKey]! }
+  if (result.events.length === 0 && input.idempotencyKey !== null) return { messageId: result.state.idempotencyKeys[messageKey(input.idempotencyKey)]! }
   // No wait for the read models: nothing the 202 promises is in a list, and the engine follows the log.
   return { messageId }
 }
@@ -107,5 +109,65 @@ export async function expireSession(ctx: CommandContext, sessionId: string): Pro
     type: 'ExpireSession',
     data: { sessionId, now: ctx.now().toISOString() },
   }, ctx.metadata)
+  return result.events.length > 0
+}
+
+/**
+ * Queues an outside event for the session, answering once it is durable; a repeated
+ * `idempotencyKey` answers the first event's id and queues nothing.
+ */
+export async function receiveEvent(
+  ctx: CommandContext,
+  caller: SessionCaller,
+  input: { sessionId: string; event: OutsideEvent; idempotencyKey: string | null },
+): Promise<{ eventId: string }> {
+  const messageId = newId()
+  const result = await handleCommand(ctx.store, session, sessionStream(input.sessionId), {
+    type: 'ReceiveEvent',
+    data: {
+      sessionId: input.sessionId,
+      workspaceId: caller.workspaceId,
+      previewsOnly: caller.apiKeyId === null,
+      messageId,
+      event: input.event,
+      idempotencyKey: input.idempotencyKey,
+      now: ctx.now().toISOString(),
+    },
+  }, { ...ctx.metadata, workspaceId: caller.workspaceId, organizationId: caller.organizationId })
+  if (result.state.status === 'none') throw new NotFoundError(`session ${input.sessionId} not found`)
+  if (result.events.length === 0 && input.idempotencyKey !== null) return { eventId: result.state.idempotencyKeys[eventKey(input.idempotencyKey)]! }
+  return { eventId: messageId }
+}
+
+/** Fires a wait's timer (`TimerFired`) if the session still waits there; true when it did. */
+export async function fireTimer(ctx: CommandContext, timer: { sessionId: string; nodeId: string; until: string }): Promise<boolean> {
+  const messageId = uuidV5(`${timer.sessionId}/${timer.nodeId}/${timer.until}`, TIMER_ID_NAMESPACE)
+  const current = await loadState(ctx.store, session, sessionStream(timer.sessionId))
+  if (current.status === 'none') return false
+  const metadata = { ...ctx.metadata, workspaceId: current.workspaceId, organizationId: current.organizationId, ...(current.previewDefinition ? PREVIEW_TURN_METADATA : {}) }
+  const result = await handleCommand(ctx.store, session, sessionStream(timer.sessionId), {
+    type: 'FireTimer',
+    data: { ...timer, messageId, now: ctx.now().toISOString() },
+  }, metadata)
+  return result.events.length > 0
+}
+
+// A timer's trigger id is derived from the wait it ends, so firing it twice makes one trigger.
+const TIMER_ID_NAMESPACE = 'a3c1e0f4-63b8-4a52-8f0e-4d8c2b7e9a61'
+
+/**
+ * Records the answer of a call a turn waited for (`OutsideCallAnswered`); nothing when the turn no
+ * longer waits for it (answered already by another try, or the session moved on).
+ */
+export async function recordCallAnswer(
+  ctx: CommandContext,
+  job: { sessionId: string; messageId: string; workspaceId: string; organizationId: string; preview: boolean },
+  call: RecordedCall,
+): Promise<boolean> {
+  const metadata = { ...ctx.metadata, workspaceId: job.workspaceId, organizationId: job.organizationId, causationId: job.messageId, ...(job.preview ? PREVIEW_TURN_METADATA : {}) }
+  const result = await handleCommand(ctx.store, session, sessionStream(job.sessionId), {
+    type: 'RecordCallAnswer',
+    data: { sessionId: job.sessionId, messageId: job.messageId, call, now: ctx.now().toISOString() },
+  }, metadata)
   return result.events.length > 0
 }

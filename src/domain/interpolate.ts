@@ -39,13 +39,33 @@ export const render = (value: unknown): string => {
   return String(value)
 }
 
-export const interpolator = (scope: Scope): Interpolator => {
+/** The variable path a template is made of alone (`{{order.id}}`), or undefined when it holds more or less. */
+export const wholePlaceholder = (template: string): string | undefined => {
+  const match = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}$/.exec(template)
+  return match?.[1]
+}
+
+export interface InterpolationOptions {
+  /** Applied to each variable's rendered value (a URL encodes it). */
+  encode?: (value: string) => string
+  /** What `{{secrets.NAME}}` becomes; without it, `secrets` is a variable name like any other. */
+  secret?: (name: string) => string
+  /** Applied to each variable's rendered value before `encode`. */
+  clean?: (value: string) => string
+}
+
+export const interpolator = (scope: Scope, options: InterpolationOptions = {}): Interpolator => {
   const unknown = new Set<string>()
+  const { encode = (value: string) => value, secret, clean = (value: string) => value } = options
   const text = (template: string): string =>
     template.replace(PLACEHOLDER, (_placeholder, path: string) => {
+      if (secret && path.startsWith(SECRETS_PREFIX)) return secret(path.slice(SECRETS_PREFIX.length))
       const value = lookup(scope, path)
       if (value === undefined) unknown.add(path)
-      return render(value)
+      return encode(clean(render(value)))
     })
   return { text, unknown }
 }
+
+/** Templates of an outgoing HTTP request read workspace secrets as `{{secrets.NAME}}`. */
+export const SECRETS_PREFIX = 'secrets.'

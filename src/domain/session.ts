@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ConversationState, InboundMessage, TurnOutput, VariableValue, type Trigger } from './turn.js'
+import { ConversationState, EVENTS_KEPT, InboundMessage, OutsideEvent, TurnOutput, VariableValue, type Trigger } from './turn.js'
 import { FlowDefinition } from './flow-definition.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
 import { AnyKey, Timestamp, Uuid } from './schemas.js'
+import { RecordedCall } from './outside-call.js'
 
 export const sessionStream = (sessionId: string) => `session-${sessionId}`
 
@@ -50,10 +51,12 @@ const MessageReceived = Type.Object({
 
 const TurnCompleted = Type.Object({
   sessionId: Uuid,
-  /** The trigger: the session's start or the inbound message this turn answered. */
+  /** The trigger: the session's start, the inbound message, outside event or timer this turn answered. */
   messageId: Uuid,
   output: TurnOutput,
   completedAt: Timestamp,
+  /** A turn that waits with a timer keeps the session from expiring before the timer fires: its new expiry. */
+  expiresAt: Type.Optional(Timestamp),
 })
 
 /**
@@ -75,12 +78,36 @@ const TurnFailed = Type.Object({
 
 const SessionExpired = Type.Object({ sessionId: Uuid, expiredAt: Timestamp })
 
+/** An event an outside system posted (`POST /v1/sessions/{id}/events`): a trigger like a message. */
+const OutsideEventReceived = Type.Object({
+  sessionId: Uuid,
+  messageId: Uuid,
+  event: OutsideEvent,
+  idempotencyKey: Type.Union([Type.String(), Type.Null()]),
+  receivedAt: Timestamp,
+})
+
+/** A wait's timer fired: a trigger whose turn leaves the waiting node by its timeout, if it still waits. */
+const TimerFired = Type.Object({ sessionId: Uuid, messageId: Uuid, nodeId: Type.String(), until: Timestamp, firedAt: Timestamp })
+
+/**
+ * A call outside the conversation the oldest pending trigger's turn made (an `httpRequest`), with
+ * its answer: the turn is run again with it, and replay reads it instead of calling.
+ */
+const OutsideCallAnswered = Type.Intersect([
+  Type.Object({ sessionId: Uuid, messageId: Uuid, answeredAt: Timestamp }),
+  RecordedCall,
+])
+
 export type SessionEvent =
   | { type: 'SessionStarted'; data: Static<typeof SessionStarted> }
   | { type: 'MessageReceived'; data: Static<typeof MessageReceived> }
   | { type: 'TurnCompleted'; data: Static<typeof TurnCompleted> }
   | { type: 'TurnFailed'; data: Static<typeof TurnFailed> }
   | { type: 'SessionExpired'; data: Static<typeof SessionExpired> }
+  | { type: 'OutsideCallAnswered'; data: Static<typeof OutsideCallAnswered> }
+  | { type: 'OutsideEventReceived'; data: Static<typeof OutsideEventReceived> }
+  | { type: 'TimerFired'; data: Static<typeof TimerFired> }
 
 export type SessionCommand =
   | { type: 'StartSession'; data: Omit<Static<typeof SessionStarted>, 'startedAt' | 'expiresAt'> & { now: string } }
@@ -100,6 +127,12 @@ export type SessionCommand =
   | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string } }
   | { type: 'FailTurn'; data: { sessionId: string; messageId: string; reason: TurnFailureReason; now: string } }
   | { type: 'ExpireSession'; data: { sessionId: string; now: string } }
+  | { type: 'RecordCallAnswer'; data: { sessionId: string; messageId: string; call: RecordedCall; now: string } }
+  | {
+      type: 'ReceiveEvent'
+      data: { sessionId: string; workspaceId: string; previewsOnly?: boolean; messageId: string; event: OutsideEvent; idempotencyKey: string | null; now: string }
+    }
+  | { type: 'FireTimer'; data: { sessionId: string; messageId: string; nodeId: string; until: string; now: string } }
 
 export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
 
@@ -129,18 +162,40 @@ export type Session =
       conversation: ConversationState
       /** Triggers still waiting for their turn, oldest first. */
       pending: PendingTurn[]
-      /** Idempotency-Key → the messageId it produced. */
+      /** The calls outside the oldest pending trigger's turn made so far, with their answers. */
+      calls: RecordedCall[]
+      /** Idempotency-Key (`messageKey`, `eventKey`) → the messageId it produced. */
       idempotencyKeys: Record<string, string>
       warnings: number
       /** Why the engine ended it in error, when it did (`TurnFailed`). */
       failureReason: TurnFailureReason | null
     }
 
+/** Messages and events keep their Idempotency-Keys apart (`idempotencyKeys`): one key may be used for each. */
+export const messageKey = (idempotencyKey: string) => `message ${idempotencyKey}`
+export const eventKey = (idempotencyKey: string) => `event ${idempotencyKey}`
+
+type RunningSession = Exclude<Session, { status: 'none' }>
+
+/**
+ * The session a trigger is sent into: not found from another workspace (or, for the editor, when
+ * it is not a preview); undefined when `key` (an Idempotency-Key) made a trigger already; 409 once
+ * it no longer runs.
+ */
+const receiving = (state: Session, caller: { sessionId: string; workspaceId: string; previewsOnly?: boolean; now: string }, key: string | null): RunningSession | undefined => {
+  if (state.status === 'none' || state.workspaceId !== caller.workspaceId || (caller.previewsOnly && state.previewDefinition === null)) {
+    throw new NotFoundError(`session ${caller.sessionId} not found`)
+  }
+  if (key !== null && Object.hasOwn(state.idempotencyKeys, key)) return undefined
+  if (state.status !== 'active' || caller.now >= state.expiresAt) throw new ConflictError('Session is not active')
+  return state
+}
+
 const addSeconds = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString()
 
 export const session: Decider<SessionCommand, Session, SessionEvent> = {
   initialState: { status: 'none' },
-  eventSchemas: { SessionStarted, MessageReceived, TurnCompleted, TurnFailed, SessionExpired },
+  eventSchemas: { SessionStarted, MessageReceived, TurnCompleted, TurnFailed, SessionExpired, OutsideCallAnswered, OutsideEventReceived, TimerFired },
 
   decide(command, state) {
     switch (command.type) {
@@ -151,11 +206,10 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
       }
       case 'ReceiveMessage': {
         const { data } = command
-        if (state.status === 'none' || state.workspaceId !== data.workspaceId || (data.previewsOnly && state.previewDefinition === null)) {
-          throw new NotFoundError(`session ${data.sessionId} not found`)
-        }
-        if (data.idempotencyKey !== null && Object.hasOwn(state.idempotencyKeys, data.idempotencyKey)) return []
-        if (state.status !== 'active' || data.now >= state.expiresAt) throw new ConflictError('Session is not active')
+        const active = receiving(state, data, data.idempotencyKey === null ? null : messageKey(data.idempotencyKey))
+        if (!active) return []
+        // Forward only: a turn waiting with a timer may have moved the expiry past now + ttl.
+        const slid = addSeconds(data.now, active.ttlSeconds)
         return [
           {
             type: 'MessageReceived',
@@ -165,7 +219,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
               message: data.message,
               idempotencyKey: data.idempotencyKey,
               receivedAt: data.now,
-              expiresAt: addSeconds(data.now, state.ttlSeconds),
+              expiresAt: slid > active.expiresAt ? slid : active.expiresAt,
             },
           },
         ]
@@ -173,7 +227,11 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
       case 'CompleteTurn': {
         // A turn for anything but the oldest pending trigger was already taken by another worker.
         if (state.status === 'none' || state.pending[0]?.messageId !== command.data.messageId) return []
-        return [{ type: 'TurnCompleted', data: { sessionId: command.data.sessionId, messageId: command.data.messageId, output: command.data.output, completedAt: command.data.now } }]
+        const { sessionId, messageId, output, now } = command.data
+        const until = output.status === 'active' ? output.state.waitingAt?.until : undefined
+        const waitExpiry = until === undefined ? undefined : addSeconds(until, state.ttlSeconds)
+        const expiresAt = waitExpiry !== undefined && waitExpiry > state.expiresAt ? { expiresAt: waitExpiry } : {}
+        return [{ type: 'TurnCompleted', data: { sessionId, messageId, output, completedAt: now, ...expiresAt } }]
       }
       case 'FailTurn': {
         const { sessionId, messageId, reason, now } = command.data
@@ -184,6 +242,28 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
       case 'ExpireSession':
         if (state.status !== 'active' || command.data.now < state.expiresAt) return []
         return [{ type: 'SessionExpired', data: { sessionId: command.data.sessionId, expiredAt: command.data.now } }]
+      case 'ReceiveEvent': {
+        const { data } = command
+        const active = receiving(state, data, data.idempotencyKey === null ? null : eventKey(data.idempotencyKey))
+        if (!active) return []
+        const kept = (active.conversation.inbox?.length ?? 0) + active.pending.filter((p) => p.trigger.type === 'event').length
+        if (kept >= EVENTS_KEPT) throw new ConflictError(`the session holds ${EVENTS_KEPT} events no node has waited for yet; post again once the flow has taken some`)
+        const { sessionId, messageId, event, idempotencyKey, now } = data
+        return [{ type: 'OutsideEventReceived', data: { sessionId, messageId, event, idempotencyKey, receivedAt: now } }]
+      }
+      case 'FireTimer': {
+        const { sessionId, messageId, nodeId, until, now } = command.data
+        const waiting = state.status === 'active' ? state.conversation.waitingAt : null
+        if (state.status !== 'active' || waiting?.nodeId !== nodeId || waiting.until !== until || now < until) return []
+        if (state.pending.some((p) => p.messageId === messageId)) return []
+        return [{ type: 'TimerFired', data: { sessionId, messageId, nodeId, until, firedAt: now } }]
+      }
+      case 'RecordCallAnswer': {
+        // Recorded once, for the turn still waiting for it; a second answer of a repeated call is dropped.
+        const { sessionId, messageId, call, now } = command.data
+        if (state.status === 'none' || state.pending[0]?.messageId !== messageId || state.calls.length !== call.index) return []
+        return [{ type: 'OutsideCallAnswered', data: { sessionId, messageId, answeredAt: now, ...call } }]
+      }
       default: {
         const exhaustive: never = command
         throw new Error(`unknown command ${String(exhaustive)}`)
@@ -212,6 +292,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           finishedAt: null,
           conversation: { waitingAt: null, variables: d.variables, lastTimestampMicros: 0, card: null },
           pending: [{ messageId: d.messageId, trigger: { type: 'start' } }],
+          calls: [],
           idempotencyKeys: {},
           warnings: 0,
           failureReason: null,
@@ -224,7 +305,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           ...state,
           expiresAt,
           pending: [...state.pending, { messageId, trigger: { type: 'message', message } }],
-          idempotencyKeys: idempotencyKey === null ? state.idempotencyKeys : { ...state.idempotencyKeys, [idempotencyKey]: messageId },
+          idempotencyKeys: idempotencyKey === null ? state.idempotencyKeys : { ...state.idempotencyKeys, [messageKey(idempotencyKey)]: messageId },
         }
       }
       case 'TurnCompleted': {
@@ -233,10 +314,12 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
         const status: SessionStatus = state.status !== 'active' ? state.status : output.status
         return {
           ...state,
+          expiresAt: event.data.expiresAt ?? state.expiresAt,
           status,
           finishedAt: status !== 'active' && state.finishedAt === null ? completedAt : state.finishedAt,
           conversation: output.state,
           pending: state.pending.filter((p) => p.messageId !== messageId),
+          calls: [],
           warnings: state.warnings + output.warnings.length,
         }
       }
@@ -250,12 +333,32 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           finishedAt: state.finishedAt ?? failedAt,
           conversation: { ...state.conversation, waitingAt: null, lastTimestampMicros: timestamp },
           pending: [],
+          calls: [],
           failureReason: reason,
         }
       }
       case 'SessionExpired':
         if (state.status !== 'active') return state
         return { ...state, status: 'timeout', finishedAt: event.data.expiredAt }
+      case 'OutsideEventReceived': {
+        if (state.status === 'none') return state
+        const { messageId, event: posted, idempotencyKey } = event.data
+        return {
+          ...state,
+          pending: [...state.pending, { messageId, trigger: { type: 'event', event: posted } }],
+          idempotencyKeys: idempotencyKey === null ? state.idempotencyKeys : { ...state.idempotencyKeys, [eventKey(idempotencyKey)]: messageId },
+        }
+      }
+      case 'TimerFired': {
+        if (state.status === 'none') return state
+        const { messageId, nodeId, until } = event.data
+        return { ...state, pending: [...state.pending, { messageId, trigger: { type: 'timer', nodeId, until } }] }
+      }
+      case 'OutsideCallAnswered': {
+        if (state.status === 'none') return state
+        const { index, nodeId, request, answer, durationMs } = event.data
+        return { ...state, calls: [...state.calls, { index, nodeId, request, answer, durationMs }] }
+      }
       default: {
         const exhaustive: never = event
         return exhaustive

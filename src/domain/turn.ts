@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OutgoingMessage } from './flow-definition.js'
-import { AnyKey } from './schemas.js'
+import { AnyKey, Timestamp } from './schemas.js'
+import type { RecordedCall } from './outside-call.js'
 
 /**
  * The contract between the session's event stream and the interpreter: what a turn starts from,
@@ -33,16 +34,44 @@ export const SessionCard = Type.Object({ cardId: Type.String(), pipelineId: Type
 
 /** Where a conversation stands between turns. */
 export const ConversationState = Type.Object({
-  /** The question waiting for a reply, with the invalid replies so far; null before start and after the end. */
-  waitingAt: Type.Union([Type.Object({ nodeId: Type.String(), retries: Type.Integer({ minimum: 0 }) }), Type.Null()]),
+  /**
+   * The node waiting: a question for a reply, with the invalid replies so far, or a node waiting for
+   * an outside `event` until its timer fires at `until`. Null before start and after the end.
+   */
+  waitingAt: Type.Union([
+    Type.Object({
+      nodeId: Type.String(),
+      retries: Type.Integer({ minimum: 0 }),
+      event: Type.Optional(Type.String()),
+      until: Type.Optional(Timestamp),
+    }),
+    Type.Null(),
+  ]),
   variables: Type.Record(AnyKey, VariableValue),
   /** Microseconds since the epoch of the newest function or domain event; the next must be larger. */
   lastTimestampMicros: Type.Integer({ minimum: 0 }),
   card: Type.Union([SessionCard, Type.Null()]),
+  /** Outside events the session got while no node waited for them, oldest first, each taken by the next wait for its name. */
+  inbox: Type.Optional(Type.Array(Type.Object({ eventId: Type.String(), name: Type.String(), data: Type.Record(AnyKey, Type.Unknown()) }))),
+  /** Calls outside the session's turns made, for the limit per session. */
+  callsMade: Type.Optional(Type.Integer({ minimum: 0 })),
 })
 export type ConversationState = Static<typeof ConversationState>
 
-export const Trigger = Type.Union([Type.Object({ type: Type.Literal('start') }), Type.Object({ type: Type.Literal('message'), message: InboundMessage })])
+/** Outside events a session keeps for a later wait (posted, or kept by a turn); the API refuses more. */
+export const EVENTS_KEPT = 20
+
+/** An event an outside system posted into the session (`POST /v1/sessions/{id}/events`). */
+export const OutsideEvent = Type.Object({ name: Type.String(), data: Type.Record(AnyKey, Type.Unknown()) })
+export type OutsideEvent = Static<typeof OutsideEvent>
+
+export const Trigger = Type.Union([
+  Type.Object({ type: Type.Literal('start') }),
+  Type.Object({ type: Type.Literal('message'), message: InboundMessage }),
+  Type.Object({ type: Type.Literal('event'), event: OutsideEvent }),
+  /** A wait's timer: it ends the wait at `nodeId` that was to end at `until`, if the conversation still waits there. */
+  Type.Object({ type: Type.Literal('timer'), nodeId: Type.String(), until: Timestamp }),
+])
 export type Trigger = Static<typeof Trigger>
 
 export const TurnFunction = Type.Union([
@@ -100,4 +129,6 @@ export interface TurnContext {
   newId(): string
   /** Read-only system variables (`sessionId`, `externalId`, …) visible to templates and conditions. */
   system: Record<string, VariableValue>
+  /** The calls outside this turn made so far, recorded with their answers, in order. */
+  calls?: readonly RecordedCall[]
 }

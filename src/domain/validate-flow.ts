@@ -1,3 +1,4 @@
+import { SECRET_NAME_PATTERN } from './secret.js'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
@@ -347,25 +348,41 @@ function knownVariables(nodes: readonly NodeInfo[], catalog: WorkspaceCatalog): 
   for (const node of nodes) {
     // A target that is not a workspace variable is reported once, where it is saved, not at every read.
     const written = node.data && node.nodeType?.writes?.(node.data)
-    if (written !== undefined) known.add(written)
+    for (const name of typeof written === 'string' ? [written] : (written ?? [])) known.add(name)
   }
   return known
 }
 
+/**
+ * `{{secrets.NAME}}` reads a workspace secret where a node type lets it (an HTTP request's URL,
+ * headers and body); anywhere else a secret would end up in a message, a variable or a card.
+ */
+const SECRET_REFERENCE = 'secrets'
+
 function checkVariableReferences(node: NodeInfo, known: ReadonlySet<string>, report: Report): void {
-  const visit = (value: unknown, at: Segment[]): void => {
+  const visit = (value: unknown, at: Segment[], secretsAllowed: boolean): void => {
     if (typeof value === 'string') {
-      for (const [, name] of value.matchAll(PLACEHOLDER)) if (name && !known.has(name)) report(at, `unknown variable "${name}"`)
+      for (const [placeholder, name] of value.matchAll(PLACEHOLDER)) {
+        if (name === SECRET_REFERENCE) checkSecretReference(placeholder, at, secretsAllowed, node, report)
+        else if (name && !known.has(name)) report(at, `unknown variable "${name}"`)
+      }
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => visit(item, [...at, i]))
+      value.forEach((item, i) => visit(item, [...at, i], secretsAllowed))
     } else if (isRecord(value)) {
-      for (const [key, item] of Object.entries(value)) visit(item, [...at, key])
+      for (const [key, item] of Object.entries(value)) visit(item, [...at, key], secretsAllowed)
     }
   }
   for (const [key, value] of Object.entries(node.data ?? {})) {
     if (node.nodeType?.copiedAsWritten?.(key, value)) continue
-    visit(value, ['nodes', node.index, 'data', key])
+    visit(value, ['nodes', node.index, 'data', key], node.nodeType?.secretsIn?.(key) ?? false)
   }
+}
+
+function checkSecretReference(placeholder: string, at: Segment[], allowed: boolean, node: NodeInfo, report: Report): void {
+  const name = /^\{\{\s*secrets\.([^\s}]*)\s*\}\}$/.exec(placeholder)?.[1]
+  const where = `node "${String(node.id)}"`
+  if (!allowed) report(at, `${placeholder} in ${where}: a secret can be read only in an httpRequest node's URL, headers and body`)
+  else if (name === undefined || !SECRET_NAME_PATTERN.test(name)) report(at, `${placeholder} in ${where}: write a secret as {{secrets.NAME}}, NAME of letters, digits and _`)
 }
 
 // ---------------------------------------------------------------------------------------------

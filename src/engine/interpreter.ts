@@ -3,15 +3,18 @@ import { OutgoingMessage, type FlowDefinition } from '../domain/flow-definition.
 import { interpolator, type Scope } from '../domain/interpolate.js'
 import { interpolateMessage } from './messages.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
-import type { Step, Visit } from '../domain/nodes/node-type.js'
-import type { ConversationState, InboundMessage, Trigger, TurnContext, TurnOutput, VariableValue } from '../domain/turn.js'
+import type { Step, Visit, Wake } from '../domain/nodes/node-type.js'
+import { EVENTS_KEPT, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
+import { CALL_LIMITS, type CallNeeded, type HttpCallRequest, type RecordedCall } from '../domain/outside-call.js'
+import type { InterpolationOptions } from '../domain/interpolate.js'
 
 export const MAX_NODES_PER_TURN = 100
 
 /** A flow definition that passed validation: each node's `data` matches its type's schema. */
 export type RunnableFlow = Omit<FlowDefinition, 'nodes'> & { nodes: TypedNode[] }
 
-type Status = TurnOutput['status']
+/** How a turn ends: as the output says, or suspended until the engine has made a call. */
+type Status = TurnOutput['status'] | 'suspended'
 
 /** A turn in progress. It owns copies of everything it changes, so runTurn stays pure. */
 interface Turn {
@@ -21,6 +24,10 @@ interface Turn {
   context: TurnContext
   state: ConversationState
   out: Omit<TurnOutput, 'status' | 'state'>
+  /** Calls outside asked for so far; the recorded ones are in `context.calls`. */
+  calls: number
+  /** The call the turn waits for, once it suspends. */
+  needed?: CallNeeded
 }
 
 /** The state of a conversation that has not started yet, holding the session's initial variables. */
@@ -36,11 +43,25 @@ export const initialConversation = (variables: Record<string, VariableValue> = {
  * conversation waits at (trigger `message`), until it waits for a reply, completes or fails. Pure:
  * time and ids come from `context`, and neither `state` nor `flow` is modified.
  */
-export const runTurn = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput => {
+export const runTurnOrCall = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput | CallNeeded => {
   const turn = beginTurn(flow, state, context, types)
-  const status = guarded(turn, () => (trigger.type === 'start' ? start(turn) : reply(turn, trigger.message)))
+  const status = guarded(turn, () => triggered(turn, trigger))
+  if (status === 'suspended') return turn.needed!
   if (status !== 'active') turn.state.waitingAt = null
+  // The calls made are the recorded ones; a call a limit refused was not made.
+  const made = context.calls?.length ?? 0
+  if (made > 0) turn.state.callsMade = (turn.state.callsMade ?? 0) + made
   return { ...turn.out, status, state: turn.state }
+}
+
+/**
+ * A turn that makes no call outside, or whose calls are all in `context.calls`: what tests and
+ * tools that have no engine to make calls run.
+ */
+export const runTurn = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput => {
+  const output = runTurnOrCall(flow, state, trigger, context, types)
+  if (output.status === 'calling') throw new Error(`the turn needs a call of node ${output.nodeId} that is not recorded`)
+  return output
 }
 
 const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnContext, types: NodeTypes): Turn => ({
@@ -50,6 +71,7 @@ const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnCo
   context,
   state: structuredClone(state),
   out: { messages: [], functions: [], kanban: [], variables: {}, warnings: [], visited: [] },
+  calls: 0,
 })
 
 // A flow that slipped past validation may hold data the types do not describe; it fails the
@@ -60,6 +82,19 @@ const guarded = (turn: Turn, run: () => Status): Status => {
   } catch (error) {
     const at = turn.out.visited.at(-1) ?? '(none)'
     return fail(turn, `engine failure in node ${at}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+const triggered = (turn: Turn, trigger: Trigger): Status => {
+  switch (trigger.type) {
+    case 'start':
+      return start(turn)
+    case 'message':
+      return reply(turn, trigger.message)
+    case 'event':
+      return outsideEvent(turn, trigger.event)
+    case 'timer':
+      return timer(turn, trigger.nodeId, trigger.until)
   }
 }
 
@@ -76,12 +111,45 @@ const reply = (turn: Turn, message: InboundMessage): Status => {
     turn.out.warnings.push('message ignored: the conversation is not waiting for a reply')
     return 'completed'
   }
+  if (waiting.event !== undefined) {
+    turn.out.warnings.push(`message not answered: the conversation waits at ${waiting.nodeId} for the event ${waiting.event}`)
+    return 'active'
+  }
   const node = turn.nodes.get(waiting.nodeId)
   const resume = node && nodeTypeOf(turn.types, node.type)?.resume
   if (!node || !resume) return fail(turn, `broken reference: waiting at ${waiting.nodeId}, which is not a question of this flow`)
   turn.out.visited.push(node.id)
   const step = resume(node, visiting(turn, node.id), waiting.retries, message)
-  return step === 'wait' ? 'active' : leave(turn, node.id, step.exit)
+  return stepped(turn, node.id, step)
+}
+
+/**
+ * An outside event: it wakes the node waiting for its name, or is kept (the oldest dropped past
+ * EVENTS_KEPT, with a warning) for the next node that waits for it.
+ */
+const outsideEvent = (turn: Turn, event: OutsideEvent): Status => {
+  const waiting = turn.state.waitingAt
+  if (waiting?.event === event.name) return wake(turn, waiting.nodeId, { type: 'event', ...event })
+  const inbox = [...(turn.state.inbox ?? []), { eventId: turn.context.newId(), ...event }]
+  const dropped = inbox.splice(0, Math.max(0, inbox.length - EVENTS_KEPT))
+  for (const old of dropped) turn.out.warnings.push(`event ${old.name} dropped: a session keeps at most ${EVENTS_KEPT} events no node waited for`)
+  turn.state.inbox = inbox
+  return waiting ? 'active' : 'completed'
+}
+
+/** A wait's timer: it ends the wait it was set for, and nothing once that wait is over. */
+const timer = (turn: Turn, nodeId: string, until: string): Status => {
+  const waiting = turn.state.waitingAt
+  if (waiting?.nodeId === nodeId && waiting.until === until) return wake(turn, nodeId, { type: 'timer' })
+  return waiting ? 'active' : 'completed'
+}
+
+const wake = (turn: Turn, nodeId: string, how: Wake): Status => {
+  const node = turn.nodes.get(nodeId)
+  const wakeNode = node && nodeTypeOf(turn.types, node.type)?.wake
+  if (!node || !wakeNode) return fail(turn, `broken reference: waiting at ${nodeId}, which does not wait for events in this flow`)
+  turn.out.visited.push(node.id)
+  return stepped(turn, node.id, wakeNode(node, visiting(turn, node.id), how))
 }
 
 const walk = (turn: Turn, nodeId: string): Status => {
@@ -89,16 +157,24 @@ const walk = (turn: Turn, nodeId: string): Status => {
   const node = turn.nodes.get(nodeId)
   if (!node) return fail(turn, `broken reference: node ${nodeId} does not exist`)
   turn.out.visited.push(node.id)
-  const step = visit(turn, node)
-  if (step === 'wait') return 'active'
-  if (step === 'complete') return 'completed'
-  return leave(turn, node.id, step.exit)
+  return stepped(turn, node.id, visit(turn, node))
 }
 
-/** Follows a node's exit; an exit with no edge ends the session as an end node would. */
-const leave = (turn: Turn, nodeId: string, handle: string | null): Status => {
+const stepped = (turn: Turn, nodeId: string, step: Step): Status => {
+  if (step === 'wait') return 'active'
+  if (step === 'complete') return 'completed'
+  if (step === 'suspend') return 'suspended'
+  return leave(turn, nodeId, step.exit, step.unhandled)
+}
+
+/**
+ * Follows a node's exit; an exit with no edge ends the session as an end node would, or in error
+ * when the node said why it cannot end well (`unhandled`).
+ */
+const leave = (turn: Turn, nodeId: string, handle: string | null, unhandled?: string): Status => {
   const edge = turn.flow.edges.find((candidate) => candidate.source === nodeId && (candidate.sourceHandle ?? null) === handle)
   if (edge) return walk(turn, edge.target)
+  if (unhandled !== undefined) return fail(turn, unhandled)
   finish(turn)
   return 'completed'
 }
@@ -114,7 +190,7 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
   nodeId,
   scope: () => scope(turn),
   send: (messages) => send(turn, nodeId, messages),
-  interpolating: (use) => interpolating(turn, nodeId, use),
+  interpolating: (use, options) => interpolating(turn, nodeId, use, options),
   assign: (name, value) => assign(turn, name, value),
   warn: (warning) => turn.out.warnings.push(warning),
   wait: (retries) => {
@@ -122,6 +198,18 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
   },
   stopWaiting: () => {
     turn.state.waitingAt = null
+  },
+  waitForEvent: (name, timeoutSeconds) => {
+    const until = new Date(Math.floor(turn.context.nowMicros / 1000) + timeoutSeconds * 1000).toISOString()
+    turn.state.waitingAt = { nodeId, retries: 0, event: name, until }
+  },
+  takeEvent: (name) => {
+    const inbox = turn.state.inbox ?? []
+    const index = inbox.findIndex((kept) => kept.name === name)
+    if (index < 0) return undefined
+    const [taken] = inbox.splice(index, 1)
+    turn.state.inbox = inbox
+    return { data: taken!.data }
   },
   call: (fn) => turn.out.functions.push({ ...fn, timestamp: nextTimestamp(turn) }),
   moveCard: (action) => {
@@ -132,7 +220,26 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
     return turn.state.card
   },
   newId: () => turn.context.newId(),
+  callOutside: (request) => callOutside(turn, nodeId, request),
 })
+
+/**
+ * The turn's next call: its recorded answer, an answer of `limit` when a limit forbids the call
+ * (the same on replay: it depends only on what is recorded), or undefined once the turn must wait
+ * for the engine to make it.
+ */
+const callOutside = (turn: Turn, nodeId: string, request: HttpCallRequest): RecordedCall | undefined => {
+  const index = turn.calls++
+  const recorded = turn.context.calls?.[index]
+  if (recorded) return recorded
+  const limited = (message: string): RecordedCall => ({ index, nodeId, request, answer: { error: 'limit', message }, durationMs: 0 })
+  if (index >= CALL_LIMITS.perTurn) return limited(`a turn makes at most ${CALL_LIMITS.perTurn} calls`)
+  if ((turn.state.callsMade ?? 0) + index >= CALL_LIMITS.perSession) return limited(`a session makes at most ${CALL_LIMITS.perSession} calls`)
+  const waited = (turn.context.calls ?? []).reduce((sum, call) => sum + call.durationMs, 0)
+  if (waited >= CALL_LIMITS.turnWaitMs) return limited(`the calls of a turn may take ${CALL_LIMITS.turnWaitMs / 1000} s together`)
+  turn.needed = { status: 'calling', index, nodeId, request }
+  return undefined
+}
 
 const sendable = TypeCompiler.Compile(OutgoingMessage)
 
@@ -181,8 +288,8 @@ const finish = (turn: Turn): void => {
 }
 
 /** Interpolates within one node visit, warning once per unknown variable. */
-const interpolating = <T>(turn: Turn, nodeId: string, use: (text: (template: string) => string) => T): T => {
-  const interpolate = interpolator(scope(turn))
+const interpolating = <T>(turn: Turn, nodeId: string, use: (text: (template: string) => string) => T, options?: InterpolationOptions): T => {
+  const interpolate = interpolator(scope(turn), options)
   const result = use(interpolate.text)
   for (const path of interpolate.unknown) turn.out.warnings.push(`unknown variable {{${path}}} in node ${nodeId}`)
   return result

@@ -8,10 +8,13 @@ import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
 import { whileLeased, type Leases } from '../store/lease.js'
 import { FlowVersions } from './flow-versions.js'
-import { runTurn } from './interpreter.js'
+import { runTurnOrCall } from './interpreter.js'
 import { PartitionLeases, SWEEPER_LEASE, checkPartitionCount, everyPartition } from './partitions.js'
 import { ExpirySweeper } from './sweeper.js'
 import { EngineWorker } from './worker.js'
+import { OutsideCalls, type OutsideCallSettings } from './outside-calls.js'
+import { createDeliveryAgent, type DeliveryAgentOptions } from '../webhooks/agent.js'
+import type { Agent } from 'undici'
 
 /**
  * The engine role: the worker that runs turns and the sweeper that expires idle sessions. With
@@ -22,6 +25,8 @@ import { EngineWorker } from './worker.js'
 export class ConversationRunner {
   readonly worker: EngineWorker
   readonly sweeper: ExpirySweeper
+  readonly calls: OutsideCalls | undefined
+  private readonly agent: Agent | undefined
   private readonly db: Kysely<Database>
   private readonly leases: Leases | undefined
   private readonly partitions: number
@@ -40,6 +45,8 @@ export class ConversationRunner {
     metrics?: Metrics
     leases?: Leases
     partitions?: number
+    /** Makes the calls flows ask for, through an SSRF-checking agent of its own; without it, a turn that reaches a call fails. */
+    calls?: DeliveryAgentOptions & Omit<OutsideCallSettings, 'agent'>
   }) {
     this.db = deps.db
     this.leases = deps.leases
@@ -54,7 +61,9 @@ export class ConversationRunner {
       metadata: { actor },
     })
     const kanbanCtx = ctx('engine')
-    this.worker = new EngineWorker(deps.db, deps.store, new FlowVersions(deps.store), runTurn, (turn, actions) => applySessionKanban(kanbanCtx, turn, actions), deps.logger, kanbanCtx.now, deps.metrics)
+    this.agent = deps.calls && createDeliveryAgent(deps.calls)
+    this.calls = deps.calls && this.agent && new OutsideCalls(deps.db, ctx('engine'), { ...deps.calls, agent: this.agent }, deps.logger)
+    this.worker = new EngineWorker(deps.db, deps.store, new FlowVersions(deps.store), runTurnOrCall, (turn, actions) => applySessionKanban(kanbanCtx, turn, actions), deps.logger, kanbanCtx.now, deps.metrics, undefined, this.calls)
     this.sweeper = new ExpirySweeper(deps.db, ctx('expiry-sweeper'), deps.logger, deps.sweepIntervalMs)
   }
 
@@ -105,5 +114,7 @@ export class ConversationRunner {
     this.loop = undefined
     await this.sweeper.stop()
     await this.worker.stop()
+    await this.calls?.settled()
+    await this.agent?.close()
   }
 }

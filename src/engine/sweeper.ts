@@ -1,12 +1,19 @@
-import { expireSession } from '../commands/sessions.js'
+import { expireSession, fireTimer } from '../commands/sessions.js'
+import { dropTimer, dueTimers } from './timers.js'
 import type { CommandContext } from '../commands/context.js'
 import type { Logger } from '../logger.js'
 import { findExpiredSessions } from '../projections/session-logs.js'
 import type { DbOrTrx } from '../store/database.js'
 
-/** Ends running sessions whose inactivity timeout has passed (`SessionExpired`; the log shows `timeout`). */
+const TIMER_INTERVAL_MS = 1000
+
+/**
+ * Ends running sessions whose inactivity timeout has passed (`SessionExpired`; the log shows
+ * `timeout`), and fires the timers of waits for outside events that are due (`TimerFired`).
+ */
 export class ExpirySweeper {
   private timer?: NodeJS.Timeout
+  private timersTimer?: NodeJS.Timeout
   private running?: Promise<void>
 
   private readonly db: DbOrTrx
@@ -33,10 +40,21 @@ export class ExpirySweeper {
         .catch((error: unknown) => this.logger.error({ err: error }, 'expiry sweep failed'))
         .finally(() => (this.running = undefined))
     }, this.intervalMs)
+    // Waits are timed to the second: their timers are looked for more often than expiries.
+    this.timersTimer ??= setInterval(() => {
+      this.running ??= this.fireTimers()
+        .then(() => {})
+        .catch((error: unknown) => this.logger.error({ err: error }, 'firing due timers failed'))
+        .finally(() => (this.running = undefined))
+    }, Math.min(TIMER_INTERVAL_MS, this.intervalMs))
   }
 
-  /** Expires overdue sessions, a bounded batch per call (the log catches up before the next); returns how many. */
+  /**
+   * Fires the due timers, then expires overdue sessions, a bounded batch of each per call (the log
+   * catches up before the next); returns how many sessions it expired.
+   */
   async sweep(): Promise<number> {
+    await this.fireTimers()
     let expired = 0
     for (const sessionId of await findExpiredSessions(this.db, this.ctx.now(), 500)) {
       if (await expireSession(this.ctx, sessionId)) expired++
@@ -44,9 +62,20 @@ export class ExpirySweeper {
     return expired
   }
 
+  /** Fires the timers due now; returns how many fired a turn (the others' waits had ended). */
+  async fireTimers(): Promise<number> {
+    let fired = 0
+    for (const timer of await dueTimers(this.db, this.ctx.now(), 500)) {
+      if (await fireTimer(this.ctx, timer)) fired++
+      await dropTimer(this.db, timer)
+    }
+    return fired
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer)
-    this.timer = undefined
+    clearInterval(this.timersTimer)
+    this.timer = this.timersTimer = undefined
     await this.running
   }
 }

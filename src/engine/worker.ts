@@ -20,8 +20,11 @@ import type { FlowVersions } from './flow-versions.js'
 import { earliest, everyPartition, partitionCheckpoint, partitionOf, partitionPositions, type SessionPartitions } from './partitions.js'
 import type { RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
+import type { CallNeeded } from '../domain/outside-call.js'
+import type { OutsideCalls } from './outside-calls.js'
+import { scheduleTimers, timersSet } from './timers.js'
 
-export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput
+export type Interpreter = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext) => TurnOutput | CallNeeded
 
 /**
  * Applies a turn's kanban actions to the card streams; must be idempotent (it may run again after a
@@ -45,6 +48,16 @@ const CONFLICTS_BEFORE_RETRY_SCHEDULE = 3
  * costs triggers found done when another run goes on from it.
  */
 const CHECKPOINT_SAVE_PAUSE_MS = 50
+/** How often the worker looks for calls whose process died before recording their answer. */
+const STALLED_CALLS_INTERVAL_MS = 5_000
+/**
+ * A pending call older than this has outlived any timeout a call may have: whoever started it is
+ * gone, and it is made again.
+ */
+const STALLED_CALL_GRACE_MS = 60_000
+
+/** The events after which the engine runs a session's pending turn: its triggers, and the answers its turns wait for. */
+const DRIVES_TURNS: ReadonlySet<string> = new Set(['SessionStarted', 'MessageReceived', 'OutsideEventReceived', 'TimerFired', 'OutsideCallAnswered'])
 
 /**
  * Whose share of the engine a trigger takes: its organization (in the metadata of the commands'
@@ -107,6 +120,11 @@ export class EngineWorker {
   private readonly parking: StreamParking
   private readonly conflictRetries: ConflictRetries
   private readonly turns: FairTurns
+  private stalledCallsTimer?: NodeJS.Timeout
+  /** Makes the calls turns wait for; without it, a turn that needs one fails. */
+  private readonly calls?: OutsideCalls
+  /** Calls started before this (another process's, or this one's before a restart) are stalled once not in flight here. */
+  private startedAt = new Date()
 
   private readonly db: Kysely<Database>
   private readonly store: EventStore
@@ -127,7 +145,9 @@ export class EngineWorker {
     now: () => Date = () => new Date(),
     metrics?: Metrics,
     conflictRetryCapMs?: number,
+    calls?: OutsideCalls,
   ) {
+    this.calls = calls
     this.db = db
     this.store = store
     this.flows = flows
@@ -169,7 +189,28 @@ export class EngineWorker {
     this.partitions = partitions
     this.checkpoints = partitions.held.map(partitionCheckpoint)
     this.conflictRetries.start()
+    this.startedAt = new Date()
     this.loop = this.run(partitions, this.controller.signal)
+    if (this.calls) this.stalledCallsTimer = setInterval(() => void this.makeStalledCalls(), STALLED_CALLS_INTERVAL_MS)
+  }
+
+  /**
+   * Drives the sessions of the partitions held whose call no process answers (src/engine/outside-calls.ts):
+   * their turn asks for the call again. A session that asks for none any more drops its rows.
+   */
+  async makeStalledCalls(): Promise<void> {
+    const calls = this.calls
+    if (!calls) return
+    try {
+      const before = Math.max(this.startedAt.getTime(), Date.now() - STALLED_CALL_GRACE_MS)
+      for (const sessionId of await calls.stalled(before)) {
+        if (!this.drivesSessionOf(sessionStream(sessionId))) continue
+        await this.drive(sessionId)
+        if (!calls.makes(sessionId)) await calls.forget(sessionId)
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'stalled calls not looked at; trying again later')
+    }
   }
 
   /**
@@ -199,6 +240,8 @@ export class EngineWorker {
         },
         handle: async (batch, _from, through) => {
           const driven = batch.filter(drives)
+          // Before the checkpoint passes the turns that set them: a timer is never lost to a crash.
+          await scheduleTimers(this.db, timersSet(driven))
           const { sessions, kanban } = driven.length > 0 ? await this.workOf(driven) : { sessions: [], kanban: [] }
           await this.turns.add(through, batch.length, sessions, kanban)
           return { position: through }
@@ -221,7 +264,7 @@ export class EngineWorker {
     const sessions = new Map<string, SessionTurns>()
     for (const recorded of batch) {
       const event = recorded as unknown as SessionEvent
-      if ((event.type !== 'SessionStarted' && event.type !== 'MessageReceived') || this.parking.waits(recorded)) continue
+      if (!DRIVES_TURNS.has(event.type) || this.parking.waits(recorded)) continue
       const sessionId = event.data.sessionId
       const first = sessions.get(sessionId)
       sessions.set(sessionId, { sessionId, organizationId: first?.organizationId ?? organizationOf(recorded), seenThrough: recorded.revision, trigger: first?.trigger ?? recorded })
@@ -316,9 +359,16 @@ export class EngineWorker {
     const flow = await this.flows.ofSession(state)
     const now = this.now()
     const endTurn = this.metrics?.engineTurnDuration.startTimer()
-    let outcome: 'completed' | 'conflict' | 'error' = 'error'
+    let outcome: 'completed' | 'calling' | 'conflict' | 'error' = 'error'
     try {
       const output = playTurn(this.interpret, flow, state, next, now)
+      if (output.status === 'calling') {
+        if (!this.calls) throw new Error('this engine makes no calls outside')
+        const preview = state.previewDefinition !== null
+        await this.calls.start({ ...output, sessionId, messageId: next.messageId, workspaceId: state.workspaceId, organizationId: state.organizationId, preview })
+        outcome = 'calling'
+        return 'idle'
+      }
       const ran = await this.appendTurnEvent(state, revision, { type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, 'turn')
       outcome = ran === 'conflict' ? 'conflict' : 'completed'
       return ran
@@ -414,6 +464,7 @@ export class EngineWorker {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.stalledCallsTimer)
     this.controller?.abort()
     // Once to free a read waiting for room, again for what a last batch read meanwhile started.
     await this.turns.reset()
@@ -430,7 +481,7 @@ export class EngineWorker {
  * derived from the session and the trigger, the time given, the session's system variables.
  * `flowd audit verify` replays recorded turns through it with the recorded `completedAt`.
  */
-export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date): TurnOutput {
+export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date): TurnOutput | CallNeeded {
   if (typeof flow === 'string') return brokenFlowTurn(state.conversation, flow)
   let counter = 0
   return interpret(flow, state.conversation, next.trigger, {
@@ -443,6 +494,7 @@ export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, st
       workspaceId: state.workspaceId,
       lastMessage: lastMessageText(next.trigger),
     },
+    calls: state.calls,
   })
 }
 

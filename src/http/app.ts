@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics/registry.js'
 import type { ProjectionRuntime } from '../projections/runtime.js'
 import type { Database } from '../store/database.js'
 import type { Resolver } from '../webhooks/callback-url.js'
+import type { SecretKeyring } from '../secrets/keyring.js'
 import { EditorAuth } from '../auth/editor-auth.js'
 import { loadEditorSigningKey } from '../auth/signing-key.js'
 import { ApiKeyAuthenticator, authenticate, WorkspaceOrganizations } from './auth.js'
@@ -30,11 +31,13 @@ import * as flowAnalytics from './routes/flow-analytics.js'
 import * as flows from './routes/flows.js'
 import * as health from './routes/health.js'
 import * as kanban from './routes/kanban.js'
+import * as secrets from './routes/secrets.js'
 import * as sectors from './routes/sectors.js'
 import * as sessionStream from './routes/session-stream.js'
 import * as sessions from './routes/sessions.js'
 import * as transcripts from './routes/transcripts.js'
 import * as variables from './routes/variables.js'
+import * as httpRequests from './routes/http-requests.js'
 import { webRoutes } from './routes/web.js'
 import * as webhooks from './routes/webhooks.js'
 import * as workspaces from './routes/workspaces.js'
@@ -53,6 +56,8 @@ export interface AppDeps {
   apiKeyCacheMs?: number
   /** Signs editor access tokens; by default `EDITOR_TOKEN_SECRET` or the secret kept in `DATA_DIR`. */
   editorTokenKey?: Uint8Array
+  /** The data keys of workspace secrets and the master keys that wrap them (`Backend.secrets`). */
+  secrets: SecretKeyring
   /** Resolves callback host names at key create/update; the system resolver by default (tests inject a fake DNS). */
   resolveHost?: Resolver
   /**
@@ -82,7 +87,7 @@ interface ApiModule {
  * The modules of `/v1`, registered in this order; the document lists their tags in this order,
  * then those of the sign-in and the health routes.
  */
-const API = [workspaces, clients, apiKeys, sectors, flows, flowAnalytics, variables, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
+const API = [workspaces, clients, apiKeys, sectors, flows, flowAnalytics, variables, secrets, httpRequests, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
 
 /** Builds the HTTP application from its dependencies; it does not listen (tests use `inject`). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

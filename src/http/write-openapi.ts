@@ -6,6 +6,8 @@ import { PostgresEventStore } from '../eventstore/postgres.js'
 import { createLogger } from '../logger.js'
 import { allProjections } from '../all-projections.js'
 import { ProjectionRuntime } from '../projections/runtime.js'
+import { masterKey } from '../secrets/cipher.js'
+import { SecretKeyring } from '../secrets/keyring.js'
 import { openStorage } from '../store/connect.js'
 import { buildApp } from './app.js'
 
@@ -28,6 +30,7 @@ async function writeOpenApi(): Promise<void> {
       logger,
       now: () => new Date(),
       editorTokenKey: randomBytes(32),
+      secrets: new SecretKeyring(storage.db, { current: masterKey(randomBytes(32)), previous: undefined, source: 'SECRETS_KEY' }),
     })
     await app.ready()
     const file = resolve('openapi.json')

@@ -69,7 +69,7 @@ export class Metrics {
 
   readonly engineTurnDuration = new Histogram({
     name: 'flowd_engine_turn_duration_seconds',
-    help: 'Engine turns (interpreter run and TurnCompleted append) by outcome: completed, conflict (another worker came first), error',
+    help: 'Engine turns (interpreter run and TurnCompleted append) by outcome: completed, calling (it waits for a call outside), conflict (another worker came first), error',
     labelNames: ['outcome'] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],

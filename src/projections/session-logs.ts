@@ -104,6 +104,7 @@ class SessionLogsFold implements TypedFold<SessionEvent> {
         change.expires_at = event.data.expiresAt
         break
       case 'TurnCompleted':
+        if (event.data.expiresAt !== undefined) change.expires_at = event.data.expiresAt
         change.warnings += event.data.output.warnings.length
         if (event.data.output.status !== 'active') {
           change.status = event.data.output.status

@@ -20,7 +20,9 @@ import type { KanbanPipelinesTable } from './tables/kanban-pipelines.js'
 import type { OAuthClientsTable } from './tables/oauth-clients.js'
 import type { OrganizationsTable } from './tables/organizations.js'
 import type { ParkedStreamsTable } from './tables/parked-streams.js'
+import type { PendingCallsTable, SessionTimersTable } from './tables/engine-waits.js'
 import type { ProjectionCheckpointsTable } from './tables/projection-checkpoints.js'
+import type { SecretKeysTable } from './tables/secret-keys.js'
 import type { SectorNamesTable } from './tables/sector-names.js'
 import type { SectorsTable } from './tables/sectors.js'
 import type { SessionLogCountsTable } from './tables/session-log-counts.js'
@@ -40,6 +42,8 @@ export interface Database {
   streams: StreamsTable
   projection_checkpoints: ProjectionCheckpointsTable
   parked_streams: ParkedStreamsTable
+  pending_calls: PendingCallsTable
+  session_timers: SessionTimersTable
   organizations: OrganizationsTable
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
@@ -50,6 +54,7 @@ export interface Database {
   flows: FlowsTable
   flow_versions: FlowVersionsTable
   variables: VariablesTable
+  secret_keys: SecretKeysTable
   kanban_pipelines: KanbanPipelinesTable
   kanban_cards: KanbanCardsTable
   session_logs: SessionLogsTable

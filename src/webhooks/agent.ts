@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { isIP, type LookupFunction } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { createSecureContext, rootCertificates } from 'node:tls'
-import { Agent, buildConnector, request } from 'undici'
+import { Agent, buildConnector, request, type Dispatcher } from 'undici'
 import { isAllowedAddress, parseCidrs, systemResolver, type ParsedCidr, type Resolver } from './callback-url.js'
 
 export type { Resolver } from './callback-url.js'
@@ -138,11 +138,26 @@ export async function postWebhook(
     bodyTimeout: timeoutMs,
     signal: AbortSignal.timeout(timeoutMs),
   })
+  const { text, truncated } = await readCapped(response.body, WEBHOOK_RESPONSE_LIMIT)
+  return {
+    status: response.statusCode,
+    body: text,
+    truncated,
+    retryAfter: [response.headers['retry-after']].flat()[0],
+    durationMs: Math.round(performance.now() - started),
+  }
+}
+
+/**
+ * Reads at most `limit` bytes of a response body, decoded as UTF-8; a longer body is cut there and
+ * the rest discarded with the connection.
+ */
+export async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = []
   let size = 0
   let truncated = false
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    const room = WEBHOOK_RESPONSE_LIMIT - size
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    const room = limit - size
     if (chunk.length > room) {
       chunks.push(chunk.subarray(0, room))
       size += room
@@ -152,12 +167,6 @@ export async function postWebhook(
     chunks.push(chunk)
     size += chunk.length
   }
-  if (truncated) response.body.destroy()
-  return {
-    status: response.statusCode,
-    body: new TextDecoder('utf-8').decode(Buffer.concat(chunks)),
-    truncated,
-    retryAfter: [response.headers['retry-after']].flat()[0],
-    durationMs: Math.round(performance.now() - started),
-  }
+  if (truncated) body.destroy()
+  return { text: new TextDecoder('utf-8').decode(Buffer.concat(chunks)), truncated }
 }

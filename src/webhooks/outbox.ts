@@ -133,6 +133,8 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
     for (const { event, recorded } of events) {
       switch (event.type) {
         case 'MessageReceived':
+        case 'OutsideEventReceived':
+        case 'TimerFired':
           break
         case 'SessionStarted': {
           const { routes } = this.merging()
@@ -155,6 +157,9 @@ class OutboxFold implements TypedFold<SessionEvent | CardEvent> {
         }
         case 'SessionExpired':
           this.merging().finish(event.data.sessionId)
+          break
+        case 'OutsideCallAnswered':
+          // What a call answered reaches the callback through the turn it belongs to.
           break
         default: {
           // A card event reports to its session's webhook when the API made it on a session's card.

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { SessionEvent, SessionStatus } from '../domain/session.js'
 import type { ConversationState, KanbanAction, TurnFunction } from '../domain/turn.js'
+import type { RecordedCall } from '../domain/outside-call.js'
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import { failedTurnWebhookBody, turnWebhookBody, type WebhookBody } from './body.js'
@@ -31,9 +32,11 @@ export interface FeedItem {
   debug?: TurnDebug
   /** Set when the event ended the session. */
   ended?: Exclude<SessionStatus, 'active'>
+  /** A call outside a turn made, with its answer (for the test panel's debug view). */
+  call?: RecordedCall & { messageId: string }
 }
 
-/** The feed item of a recorded session event; undefined for events that are not turns or ends. */
+/** The feed item of a recorded session event; undefined for events that are not turns, calls or ends. */
 export function feedItemOf(recorded: RecordedEvent): FeedItem | undefined {
   const event = recorded as unknown as SessionEvent
   switch (event.type) {
@@ -60,6 +63,10 @@ export function feedItemOf(recorded: RecordedEvent): FeedItem | undefined {
       return { position: recorded.position, turn: failedTurnWebhookBody(event.data), ended: 'error' }
     case 'SessionExpired':
       return { position: recorded.position, ended: 'timeout' }
+    case 'OutsideCallAnswered': {
+      const { messageId, index, nodeId, request, answer, durationMs } = event.data
+      return { position: recorded.position, call: { messageId, index, nodeId, request, answer, durationMs } }
+    }
     default:
       return undefined
   }

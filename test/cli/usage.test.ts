@@ -17,14 +17,14 @@ t.test('help and unknown commands', async (t) => {
   const unknown = await runCli(['frobnicate'], {})
   t.equal(unknown.code, 2)
   t.match(unknown.stderr, /unknown command 'frobnicate'/)
-  const commands = ['start', 'bootstrap', 'migrate', 'projections', 'processors', 'engine', 'api-keys', 'deliveries', 'audit', 'analytics', 'dev-receiver']
+  const commands = ['start', 'bootstrap', 'migrate', 'projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics', 'dev-receiver']
   const helps = await Promise.all(commands.map((command) => runCli([command, '--help'], {})))
   commands.forEach((command, i) => {
     t.equal(helps[i]!.code, 0, `${command} --help`)
     t.match(helps[i]!.stdout, /Usage:\s+flowd/)
   })
   // A command of actions run without one shows its usage and fails, so a script notices.
-  const withActions = ['projections', 'processors', 'engine', 'api-keys', 'deliveries', 'audit', 'analytics']
+  const withActions = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics']
   const bare = await Promise.all(withActions.map((command) => runCli([command], {})))
   withActions.forEach((command, i) => {
     t.equal(bare[i]!.code, 2, `${command} without an action`)

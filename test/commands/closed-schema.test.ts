@@ -8,6 +8,7 @@ import { flow } from '../../src/domain/flow.js'
 import { oauthClient } from '../../src/domain/oauth-client.js'
 import { organization } from '../../src/domain/organization.js'
 import { pipeline } from '../../src/domain/pipeline.js'
+import { secrets } from '../../src/domain/secret.js'
 import { sector } from '../../src/domain/sector.js'
 import { session } from '../../src/domain/session.js'
 import { variables } from '../../src/domain/variables.js'
@@ -17,7 +18,7 @@ import { workspace } from '../../src/domain/workspace.js'
 // one compiled check (src/commands/closed-schema.ts); a schema that cannot be closed so would fall
 // back to comparing the event with a cleaned copy, many times slower.
 
-const deciders = { apiKey, card, flow, oauthClient, organization, pipeline, sector, session, variables, workspace }
+const deciders = { apiKey, card, flow, oauthClient, organization, pipeline, secrets, sector, session, variables, workspace }
 
 t.test('every event schema of every decider closes', async (t) => {
   for (const [name, decider] of Object.entries(deciders)) {

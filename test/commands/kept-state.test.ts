@@ -1,6 +1,6 @@
 import t from 'tap'
 import { handleCommand } from '../../src/commands/handle.js'
-import { session, sessionStream } from '../../src/domain/session.js'
+import { messageKey, session, sessionStream } from '../../src/domain/session.js'
 import { ConflictError } from '../../src/errors.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import type { EventStore } from '../../src/eventstore/port.js'
@@ -69,7 +69,7 @@ for (const backend of reachableBackends) {
       const again = await send(here, 'once', at(101), 'key-1')
       t.equal(first.events.length, 1)
       t.equal(again.events.length, 0, 'the repeat appends nothing')
-      t.equal(again.state.status !== 'none' && again.state.idempotencyKeys['key-1'], first.state.status !== 'none' && first.state.idempotencyKeys['key-1'], 'and answers the first message')
+      t.equal(again.state.status !== 'none' && again.state.idempotencyKeys[messageKey('key-1')], first.state.status !== 'none' && first.state.idempotencyKeys[messageKey('key-1')], 'and answers the first message')
     })
   })
 }

@@ -1,8 +1,10 @@
 import type { Frame, Page } from 'playwright-core'
 import t from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
-import { captureEveryLook, openDashboard } from '../helpers/dashboard.js'
+import { orderLookup } from '../fixtures/order-lookup.js'
+import { captureEveryLook, captureScreen, LOOKS, openDashboard, showIn } from '../helpers/dashboard.js'
 import { buttons, chain, edge, end, flow, list, message, question, start, text, transfer } from '../helpers/engine.js'
+import { startHttpsReceiver } from '../helpers/https-receiver.js'
 import { eventually } from '../helpers/wait.js'
 
 const skip = browserSkipReason()
@@ -51,14 +53,35 @@ const chatSides = (target: Page | Frame, list: string): Promise<ChatSides> =>
     return { contact: side('contact'), bot: side('bot') }
   })()`) as Promise<ChatSides>
 
+/** Waits for an outside event (at most 5 s), then says whether it came. */
+const paymentFlow = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'wait', type: 'waitForEvent', position: { x: 200, y: 0 }, data: { event: 'payment.confirmed', timeoutSeconds: 5, saveAs: 'payment' } },
+    { id: 'paid', type: 'message', position: { x: 400, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Payment received' } }] } },
+    { id: 'late', type: 'message', position: { x: 400, y: 200 }, data: { messages: [{ type: 'text', text: { body: 'Still waiting for the payment' } }] } },
+  ],
+  edges: [
+    { id: 'a', source: 'start', target: 'wait' },
+    { id: 'b', source: 'wait', sourceHandle: 'received', target: 'paid' },
+    { id: 'c', source: 'wait', sourceHandle: 'timeout', target: 'late' },
+  ],
+}
+
+const SHOP_TOKEN = 'tok-Sh0p-7f3a9c'
+
 /** The screens this file adds are captured at a small laptop's width and a common desktop's. */
 const WIDTHS = [1280, 1440] as const
 
 t.test('sessions: logs filtered in the address, a session read as a chat, its timeline and deliveries', { skip }, async (t) => {
-  const setup = await openDashboard(t, { engine: true })
+  // The shop's API a flow calls: an HTTPS server on loopback, which the engine may reach here.
+  const shop = await startHttpsReceiver()
+  t.teardown(() => shop.close())
+  const setup = await openDashboard(t, { engine: true, calls: { allowedPrivateCidrs: ['127.0.0.1/32'], caFile: shop.caFile } })
   const { service } = setup
   const headers = { 'x-api-key': service.admin.apiKey }
-  const call = async <T>(method: 'GET' | 'POST', url: string, payload?: object): Promise<T> => {
+  const call = async <T>(method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<T> => {
     const response = await service.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
     if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode}`)
     return response.json<T>()
@@ -110,6 +133,11 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   t.equal(await rows.count(), 1, 'the session id filter finds that session only')
   await page.getByRole('button', { name: 'Clear' }).click()
   await rows.nth(1).waitFor()
+
+  // A session that waits for a payment which never comes: its timer fires while the rest runs.
+  await call('POST', '/v1/variables', { name: 'payment', type: 'object' })
+  const payments = await call<{ id: string }>('POST', '/v1/flows', { name: 'Payments', definition: paymentFlow })
+  const { sessionId: lateId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${payments.id}/create`, { externalId: 'late-5544' })
 
   await page.getByRole('link', { name: `Open session ${doneId.slice(-8)}` }).click()
   await page.getByRole('heading', { level: 1, name: `Session ${doneId.slice(-8)}` }).waitFor()
@@ -229,6 +257,83 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   t.same([editorSides.contact.justify, editorSides.bot.justify], ['flex-start', 'flex-end'], "and so does the editor's test panel")
   for (const [where, sides] of [['dashboard', dashboardSides], ['editor', editorSides]] as const) {
     t.ok(sides.contact.left < sides.contact.right && sides.bot.right < sides.bot.left, `${where}: the contact's bubble hugs the left edge and the bot's the right (${JSON.stringify(sides)})`)
+  }
+
+  // A flow that calls the shop's API with a secret: the call in the chat, opened to what it sent and got.
+  for (const name of ['order', 'status']) await call('POST', '/v1/variables', { name, type: 'string' })
+  await call('POST', '/v1/variables', { name: 'httpStatus', type: 'number' })
+  await call('PUT', '/v1/secrets/shop', { value: SHOP_TOKEN })
+  const orders = await call<{ id: string }>('POST', '/v1/flows', { name: 'Orders', definition: orderLookup(shop.url) })
+  shop.respondWith([{ status: 200, body: JSON.stringify({ id: '1234', status: 'shipped', items: [{ sku: 'A-1', quantity: 2 }] }), headers: { 'content-type': 'application/json' } }])
+  const { sessionId: orderId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${orders.id}/create`, { externalId: 'dora-5566' })
+  await answered(orderId)
+  await call('POST', `/v1/sessions/${orderId}/message`, { type: 'text', text: { body: '1234' } })
+  t.equal((await answered(orderId)).status, 'completed', 'the order session called the shop and answered')
+  t.equal(shop.requests[0]?.headers.authorization, `Bearer ${SHOP_TOKEN}`, 'the shop got the secret')
+
+  await page.goto(`${setup.base}/dashboard/sessions/${orderId}`)
+  await page.getByTestId('session-flow').getByRole('link', { name: 'Orders' }).waitFor()
+  const orderChat = page.getByRole('list', { name: 'Messages, oldest first' })
+  const callEntry = orderChat.getByTestId('chat-call')
+  await callEntry.waitFor()
+  const callLine = callEntry.locator('summary')
+  const oneLine = async (locator: typeof callLine) => (await locator.innerText()).replace(/\s+/g, ' ')
+  t.match(await oneLine(callLine), new RegExp(`^Call from HTTP request GET ${shop.url}/orders/1234 → HTTP 200 \\d+ ms · `), 'the call is one line: the node, method and URL, status and duration')
+  t.equal(await callLine.locator('.node-name').getAttribute('title'), 'lookup', "the node is named by its type, its id on hover")
+  t.equal(await callEntry.getByTestId('call-details').isVisible(), false, 'what it sent and got is a click away')
+  await callLine.click()
+  const requestHeaders = callEntry.getByRole('table', { name: 'Request headers' })
+  t.equal(await requestHeaders.getByRole('row', { name: /Authorization/ }).getByRole('cell').innerText(), 'Bearer {{secrets.shop}}', 'the request names the secret it sent')
+  t.equal(await requestHeaders.locator('mark.call-secret').innerText(), '{{secrets.shop}}', 'marked as a secret')
+  t.equal(
+    await callEntry.getByTestId('call-body').innerText(),
+    JSON.stringify({ id: '1234', status: 'shipped', items: [{ sku: 'A-1', quantity: 2 }] }, null, 2),
+    "the shop's answer is indented",
+  )
+  await orderChat.getByRole('article', { name: /^Bot/ }).getByText('Your order is shipped').waitFor()
+  t.notOk((await page.content()).includes(SHOP_TOKEN), "the secret's value is nowhere on the page")
+  const callEvent = page.getByRole('list', { name: 'Events, oldest first' }).getByRole('listitem').filter({ hasText: 'OutsideCallAnswered' })
+  t.match(await oneLine(callEvent.locator('.timeline-outside')), new RegExp(`GET ${shop.url}/orders/1234 → HTTP 200`), 'the timeline says what the call was')
+  await callEvent.getByText('Data of OutsideCallAnswered').click()
+  await callEvent.getByRole('table', { name: 'Answer headers' }).getByText('application/json').waitFor()
+  t.pass("and opens to the same call, beside the event's data")
+
+  // A call that could not be made says why, in words.
+  const unsent = await call<{ id: string }>('POST', '/v1/flows', { name: 'Orders without a key', definition: orderLookup(shop.url, { headers: [{ name: 'Authorization', value: 'Bearer {{secrets.gone}}' }] }) })
+  const { sessionId: unsentId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${unsent.id}/create`, {})
+  await answered(unsentId)
+  await call('POST', `/v1/sessions/${unsentId}/message`, { type: 'text', text: { body: '99' } })
+  await answered(unsentId)
+  await page.goto(`${setup.base}/dashboard/sessions/${unsentId}`)
+  const unsentCall = page.getByTestId('chat-call')
+  t.equal(await unsentCall.getByTestId('call-outcome').innerText(), 'A secret could not be read', 'a call without its secret says so')
+  await unsentCall.locator('summary').click()
+  await unsentCall.locator('.call-error').waitFor()
+
+  // An outside event, and a wait whose time ran out.
+  const { sessionId: paidId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${payments.id}/create`, { externalId: 'erik-5577' })
+  await answered(paidId)
+  await call('POST', `/v1/sessions/${paidId}/events`, { name: 'payment.confirmed', data: { amount: 120.5, currency: 'BRL' } })
+  t.equal((await answered(paidId)).status, 'completed', 'the event let the flow go on')
+  await page.goto(`${setup.base}/dashboard/sessions/${paidId}`)
+  const eventEntry = page.getByTestId('chat-event')
+  t.match(await oneLine(eventEntry.locator('summary')), /^Outside event payment\.confirmed \{"amount":120\.5,"currency":"BRL"\} · /, 'an outside event shows its name and data')
+  await eventEntry.locator('summary').click()
+  await eventEntry.locator('pre').getByText('"currency": "BRL"').waitFor()
+  await captureScreen(t, page, 'sessions-event', LOOKS[0])
+  await page.getByRole('list', { name: 'Events, oldest first' }).getByRole('listitem').filter({ hasText: 'OutsideEventReceived' }).getByText('Outside event payment.confirmed').waitFor()
+  await eventually('the timer of the unpaid session', async () => ((await call<Session>('GET', `/v1/sessions/${lateId}`)).status === 'completed' ? true : undefined))
+  await page.goto(`${setup.base}/dashboard/sessions/${lateId}`)
+  await page.getByTestId('session-flow').getByRole('link', { name: 'Payments' }).waitFor()
+  t.equal(await page.getByTestId('chat-timer').innerText().then((line) => line.split(' · ')[0]), 'The wait at node Wait for event timed out', 'a timer that fired says whose wait timed out')
+  await page.getByRole('list', { name: 'Events, oldest first' }).getByRole('listitem').filter({ hasText: 'TimerFired' }).getByText('The wait at node Wait for event timed out').waitFor()
+
+  for (const look of LOOKS) {
+    await showIn(page, setup.base, `/sessions/${orderId}`, look)
+    await page.getByTestId('session-flow').getByRole('link', { name: 'Orders' }).waitFor()
+    await page.getByTestId('chat-call').locator('summary').click()
+    await page.getByTestId('chat-call').getByTestId('call-body').waitFor()
+    await captureScreen(t, page, 'sessions-call', look)
   }
 
   const ready = (p: typeof page) => p.getByRole('list', { name: /Messages|Mensagens/ }).getByRole('article').last().waitFor()

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
 import t from 'tap'
+import { revealSecrets } from '../../src/commands/secrets.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
 import { browserSkipReason, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { captureEveryLook, captureScreen, LOOKS, openDashboard } from '../helpers/dashboard.js'
@@ -231,6 +232,57 @@ t.test('workspaces: created, keys shown once, embed code that works, the editor 
   await own.getByRole('cell', { name: 'messages per day' }).waitFor()
   t.pass('a variable is created and its description changed')
 
+  // Secrets: added, listed by name and dates only, given a new value, deleted; a value never shown.
+  const valueOf = async (name: string) => (await revealSecrets({ store: service.store, secrets: service.secrets }, workspaceId, [name])).get(name)
+  await own.getByRole('link', { name: 'Secrets' }).click()
+  await own.getByText('No secrets yet: add the first below').waitFor()
+  await own.getByText('An HTTP request node reads it as {{secrets.NAME}}').waitFor()
+  await captureScreen(t, own, 'workspaces-secrets-empty', LOOKS[0])
+  const secretValue = own.getByLabel('Value', { exact: true })
+  t.equal(await secretValue.getAttribute('type'), 'password', 'a value is typed into a password field')
+  await own.getByLabel('Name', { exact: true }).fill('shop token')
+  await secretValue.fill('tok-Sh0p-7f3a9c')
+  t.equal(await own.getByTestId('secret-bytes').innerText(), '15 of 8,192 bytes', 'the value counts against its limit in bytes')
+  await own.getByRole('button', { name: 'Create' }).click()
+  await fieldAlert(own, 'Name').filter({ hasText: 'Use 1 to 64 letters (A–Z, a–z), digits or _, with no spaces.' }).waitFor()
+  t.equal(await valueOf('shop token'), undefined, 'a name with a space is refused on its field, in words, before anything is sent')
+  await own.getByLabel('Name', { exact: true }).fill('shop')
+  await own.getByRole('button', { name: 'Create' }).click()
+  await own.getByRole('status').filter({ hasText: 'Secret shop added.' }).waitFor()
+  await own.getByRole('rowheader', { name: 'shop', exact: true }).waitFor()
+  t.equal(await valueOf('shop'), 'tok-Sh0p-7f3a9c', 'the secret holds the value typed')
+  t.equal(await secretValue.inputValue(), '', 'the value field is emptied once saved')
+  t.notOk((await own.content()).includes('tok-Sh0p-7f3a9c'), 'the value is nowhere on the page')
+  const secretRow = own.getByRole('row').filter({ has: own.getByRole('rowheader', { name: 'shop', exact: true }) })
+  t.match(await secretRow.innerText(), /\{\{secrets\.shop\}\}/, 'the row says how a flow reads it')
+  await own.getByLabel('Name', { exact: true }).fill('shop')
+  await own.getByText('A secret named shop exists: saving replaces its value.').waitFor()
+  await own.getByLabel('Name', { exact: true }).fill('')
+  t.pass('adding a name that exists says it replaces its value')
+
+  await own.getByRole('button', { name: 'Replace value: shop' }).click()
+  await own.getByRole('heading', { name: 'Replace the value of shop' }).waitFor()
+  t.equal(await own.getByLabel('Name', { exact: true }).getAttribute('readonly'), '', 'the name stays')
+  t.equal(await own.evaluate('document.activeElement.getAttribute("type")'), 'password', 'the value field takes the focus')
+  await secretValue.fill('tok-N3w-1b2c')
+  await own.getByRole('button', { name: 'Save' }).click()
+  await own.getByRole('status').filter({ hasText: 'The value of shop is replaced; the old one can no longer be read.' }).waitFor()
+  t.equal(await valueOf('shop'), 'tok-N3w-1b2c', 'the new value replaced the old')
+  await own.getByRole('heading', { name: 'New secret' }).waitFor()
+
+  await own.getByRole('button', { name: 'Delete: shop' }).click()
+  const confirmDelete = own.getByRole('group', { name: /^Delete shop\? Flows that use it find no value/ })
+  await confirmDelete.waitFor()
+  await captureScreen(t, own, 'workspaces-secrets-delete', LOOKS[0])
+  await confirmDelete.getByRole('button', { name: 'Delete', exact: true }).click()
+  await own.getByRole('status').filter({ hasText: 'Secret shop deleted; its value can no longer be read.' }).waitFor()
+  await own.getByText('No secrets yet: add the first below').waitFor()
+  t.equal(await valueOf('shop'), undefined, 'deleted after asking, its value can no longer be read')
+  await own.getByLabel('Name', { exact: true }).fill('crm_token')
+  await secretValue.fill('crm-9f8e')
+  await own.getByRole('button', { name: 'Create' }).click()
+  await own.getByRole('rowheader', { name: 'crm_token', exact: true }).waitFor()
+
   await captureEveryLook(t, admin, base, 'workspaces-list', '/workspaces', (page) => page.locator('tbody tr').nth(1).waitFor())
   const tabs: [string, (page: Page) => Promise<unknown>][] = [
     ['general', (page) => page.locator('.ws-details').waitFor()],
@@ -238,6 +290,7 @@ t.test('workspaces: created, keys shown once, embed code that works, the editor 
     ['embed', (page) => page.getByTestId('snippet-iframe').filter({ hasText: flowId }).waitFor()],
     ['sectors', (page) => page.locator('tbody tr').first().waitFor()],
     ['variables', (page) => page.locator('tbody tr').first().waitFor()],
+    ['secrets', (page) => page.locator('tbody tr').first().waitFor()],
   ]
   for (const [tab, ready] of tabs) await captureEveryLook(t, own, base, `workspaces-${tab}`, `/workspaces/${workspaceId}/${tab}`, ready)
 })

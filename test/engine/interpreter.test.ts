@@ -1,7 +1,9 @@
 import t from 'tap'
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
-import type { TypedNode } from '../../src/domain/nodes/index.js'
-import { initialConversation, MAX_NODES_PER_TURN, runTurn } from '../../src/engine/interpreter.js'
+import type { NodeData, TypedNode } from '../../src/domain/nodes/index.js'
+import { CALL_LIMITS, type HttpCallAnswer, type HttpCallRequest, type RecordedCall } from '../../src/domain/outside-call.js'
+import { EVENTS_KEPT, type ConversationState, type Trigger } from '../../src/domain/turn.js'
+import { initialConversation, MAX_NODES_PER_TURN, runTurn, runTurnOrCall, type RunnableFlow } from '../../src/engine/interpreter.js'
 import {
   AGENT,
   chain,
@@ -293,5 +295,252 @@ t.test('purity', async (t) => {
     const state = initialConversation(variables)
     variables.customer.name = 'Bia'
     t.same(state, { waitingAt: null, variables: { customer: { name: 'Ana' } }, lastTimestampMicros: 0, card: null })
+  })
+})
+
+const httpRequest = (id: string, data: NodeData<'httpRequest'>): TypedNode => ({ id, type: 'httpRequest', position: { x: 0, y: 0 }, data })
+const waitForEvent = (id: string, data: NodeData<'waitForEvent'>): TypedNode => ({ id, type: 'waitForEvent', position: { x: 0, y: 0 }, data })
+
+const ORDER_URL = 'https://api.example.com/orders/'
+/** The GET the `call` node of `orderFlow` sends for order `id`, as the interpreter builds it. */
+const orderRequest = (id = 'o-1', nodeUrl = ORDER_URL): HttpCallRequest => ({ method: 'GET', url: `${nodeUrl}${id}`, headers: [], body: null, timeoutMs: CALL_LIMITS.timeoutMs.default })
+const recorded = (index: number, nodeId: string, request: HttpCallRequest, answer: HttpCallAnswer, durationMs = 20): RecordedCall => ({ index, nodeId, request, answer, durationMs })
+const ok = (body: unknown): HttpCallAnswer => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+/** start → call (GET the order, its status saved) → `ok` says it; with `errorEdge`, a failed call goes to `sorry`. */
+const orderFlow = (errorEdge: boolean): RunnableFlow =>
+  flow(
+    [
+      start(),
+      httpRequest('call', { method: 'GET', url: `${ORDER_URL}{{orderId}}`, saveResponse: [{ path: '$.order.status', variable: 'status' }] }),
+      message('ok', text('Your order is {{status}}')),
+      message('sorry', text('We could not look it up')),
+    ],
+    [edge('start', 'call'), edge('call', 'ok', 'success'), ...(errorEdge ? [edge('call', 'sorry', 'error')] : [])],
+  )
+
+t.test('httpRequest: a turn stops at a call and goes on with its recorded answer', async (t) => {
+  const f = orderFlow(true)
+  const state = initialConversation({ orderId: 'o 1/2' })
+
+  t.test('with no recorded call, the turn asks for the call', async (t) => {
+    const needed = runTurnOrCall(f, state, START, context())
+    t.same(needed, { status: 'calling', index: 0, nodeId: 'call', request: orderRequest('o%201%2F2') })
+    t.throws(() => runTurn(f, state, START, context()), { message: 'the turn needs a call of node call that is not recorded' }, 'runTurn has no engine to make it')
+  })
+
+  t.test('with the call recorded, the turn completes and later nodes read what it saved', async (t) => {
+    const calls = [recorded(0, 'call', orderRequest('o%201%2F2'), ok({ order: { status: 'shipped' } }))]
+    const out = turn(f, state, START, context({ calls }))
+    t.equal(out.status, 'completed')
+    t.same(out.visited, ['start', 'call', 'ok'])
+    t.same(out.messages, [{ type: 'text', text: { body: 'Your order is shipped' }, nodeId: 'ok' }])
+    t.same(out.variables, { status: 'shipped' })
+    t.same(out.warnings, [])
+    t.equal(out.state.callsMade, 1, 'the call counts for the session')
+    t.same(runTurnOrCall(f, state, START, context({ calls })), out, 'the same inputs give the same output: replay calls nothing')
+  })
+
+  t.test('a second call of the turn is asked for at the next index', async (t) => {
+    const two = flow(
+      [start(), httpRequest('first', { method: 'GET', url: `${ORDER_URL}1` }), httpRequest('second', { method: 'POST', url: `${ORDER_URL}2`, body: { n: 1 } })],
+      [edge('start', 'first'), edge('first', 'second', 'success')],
+    )
+    const calls = [recorded(0, 'first', orderRequest('1'), ok({}))]
+    t.same(runTurnOrCall(two, initialConversation(), START, context({ calls })), {
+      status: 'calling',
+      index: 1,
+      nodeId: 'second',
+      request: { method: 'POST', url: `${ORDER_URL}2`, headers: [{ name: 'content-type', value: 'application/json' }], body: '{"n":1}', timeoutMs: CALL_LIMITS.timeoutMs.default },
+    })
+  })
+})
+
+t.test('httpRequest: the error exit', async (t) => {
+  const state = initialConversation({ orderId: 'o-1' })
+  const calls = [recorded(0, 'call', orderRequest(), { status: 503, headers: {}, body: 'busy' })]
+  const reason = `GET ${ORDER_URL}o-1 answered 503`
+
+  t.test('without an error edge, the turn ends in error for the node\'s reason', async (t) => {
+    const out = turn(orderFlow(false), state, START, context({ calls }))
+    t.equal(out.status, 'error')
+    t.same(out.warnings, [`httpRequest call: ${reason}`, `httpRequest call failed and has no error edge: ${reason}`])
+    t.same(out.visited, ['start', 'call'])
+    t.same(out.functions, [], 'an error is not a finish')
+    t.equal(out.state.waitingAt, null)
+  })
+
+  t.test('with an error edge, the turn follows it', async (t) => {
+    const out = turn(orderFlow(true), state, START, context({ calls }))
+    t.equal(out.status, 'completed')
+    t.same(out.visited, ['start', 'call', 'sorry'])
+    t.same(out.messages, [{ type: 'text', text: { body: 'We could not look it up' }, nodeId: 'sorry' }])
+    t.same(out.warnings, [`httpRequest call: ${reason}`])
+    t.same(out.functions, [{ type: 'finish', timestamp: NOW }])
+  })
+})
+
+t.test('httpRequest: limits on calls', async (t) => {
+  const request = orderRequest('loop')
+  /** start → call, again and again while it succeeds; a failed call goes to `done`. */
+  const loop = flow(
+    [start(), httpRequest('call', { method: 'GET', url: `${ORDER_URL}loop` }), message('done', text('done'))],
+    [edge('start', 'call'), edge('call', 'call', 'success'), edge('call', 'done', 'error')],
+  )
+  const made = (count: number, durationMs = 20) => Array.from({ length: count }, (_, index) => recorded(index, 'call', request, ok({}), durationMs))
+
+  t.test(`the ${CALL_LIMITS.perTurn + 1}th call of a turn gets a limit answer without suspending`, async (t) => {
+    t.same(runTurnOrCall(loop, initialConversation(), START, context({ calls: made(CALL_LIMITS.perTurn - 1) })), { status: 'calling', index: CALL_LIMITS.perTurn - 1, nodeId: 'call', request }, `the ${CALL_LIMITS.perTurn}th is still asked for`)
+    const out = turn(loop, initialConversation(), START, context({ calls: made(CALL_LIMITS.perTurn) }))
+    t.equal(out.status, 'completed')
+    t.same(out.visited, ['start', ...Array.from({ length: CALL_LIMITS.perTurn + 1 }, () => 'call'), 'done'])
+    t.same(out.warnings, [`httpRequest call: GET ${ORDER_URL}loop: a turn makes at most ${CALL_LIMITS.perTurn} calls`])
+  })
+
+  t.test('the calls of a session are counted across turns', async (t) => {
+    const f = flow(
+      [
+        start(),
+        httpRequest('a', { method: 'GET', url: `${ORDER_URL}a` }),
+        httpRequest('b', { method: 'GET', url: `${ORDER_URL}b` }),
+        question('ask', { prompt: text('More?'), input: { kind: 'text' } }),
+        httpRequest('c', { method: 'GET', url: `${ORDER_URL}c` }),
+      ],
+      [...chain('start', 'a'), edge('a', 'b', 'success'), edge('b', 'ask', 'success'), edge('ask', 'c', 'default')],
+    )
+    const first = turn(f, initialConversation(), START, context({ calls: [recorded(0, 'a', orderRequest('a'), ok({})), recorded(1, 'b', orderRequest('b'), ok({}))] }))
+    t.equal(first.state.callsMade, 2)
+    const second = turn(f, first.state, textReply('yes'), context({ calls: [recorded(0, 'c', orderRequest('c'), ok({}))] }))
+    t.equal(second.state.callsMade, 3, 'the next turn adds its own')
+    const none = turn(f, first.state, START, context({ calls: [recorded(0, 'a', orderRequest('a'), ok({})), recorded(1, 'b', orderRequest('b'), ok({}))] }))
+    t.equal(none.state.callsMade, 4, 'a turn that starts over counts its calls again')
+    const quiet = turn(flow([start(), end()], chain('start', 'end')), first.state, START)
+    t.equal(quiet.state.callsMade, 2, 'a turn without calls leaves the count')
+  })
+
+  t.test(`a session makes at most ${CALL_LIMITS.perSession} calls`, async (t) => {
+    const nearly: ConversationState = { ...initialConversation(), callsMade: CALL_LIMITS.perSession - 1 }
+    t.same(runTurnOrCall(loop, nearly, START, context()), { status: 'calling', index: 0, nodeId: 'call', request }, 'the last call it may make is asked for')
+    const out = turn(loop, nearly, START, context({ calls: made(1) }))
+    t.same(out.warnings, [`httpRequest call: GET ${ORDER_URL}loop: a session makes at most ${CALL_LIMITS.perSession} calls`])
+    t.same(out.visited, ['start', 'call', 'call', 'done'])
+    const spent = turn(loop, { ...initialConversation(), callsMade: CALL_LIMITS.perSession }, START, context())
+    t.same(spent.warnings, [`httpRequest call: GET ${ORDER_URL}loop: a session makes at most ${CALL_LIMITS.perSession} calls`], 'one with none left calls nothing')
+  })
+
+  t.test(`the calls of a turn may take ${CALL_LIMITS.turnWaitMs / 1000} s together`, async (t) => {
+    const almost = runTurnOrCall(loop, initialConversation(), START, context({ calls: made(2, CALL_LIMITS.turnWaitMs / 2 - 1) }))
+    t.same(almost, { status: 'calling', index: 2, nodeId: 'call', request }, 'a millisecond under the limit, the next call is asked for')
+    const out = turn(loop, initialConversation(), START, context({ calls: made(2, CALL_LIMITS.turnWaitMs / 2) }))
+    t.same(out.warnings, [`httpRequest call: GET ${ORDER_URL}loop: the calls of a turn may take ${CALL_LIMITS.turnWaitMs / 1000} s together`])
+    t.same(out.visited, ['start', 'call', 'call', 'call', 'done'])
+  })
+})
+
+t.test('waitForEvent', async (t) => {
+  const paid = (data: Record<string, unknown>): Trigger => ({ type: 'event', event: { name: 'payment.confirmed', data } })
+  const other = (name: string, data: Record<string, unknown> = {}): Trigger => ({ type: 'event', event: { name, data } })
+  /** start → wait (payment.confirmed, an hour) → `thanks` reads what it saved; its timeout goes to `late`. */
+  const f = flow(
+    [
+      start(),
+      waitForEvent('wait', { event: 'payment.confirmed', timeoutSeconds: 3600, saveAs: 'payment' }),
+      message('thanks', text('Paid {{payment.amount}}')),
+      message('late', text('Too late')),
+    ],
+    [edge('start', 'wait'), edge('wait', 'thanks', 'received'), edge('wait', 'late', 'timeout')],
+  )
+  const until = new Date(NOW / 1000 + 3600 * 1000).toISOString()
+  const waiting = turn(f, initialConversation(), START)
+
+  t.test('the turn waits for the event until now + timeoutSeconds', async (t) => {
+    t.equal(waiting.status, 'active')
+    t.same(waiting.state.waitingAt, { nodeId: 'wait', retries: 0, event: 'payment.confirmed', until })
+    t.equal(until, '2026-01-01T01:00:00.000Z')
+    t.same(waiting.messages, [])
+    t.same(waiting.visited, ['start', 'wait'])
+    const odd = turn(f, initialConversation(), START, context({ nowMicros: NOW + 999 }))
+    t.equal(odd.state.waitingAt?.until, until, 'a clock between milliseconds is cut to its millisecond')
+  })
+
+  t.test('an event of that name wakes it: its data saved, the flow goes on', async (t) => {
+    const out = turn(f, waiting.state, paid({ amount: 10 }))
+    t.equal(out.status, 'completed')
+    t.same(out.visited, ['wait', 'thanks'])
+    t.same(out.variables, { payment: { amount: 10 } })
+    t.same(out.messages, [{ type: 'text', text: { body: 'Paid 10' }, nodeId: 'thanks' }])
+    t.equal(out.state.waitingAt, null)
+  })
+
+  t.test('a timer at that node and until leaves by timeout', async (t) => {
+    const out = turn(f, waiting.state, { type: 'timer', nodeId: 'wait', until })
+    t.equal(out.status, 'completed')
+    t.same(out.visited, ['wait', 'late'])
+    t.same(out.messages, [{ type: 'text', text: { body: 'Too late' }, nodeId: 'late' }])
+    t.same(out.variables, {})
+  })
+
+  t.test('a stale timer changes nothing', async (t) => {
+    for (const [situation, timer] of [
+      ['another until', { type: 'timer', nodeId: 'wait', until: '2026-01-01T00:59:59.999Z' }],
+      ['another node', { type: 'timer', nodeId: 'thanks', until }],
+    ] as const) {
+      const out = turn(f, waiting.state, timer)
+      t.same([out.status, out.state, out.visited, out.messages, out.warnings], ['active', waiting.state, [], [], []], situation)
+    }
+    const done = turn(f, waiting.state, paid({}))
+    const after = turn(f, done.state, { type: 'timer', nodeId: 'wait', until })
+    t.same([after.status, after.state, after.visited, after.functions], ['completed', done.state, [], []], 'nor one of a wait that is over')
+  })
+
+  t.test('a message while it waits is not answered and warns', async (t) => {
+    const out = turn(f, waiting.state, textReply('hello?'))
+    t.equal(out.status, 'active')
+    t.same(out.warnings, ['message not answered: the conversation waits at wait for the event payment.confirmed'])
+    t.same(out.state, waiting.state)
+    t.same([out.messages, out.visited, out.variables], [[], [], {}])
+  })
+
+  t.test('an event of another name is kept, and a later wait for it takes it at once', async (t) => {
+    const two = flow(
+      [
+        start(),
+        waitForEvent('wait', { event: 'payment.confirmed', timeoutSeconds: 3600 }),
+        waitForEvent('ship', { event: 'order.shipped', timeoutSeconds: 60, saveAs: 'shipment' }),
+        message('done', text('Shipped by {{shipment.carrier}}')),
+      ],
+      [edge('start', 'wait'), edge('wait', 'ship', 'received'), edge('ship', 'done', 'received')],
+    )
+    const first = turn(two, initialConversation(), START)
+    const kept = turn(two, first.state, other('order.shipped', { carrier: 'Post' }))
+    t.equal(kept.status, 'active')
+    t.same(kept.visited, [])
+    t.same(kept.state.inbox, [{ eventId: 'card-1', name: 'order.shipped', data: { carrier: 'Post' } }], 'kept with an id of its own')
+    t.same(kept.state.waitingAt, first.state.waitingAt, 'the wait goes on')
+    const out = turn(two, kept.state, paid({}))
+    t.equal(out.status, 'completed')
+    t.same(out.visited, ['wait', 'ship', 'done'], 'the second wait took the kept event without waiting')
+    t.same(out.messages, [{ type: 'text', text: { body: 'Shipped by Post' }, nodeId: 'done' }])
+    t.same(out.state.inbox, [], 'and it is kept no more')
+  })
+
+  t.test(`more than ${EVENTS_KEPT} kept events drop the oldest, with a warning`, async (t) => {
+    const inbox = Array.from({ length: EVENTS_KEPT }, (_, i) => ({ eventId: `e-${i}`, name: i === 0 ? 'oldest' : `n${i}`, data: { i } }))
+    const full = turn(f, { ...waiting.state, inbox: inbox.slice(0, EVENTS_KEPT - 1) }, other('newest'))
+    t.same(full.warnings, [], `the ${EVENTS_KEPT}th is kept`)
+    t.equal(full.state.inbox?.length, EVENTS_KEPT)
+    const out = turn(f, { ...waiting.state, inbox }, other('newest'))
+    t.equal(out.status, 'active')
+    t.same(out.warnings, [`event oldest dropped: a session keeps at most ${EVENTS_KEPT} events no node waited for`])
+    t.same(out.state.inbox?.map((event) => event.name), [...inbox.slice(1).map((event) => event.name), 'newest'])
+  })
+
+  t.test('an event while the conversation waits at a question is kept', async (t) => {
+    const asking = flow([start(), question('ask', { prompt: text('?'), input: { kind: 'text' } })], [edge('start', 'ask')])
+    const at = turn(asking, initialConversation(), START)
+    const out = turn(asking, at.state, paid({ amount: 1 }))
+    t.equal(out.status, 'active')
+    t.same(out.state.waitingAt, { nodeId: 'ask', retries: 0 })
+    t.same(out.state.inbox, [{ eventId: 'card-1', name: 'payment.confirmed', data: { amount: 1 } }])
   })
 })

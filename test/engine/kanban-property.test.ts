@@ -293,6 +293,7 @@ function play(s: Scenario, stats: Stats): void {
     if (!pending) throw new Error('no pending trigger')
     const at = now()
     const output = playTurn(runTurn, flow, state, pending, at)
+    if (output.status === 'calling') throw new Error('a kanban flow makes no calls')
     record(session.decide({ type: 'CompleteTurn', data: { sessionId: SESSION, messageId: pending.messageId, output, now: at.toISOString() } }, state)[0])
     const turn: SessionTurn = { sessionId: SESSION, workspaceId: WORKSPACE, organizationId: ORGANIZATION, messageId: pending.messageId, position: nextPosition() }
     stats.actions += output.kanban.length

@@ -11,7 +11,7 @@ import { buildApp } from '../../src/http/app.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
 import type { Resolver } from '../../src/webhooks/callback-url.js'
 import { DispatcherRole, type DispatcherRoleSettings } from '../../src/webhooks/dispatcher-role.js'
-import { createLogger } from '../../src/logger.js'
+import { createLogger, type Logger } from '../../src/logger.js'
 import { allProjections } from '../../src/all-projections.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import type { Projection } from '../../src/projections/projection.js'
@@ -20,11 +20,21 @@ import type { Database } from '../../src/store/database.js'
 import type { Kysely } from 'kysely'
 import type { Backend } from './storage.js'
 import { fakeDns } from './blocked-callbacks.js'
+import { masterKey } from '../../src/secrets/cipher.js'
+import { SecretKeyring } from '../../src/secrets/keyring.js'
+import { revealSecrets } from '../../src/commands/secrets.js'
+import type { MasterKeys } from '../../src/secrets/master-keys.js'
 
 export const silentLogger = createLogger('silent')
 
 /** Signs the editor's access tokens in tests, so no test writes a secret into DATA_DIR. */
 export const testEditorTokenKey: Uint8Array = randomBytes(32)
+
+/** Wraps the data keys of secrets in tests, so no test writes a key into DATA_DIR. */
+export const testSecretsMasterKeys: MasterKeys = { current: masterKey(randomBytes(32)), previous: undefined, source: 'SECRETS_KEY' }
+
+/** The keyring of secrets over `db`, with the tests' master key. */
+export const testKeyring = (db: Kysely<Database>): SecretKeyring => new SecretKeyring(db, testSecretsMasterKeys)
 
 export interface TestApp {
   app: FastifyInstance
@@ -33,6 +43,8 @@ export interface TestApp {
   readModels: ProjectionRuntime
   /** A system command context, to set up data beside the API. */
   ctx: CommandContext
+  /** The data keys of workspace secrets, as the app holds them. */
+  secrets: SecretKeyring
   /** The first organization, with its admin key. */
   admin: Bootstrapped
   /** Present when the test asked for the engine. */
@@ -59,6 +71,7 @@ export async function appOver(
     logger: silentLogger,
     now: () => new Date(),
     editorTokenKey: testEditorTokenKey,
+    secrets: testKeyring(db),
     resolveHost: fakeDns({}),
   })
   t.teardown(() => app.close())
@@ -81,6 +94,10 @@ export async function openTestApp(
     resolveHost?: Resolver
     /** The scrypt cost of OAuth client secrets; production's unless a test creates clients by the thousand. */
     clientSecretCost?: ScryptCost
+    /** The engine makes the calls flows ask for, reaching these private ranges and trusting this CA. */
+    calls?: { allowedPrivateCidrs: string[]; caFile?: string; lookup?: Resolver }
+    /** The app's (and the engine's) logger; silent unless a test reads what is logged. */
+    logger?: Logger
   } = {},
 ): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
@@ -88,21 +105,24 @@ export async function openTestApp(
   const store = new PostgresEventStore({ db: storage.db, pool: storage.pool, pollIntervalMs: 100 })
   const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, silentLogger)
   await readModels.start()
+  const secrets = testKeyring(storage.db)
   const app = await buildApp({
     // Tests poll lists through one key faster than the default limit; test/http/rate-limit.test.ts covers the limits.
     config: options.config ?? loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' }),
     db: storage.db,
     store,
     readModels,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     now,
     apiKeyCacheMs: options.apiKeyCacheMs,
     editorTokenKey: testEditorTokenKey,
+    secrets,
     // Tests never ask real DNS: a callback host name is unknown (and so accepted) unless a test says otherwise.
     resolveHost: options.resolveHost ?? fakeDns({}),
     clientSecretCost: options.clientSecretCost,
   })
-  const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, now, sweepIntervalMs: 200 }) : undefined
+  const calls = options.calls && { ...options.calls, lookup: options.calls.lookup ?? fakeDns({}), revealSecrets: (workspaceId: string, names: readonly string[]) => revealSecrets({ store, secrets }, workspaceId, names) }
+  const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: options.logger ?? silentLogger, now, sweepIntervalMs: 200, calls }) : undefined
   await conversations?.start()
   const webhooks = options.webhooks
     ? new DispatcherRole(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
@@ -117,5 +137,5 @@ export async function openTestApp(
   })
   const ctx: CommandContext = { store, readModels, logger: silentLogger, now, metadata: { actor: 'test' } }
   const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
-  return { app, storage, store, readModels, ctx, admin, conversations, webhooks }
+  return { app, storage, store, readModels, ctx, secrets, admin, conversations, webhooks }
 }

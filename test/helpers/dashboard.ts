@@ -42,14 +42,15 @@ export interface DashboardSetup {
 }
 
 /**
- * One service (its read models, and the engine and webhook delivery when asked) listening on a
- * port, and one Chromium, for a file of dashboard tests; each test opens its own pages.
+ * One service (its read models, and the engine, its calls outside and webhook delivery when
+ * asked) listening on a port, and one Chromium, for a file of dashboard tests; each test opens its
+ * own pages.
  */
 export async function openDashboard(
   t: Test,
-  options: { backend?: Backend; engine?: boolean; webhooks?: TestWebhookSettings } = {},
+  options: { backend?: Backend; engine?: boolean; webhooks?: TestWebhookSettings; calls?: NonNullable<Parameters<typeof openTestApp>[2]>['calls'] } = {},
 ): Promise<DashboardSetup> {
-  const service = await openTestApp(t, options.backend ?? oneBackend, { engine: options.engine, webhooks: options.webhooks })
+  const service = await openTestApp(t, options.backend ?? oneBackend, { engine: options.engine, webhooks: options.webhooks, calls: options.calls })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const browser = await launchBrowser(t)

@@ -35,9 +35,12 @@ export interface OpenEditor {
   frame: Frame
 }
 
-/** One service listening on a port, one host page and one Chromium for a file of editor tests. */
-export async function openEditorSetup(t: Test): Promise<EditorSetup> {
-  const service = await openTestApp(t, oneBackend)
+/**
+ * One service listening on a port, one host page and one Chromium for a file of editor tests;
+ * `options` are the service's, as {@link openTestApp} takes them (the engine, the calls it may make).
+ */
+export async function openEditorSetup(t: Test, options: Parameters<typeof openTestApp>[2] = {}): Promise<EditorSetup> {
+  const service = await openTestApp(t, oneBackend, options)
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }

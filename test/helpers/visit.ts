@@ -1,6 +1,7 @@
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
 import { interpolator } from '../../src/domain/interpolate.js'
 import type { CheckContext, Segment, Visit, WorkspaceCatalog } from '../../src/domain/nodes/node-type.js'
+import type { HttpCallRequest, RecordedCall } from '../../src/domain/outside-call.js'
 import type { ConversationState, KanbanAction, TurnFunction, VariableValue } from '../../src/domain/turn.js'
 
 /** What a node did to the turn that visited it, in the order it did it. */
@@ -12,12 +13,20 @@ export type Effect =
   | 'stopWaiting'
   | { call: Omit<TurnFunction, 'timestamp'> }
   | { moveCard: Omit<KanbanAction, 'timestamp' | 'nodeId'> }
+  | { callOutside: HttpCallRequest }
+  | { waitForEvent: string; timeoutSeconds: number }
 
 /**
  * A `Visit` that records what a node does instead of running a turn, so a node type's `run` and
- * `resume` are specified alone: messages are recorded as written, templates read `variables`.
+ * `resume` are specified alone: messages are recorded as written, templates read `variables`, and
+ * calls outside get `answers` in order (none left: the call is not made yet), and events are taken from `kept`.
  */
-export function recordingVisit(variables: Record<string, VariableValue> = {}, card: ConversationState['card'] = null) {
+export function recordingVisit(
+  variables: Record<string, VariableValue> = {},
+  card: ConversationState['card'] = null,
+  answers: RecordedCall[] = [],
+  kept: { name: string; data: Record<string, unknown> }[] = [],
+) {
   const effects: Effect[] = []
   let issued = 0
   const scope = () => ({ system: { sessionId: 'session-1' }, variables })
@@ -25,8 +34,8 @@ export function recordingVisit(variables: Record<string, VariableValue> = {}, ca
     nodeId: 'node',
     scope,
     send: (messages) => void effects.push({ send: messages }),
-    interpolating: (use) => {
-      const interpolate = interpolator(scope())
+    interpolating: (use, options) => {
+      const interpolate = interpolator(scope(), options)
       const result = use(interpolate.text)
       for (const path of interpolate.unknown) effects.push({ warn: `unknown variable {{${path}}}` })
       return result
@@ -35,8 +44,17 @@ export function recordingVisit(variables: Record<string, VariableValue> = {}, ca
     warn: (warning) => void effects.push({ warn: warning }),
     wait: (retries) => void effects.push({ wait: retries }),
     stopWaiting: () => void effects.push('stopWaiting'),
+    waitForEvent: (name, timeoutSeconds) => void effects.push({ waitForEvent: name, timeoutSeconds }),
+    takeEvent: (name) => {
+      const index = kept.findIndex((event) => event.name === name)
+      return index < 0 ? undefined : { data: kept.splice(index, 1)[0]!.data }
+    },
     call: (fn) => void effects.push({ call: fn }),
     moveCard: (action) => void effects.push({ moveCard: action }),
+    callOutside: (request) => {
+      effects.push({ callOutside: request })
+      return answers.shift()
+    },
     card,
     newId: () => `new-${++issued}`,
   }

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { bootstrap } from '../../src/commands/tenancy.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
 import { sessionLogsProjection } from '../../src/projections/session-logs.js'
@@ -26,7 +26,12 @@ const echoForever = {
 for (const backend of apiBackends) {
   t.test(`a conversation end to end on ${backend.name}`, async (t) => {
     let clock: Date | undefined
-    const { app, ctx, conversations, storage, store } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })
+    const { app, ctx, conversations, storage, store, readModels } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })
+    /** The sweeper finds idle sessions in the session log, a read model: it must hold every event written so far. */
+    const logsCaughtUp = async (t: Test) => {
+      const lagging = (await readModels.status(5000)).filter((status) => !status.caughtUp).map((status) => status.name)
+      t.same(lagging, [], 'the read models hold every event written so far')
+    }
     /** An organization of its own with the variables name and plan, a pipeline Leads, a sector Sales and the flow Plans using them. */
     const arrange = async () => {
       const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
@@ -156,18 +161,23 @@ for (const backend of apiBackends) {
 
     await t.test('an idle session expires: the log shows timeout and messages are refused', async (t) => {
       const { headers, call, settled, finishedLog, flow } = await arrange()
+      // The test sweeps by hand: the engine's own sweeps would expire the sessions first.
+      await conversations!.sweeper.stop()
       t.teardown(() => {
         clock = undefined
+        conversations!.sweeper.start()
       })
       const echo = await call('POST', '/v1/flows', { name: 'Echo', definition: echoForever })
       const waiting = await call('POST', `/v1/sessions/flows/${echo.id}/create`)
       await settled(waiting.sessionId)
       // Sessions other subtests left idle were all started before these two: expired first, they leave the count to these.
       clock = new Date(Date.parse(waiting.expiresAt) - 1)
+      await logsCaughtUp(t)
       await conversations!.sweeper.sweep()
       const { sessionId, expiresAt } = await call('POST', `/v1/sessions/flows/${flow.id}/create`, { variables: { name: 'Cy' } })
       await settled(sessionId)
       clock = new Date(Date.parse(expiresAt) + 1000)
+      await logsCaughtUp(t)
       t.equal(await conversations!.sweeper.sweep(), 2, 'the sweeper expires the idle sessions: this one and the echo session still waiting')
       const log = await finishedLog(sessionId)
       t.equal(log.status, 'timeout')

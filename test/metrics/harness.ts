@@ -16,7 +16,7 @@ import { DispatcherRole } from '../../src/webhooks/dispatcher-role.js'
 import { countUnsettledDeliveries, oldestOpenDeliveryAt } from '../../src/webhooks/deliveries.js'
 import { countFailingDestinations } from '../../src/webhooks/destinations.js'
 import { fakeDns } from '../helpers/blocked-callbacks.js'
-import { silentLogger, testEditorTokenKey } from '../helpers/app.js'
+import { silentLogger, testEditorTokenKey, testKeyring } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
 import type { Backend } from '../helpers/storage.js'
 import { parseExposition, type Exposition } from './exposition.js'
@@ -77,7 +77,7 @@ export async function openMetricsHarness(
   webhooks.start()
   metrics.watchProjections(readModels)
   metrics.watchOutbox(storage.db, { countUnsettledDeliveries, oldestOpenDeliveryAt, countFailingDestinations })
-  const deps: AppDeps = { config, db: storage.db, store, readModels, logger: silentLogger, now, editorTokenKey: testEditorTokenKey, resolveHost: fakeDns({}), metrics }
+  const deps: AppDeps = { config, db: storage.db, store, readModels, logger: silentLogger, now, editorTokenKey: testEditorTokenKey, secrets: testKeyring(storage.db), resolveHost: fakeDns({}), metrics }
   const app = await buildApp(deps)
   t.teardown(async () => {
     await app.close()

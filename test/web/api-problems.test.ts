@@ -407,6 +407,14 @@ function samplesOf(literal: Literal, extra: Record<string, string[]> = {}): stri
 const literalsAfter = (file: string, pattern: RegExp): Literal[] =>
   [...source(file).matchAll(new RegExp(`(?:${pattern.source})\\s*(?=['"\`])`, 'g'))].map((match) => readLiteral(source(file), match.index + match[0].length).literal)
 
+/** The messages the function starting with `start` in `file` returns as literals. */
+function returnedLiterals(file: string, start: string): string[] {
+  const code = source(file)
+  const at = code.indexOf(start)
+  const body = code.slice(at, code.indexOf('\n}\n', at))
+  return [...body.matchAll(/return ([`'"][^\n]+)/g)].flatMap((match) => messageLiterals(match[1]!)?.flatMap((literal) => samplesOf(literal)) ?? [])
+}
+
 // ---------------------------------------------------------------------------------------------
 // (b) The messages of the 400s and 409s a person can cause
 
@@ -438,6 +446,8 @@ const COMPOSED: Record<string, () => string[]> = {
     const each = literalsAfter('src/domain/variables.ts', /problems\.push\(/).flatMap((literal) => samplesOf(literal, { name: ['plan'] }))
     return [...each, each.join('; ')]
   },
+  // src/http/routes/http-requests.ts: why "Try it" cannot send a node's request, worded by `buildRequest`.
+  built: () => returnedLiterals('src/domain/nodes/http-request.ts', 'export function buildRequest'),
 }
 // Why a flow cannot run (src/engine/flow-versions.ts), for the session routes' 409s.
 const cannotRun = literalsAfter('src/engine/flow-versions.ts', /return/).flatMap((literal) => samplesOf(literal))
@@ -478,6 +488,8 @@ const COMPOSED_FLOW: Record<string, () => string[]> = {
   },
   // nodes/kanban-move.ts: what a card would refuse of a value (src/domain/card.ts), or a field the pipeline lacks.
   problem: () => [...misfits, ...literalsAfter('src/domain/nodes/kanban-move.ts', /return|const problem = [^\n]*? : /).flatMap((literal) => samplesOf(literal))],
+  // nodes/http-request.ts: a response path the parser refuses, worded in src/domain/json-path.ts.
+  parsed: () => literalsAfter('src/domain/json-path.ts', /return/).flatMap((literal) => samplesOf(literal)),
   // validate-flow.ts: a node type's own checks, reported through the context (read below, from nodes/).
   message: () => [],
 }

@@ -2,7 +2,8 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { OutgoingMessage } from '../flow-definition.js'
 import type { Field } from '../pipeline.js'
 import type { VariableType } from '../variables.js'
-import type { Scope } from '../interpolate.js'
+import type { InterpolationOptions, Scope } from '../interpolate.js'
+import type { HttpCallRequest, RecordedCall } from '../outside-call.js'
 import type { ConversationState, InboundMessage, KanbanAction, TurnFunction, VariableValue } from '../turn.js'
 
 /**
@@ -20,15 +21,22 @@ export interface NodeType<Schema extends TSchema = TSchema> {
   run(node: NodeOf<Schema>, visit: Visit): Step
   /** Handles a reply to a node that waits for one (its `run` answered `wait`). */
   resume?(node: NodeOf<Schema>, visit: Visit, retries: number, message: InboundMessage): Exclude<Step, 'complete'>
+  /** Goes on from a wait that an outside event or its timer ended (the node waited with `waitForEvent`). */
+  wake?(node: NodeOf<Schema>, visit: Visit, wake: Wake): Step
   /** Checks beyond the schema, on data that matched it. */
   check?(data: Static<Schema>, context: CheckContext): void
   /** The outgoing messages the node sends as written (valid or not), for the channel's limits. */
   messages?(data: Readonly<Record<string, unknown>>): { value: unknown; at: Segment[] }[]
-  /** The variable the node writes, read from its data as written, which templates may then read. */
-  writes?(data: Readonly<Record<string, unknown>>): string | undefined
+  /** The variables the node writes, read from its data as written, which templates may then read. */
+  writes?(data: Readonly<Record<string, unknown>>): string | readonly string[] | undefined
+  /** Whether the template at this key of `data` may read workspace secrets (`{{secrets.NAME}}`). */
+  secretsIn?(key: string): boolean
   /** Whether a value of `data` is copied as written, so its `{{…}}` is not a variable reference. */
   copiedAsWritten?(key: string, value: unknown): boolean
 }
+
+/** What ends a wait for an outside event: the event, or the wait's timer. */
+export type Wake = { type: 'event'; name: string; data: Record<string, unknown> } | { type: 'timer' }
 
 /** A node whose `data` matched its type's schema. */
 export interface NodeOf<Schema extends TSchema> {
@@ -54,8 +62,12 @@ export const DEFAULT_HANDLE = 'default'
 export const UNNAMED_EXIT: readonly Exit[] = [{ id: null }]
 export const NO_EXITS: readonly Exit[] = []
 
-/** How a visit ends: leave by a handle (null is the unnamed exit), wait for a reply, or complete. */
-export type Step = { exit: string | null } | 'wait' | 'complete'
+/**
+ * How a visit ends: leave by a handle (null is the unnamed exit), wait for a reply, complete, or
+ * suspend the turn until the engine has made the call the visit asked for. `unhandled`: with no
+ * edge at that handle, the session ends in error for this reason instead of completing.
+ */
+export type Step = { exit: string | null; unhandled?: string } | 'wait' | 'complete' | 'suspend'
 
 /** What a node may do to the turn that visits it; the interpreter keeps the turn pure. */
 export interface Visit {
@@ -65,11 +77,15 @@ export interface Visit {
   /** Sends messages, interpolated; one the channel would refuse becomes a warning. */
   send(messages: readonly OutgoingMessage[]): void
   /** Interpolates within this visit, warning once per unknown variable. */
-  interpolating<T>(use: (text: (template: string) => string) => T): T
+  interpolating<T>(use: (text: (template: string) => string) => T, options?: InterpolationOptions): T
   assign(name: string, value: VariableValue): void
   warn(warning: string): void
   /** Waits at this node for a reply, `retries` invalid replies so far. */
   wait(retries: number): void
+  /** Waits at this node for an outside event of `name`, `timeoutSeconds` at most. */
+  waitForEvent(name: string, timeoutSeconds: number): void
+  /** Takes the oldest event of `name` the session got and kept before any node waited for it. */
+  takeEvent(name: string): { data: Record<string, unknown> } | undefined
   /** The node no longer waits (its reply was accepted, or its retries are used up). */
   stopWaiting(): void
   /** Emits a function (transfer, finish) with the turn's next timestamp. */
@@ -79,6 +95,11 @@ export interface Visit {
   /** The session's card as the conversation knows it. */
   readonly card: ConversationState['card']
   newId(): string
+  /**
+   * The recorded answer of this turn's next call outside, made with `request`; undefined when it has
+   * not been made yet, and the visit must then `suspend` the turn.
+   */
+  callOutside(request: HttpCallRequest): RecordedCall | undefined
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never

@@ -34,6 +34,7 @@ const frame = (event: string, data: unknown, id?: string): string => `event: ${e
 function framesOf(item: FeedItem, debug: boolean): string {
   const id = positionToString(item.position)
   let out = ''
+  if (debug && item.call) out += frame('call', item.call, id)
   if (debug && item.debug) out += frame('debug', item.debug, item.turn ? undefined : id)
   if (item.turn) out += frame('turn', item.turn, id)
   if (item.ended) out += frame('end', { status: item.ended }, item.turn || (debug && item.debug) ? undefined : id)
@@ -71,7 +72,7 @@ export const routes =
             'A `text/event-stream`: one `turn` event per turn, its data exactly the webhook body the turn made (same `messageId`, `changes`), its `id` the turn\'s position in the log.',
             'Turns recorded before the request come first, then live ones. Send `Last-Event-ID` (browsers do when they reconnect) to resume after that turn.',
             'An `end` event (`{status}`) closes the stream when the session ends: at once for a session that has ended already.',
-            'Comments (`: keep-alive`) keep an idle stream open through proxies. With `debug=true`, a `debug` event before each turn tells the path of nodes, the variables, warnings, transfers and kanban actions.',
+            'Comments (`: keep-alive`) keep an idle stream open through proxies. With `debug=true`, a `debug` event before each turn tells the path of nodes, the variables, warnings, transfers and kanban actions, and a `call` event tells each call outside a turn made (an httpRequest node: the request as sent with secrets redacted, the answer, the duration).',
             'The editor\'s token reaches preview sessions of its workspace.',
           ].join(' '),
           params: Type.Object({ sessionId: Uuid }),

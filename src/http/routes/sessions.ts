@@ -1,8 +1,9 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
+import { receiveEvent, receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
 import { loadState } from '../../commands/handle.js'
 import { flow as flowDecider, flowStream } from '../../domain/flow.js'
-import { VariableValue } from '../../domain/turn.js'
+import { EVENTS_KEPT, VariableValue } from '../../domain/turn.js'
+import { EVENT_NAME_PATTERN } from '../../domain/nodes/wait-for-event.js'
 import { TurnFailureReason } from '../../domain/session.js'
 import { deliveriesByEvent } from '../../webhooks/deliveries.js'
 import { DELIVERY_STATUSES } from '../../store/tables/webhook-deliveries.js'
@@ -24,6 +25,14 @@ export const openApiTag: Tag = { name: 'sessions', description: 'Conversations w
 
 const SessionCreated = Type.Object({ sessionId: Uuid, status: Type.Literal('active'), expiresAt: Timestamp })
 const MessageAccepted = Type.Object({ messageId: Uuid, status: Type.Literal('queued') })
+
+/** The most JSON an outside event's data may hold. */
+const EVENT_DATA_BYTES = 16 * 1024
+const PostEventBody = Type.Object({
+  name: Type.String({ pattern: EVENT_NAME_PATTERN.source, description: "what happened, as the flow's waitForEvent nodes name it (payment.confirmed)" }),
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: `saved in the waiting node's saveAs; at most ${EVENT_DATA_BYTES} bytes of JSON` })),
+}, { examples: [{ name: 'payment.confirmed', data: { amount: 120.5, currency: 'BRL' } }] })
+const EventAccepted = Type.Object({ eventId: Uuid, status: Type.Literal('queued') })
 // One state, two words: the spec names a live session `active` on the session and `running` in its
 // log. The descriptions say the one word the dashboard shows for each state.
 const LogStatus = OneOf(['running', 'completed', 'timeout', 'error'] as const, {
@@ -138,6 +147,34 @@ export const routes =
           idempotencyKey: request.headers['idempotency-key'] ?? null,
         })
         return reply.status(202).send({ messageId, status: 'queued' as const })
+      },
+    )
+
+    app.post(
+      '/sessions/:sessionId/events',
+      {
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'postSessionEvent',
+          summary: 'Post an outside event (a payment confirmed, an order shipped) into an active session',
+          description: `Answers 202 once the event is recorded. A waitForEvent node waiting for its name goes on by \`received\` with \`data\` saved; an event no node waits for yet is kept (at most ${EVENTS_KEPT} per session, 409 beyond) for the next wait of its name. 409 when the session is no longer active. An Idempotency-Key makes a retry answer the same event. The editor's token reaches preview sessions of its workspace.`,
+          params: Type.Object({ sessionId: Uuid }),
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
+          body: PostEventBody,
+          response: { 202: EventAccepted, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        },
+        config: { editor: true },
+      },
+      async (request, reply) => {
+        const data = request.body.data ?? {}
+        const size = Buffer.byteLength(JSON.stringify(data))
+        if (size > EVENT_DATA_BYTES) throw new BadRequestError(`body/data is ${size} bytes of JSON; an event's data holds at most ${EVENT_DATA_BYTES}`)
+        const { eventId } = await receiveEvent(commandContext(deps, request), sessionCallerOf(request), {
+          sessionId: request.params.sessionId,
+          event: { name: request.body.name, data },
+          idempotencyKey: request.headers['idempotency-key'] ?? null,
+        })
+        return reply.status(202).send({ eventId, status: 'queued' as const })
       },
     )
 

@@ -58,6 +58,12 @@ export type Validation = Answer<'post', '/v1/flows/validate'>
 export type PreviewSession = Answer<'post', '/v1/flows/{flowId}/preview-sessions'>
 /** A message the person sends into a session (spec §6.2). */
 export type InboundMessage = Input<'/v1/sessions/{sessionId}/message', 'post'>
+/** An outside event posted into a session, which a waitForEvent node waits for. */
+export type OutsideEvent = Input<'/v1/sessions/{sessionId}/events', 'post'>
+/** An httpRequest node's data and sample values of the variables its templates read, for its "Try it". */
+export type TryRequestBody = Input<'/v1/http-requests/try', 'post'>
+/** The request as the service sent it (secrets as their placeholders), what came back, and how long it took. */
+export type TriedCall = Answer<'post', '/v1/http-requests/try'>
 type Tokens = Answer<'post', '/auth/exchange'>
 
 /**
@@ -236,12 +242,19 @@ export class FlowApi {
     unwrap(this.#client.PATCH('/v1/variables/{id}', { params: { path: { id } }, body: input }))
 
   pipelines = () => everyPage((page) => this.#client.GET('/v1/kanban/pipelines', { params: { query: page } }))
+  /** The names of the workspace's secrets (never their values). */
+  secretNames = async (): Promise<string[]> => (await everyPage((page) => this.#client.GET('/v1/secrets', { params: { query: page } }))).map((secret) => secret.name)
+  /** Sends an httpRequest node's call once, with sample values for its variables, and answers what came back. */
+  tryHttpRequest = (body: TryRequestBody): Promise<TriedCall> => unwrap(this.#client.POST('/v1/http-requests/try', { body }))
 
   // The test panel: a preview session of the saved draft, talked to and followed as it runs.
   startPreview = (flowId: string, variables: Record<string, VariableValue>): Promise<PreviewSession> =>
     unwrap(this.#client.POST('/v1/flows/{flowId}/preview-sessions', { params: { path: { flowId } }, body: { variables } }))
   sendMessage = async (sessionId: string, message: InboundMessage): Promise<void> => {
     await unwrap(this.#client.POST('/v1/sessions/{sessionId}/message', { params: { path: { sessionId } }, body: message }))
+  }
+  postEvent = async (sessionId: string, event: OutsideEvent): Promise<void> => {
+    await unwrap(this.#client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId } }, body: event }))
   }
   /** The session's Server-Sent Events with its debug events, resumed after `lastEventId`: a body to read. */
   streamSession = async (sessionId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> => {

@@ -1,5 +1,6 @@
 import { apiProblemsEn, apiProblemsPt } from '../shared/api-problems-strings'
 import { chatTranscriptEn, chatTranscriptPt } from '../shared/chat-transcript-strings'
+import { outsideCallEn, outsideCallPt } from '../shared/outside-call-strings'
 import { createI18n, type Lang, type Translate as SharedTranslate } from '../shared/i18n'
 import { testPanelEn, testPanelPt } from './test-panel-strings'
 
@@ -8,6 +9,7 @@ import { testPanelEn, testPanelPt } from './test-panel-strings'
 
 const en = {
   ...chatTranscriptEn,
+  ...outsideCallEn,
   ...apiProblemsEn,
   ...testPanelEn,
   'app.title': 'Flow editor',
@@ -133,6 +135,24 @@ const en = {
   'vars.system': 'System variables',
   'vars.none': 'No variables yet',
   'vars.choose': 'Choose a variable',
+  'vars.dontSave': '(do not save)',
+
+  'secrets.button': '{secret}',
+  'secrets.insert': 'Insert a secret',
+  'secrets.title': 'Workspace secrets',
+  'secrets.loading': 'Loading…',
+  'secrets.none': 'No secrets yet',
+  'secrets.notListed': 'The secrets cannot be listed here: type the name.',
+  'secrets.name': 'Secret name',
+  'secrets.insertTyped': 'Insert',
+  'secrets.badName': 'Letters, digits and _ only, at most 64.',
+  'json.use': '(use the path {path})',
+  'call.status': 'Status {status}',
+  'call.duration': '{ms} ms',
+  'call.sent': 'Request sent',
+  'call.headers': 'Response headers ({count})',
+  'call.body': 'Response body',
+  'call.emptyBody': '(empty)',
 
   'kb.unset': '(not set)',
   'kb.true': 'Yes',
@@ -195,6 +215,7 @@ export type MessageKey = keyof typeof en
 
 const pt: Record<MessageKey, string> = {
   ...chatTranscriptPt,
+  ...outsideCallPt,
   ...apiProblemsPt,
   ...testPanelPt,
   'app.title': 'Editor de fluxos',
@@ -320,6 +341,24 @@ const pt: Record<MessageKey, string> = {
   'vars.system': 'Variáveis do sistema',
   'vars.none': 'Nenhuma variável ainda',
   'vars.choose': 'Escolha uma variável',
+  'vars.dontSave': '(não salvar)',
+
+  'secrets.button': '{segredo}',
+  'secrets.insert': 'Inserir um segredo',
+  'secrets.title': 'Segredos do espaço de trabalho',
+  'secrets.loading': 'Carregando…',
+  'secrets.none': 'Nenhum segredo ainda',
+  'secrets.notListed': 'Os segredos não podem ser listados aqui: digite o nome.',
+  'secrets.name': 'Nome do segredo',
+  'secrets.insertTyped': 'Inserir',
+  'secrets.badName': 'Só letras, dígitos e _, no máximo 64.',
+  'json.use': '(usar o caminho {path})',
+  'call.status': 'Status {status}',
+  'call.duration': '{ms} ms',
+  'call.sent': 'Requisição enviada',
+  'call.headers': 'Cabeçalhos da resposta ({count})',
+  'call.body': 'Corpo da resposta',
+  'call.emptyBody': '(vazio)',
 
   'kb.unset': '(não definido)',
   'kb.true': 'Sim',

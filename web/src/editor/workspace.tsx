@@ -1,7 +1,10 @@
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
-import type { FlowApi, NewVariable, Pipeline, Sector, Variable, VariableChange } from './api'
+import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react'
+import type { FlowApi, NewVariable, Pipeline, Sector, TriedCall, TryRequestBody, Variable, VariableChange } from './api'
 
-/** What the forms pick from: the workspace's sectors, pipelines and variables, and how to add to them. */
+/**
+ * What the forms pick from: the workspace's sectors, pipelines, variables and secret names, how to
+ * add to them, and the one call a form makes itself (an HTTP request's "Try it").
+ */
 export interface Workspace {
   sectors: Sector[]
   pipelines: Pipeline[]
@@ -9,6 +12,9 @@ export interface Workspace {
   createSector(name: string): Promise<string>
   createVariable(input: NewVariable): Promise<Variable>
   updateVariable(id: string, input: VariableChange): Promise<Variable>
+  /** The names of the workspace's secrets, read when first asked for; an ApiError when the service refuses to list them. */
+  secretNames(): Promise<string[]>
+  tryHttpRequest(body: TryRequestBody): Promise<TriedCall>
 }
 
 const WorkspaceContext = createContext<Workspace | undefined>(undefined)
@@ -48,9 +54,19 @@ export function WorkspaceProvider({ api, initial, children }: { api: FlowApi; in
     [api],
   )
 
+  const secrets = useRef<Promise<string[]>>(undefined)
+  const secretNames = useCallback(() => {
+    const names = (secrets.current ??= api.secretNames())
+    // A refusal is not kept: the next form that asks tries again.
+    names.catch(() => {
+      if (secrets.current === names) secrets.current = undefined
+    })
+    return names
+  }, [api])
+
   const value = useMemo(
-    () => ({ sectors, pipelines: initial.pipelines, variables, createSector, createVariable, updateVariable }),
-    [sectors, initial.pipelines, variables, createSector, createVariable, updateVariable],
+    () => ({ sectors, pipelines: initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, tryHttpRequest: api.tryHttpRequest }),
+    [sectors, initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, api],
   )
   return <WorkspaceContext.Provider value={value}>{children}</WorkspaceContext.Provider>
 }

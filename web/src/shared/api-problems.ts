@@ -117,6 +117,8 @@ const PATTERNS: Record<string, ApiProblemKey> = {
   '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$': 'api.pattern.mimeType',
   '^https?://': 'api.pattern.httpUrl',
   '^[^,\\s](?:[^,]*[^,\\s])?$': 'api.pattern.tag',
+  '^[A-Za-z0-9_]{1,64}$': 'api.pattern.secretName',
+  '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$': 'api.pattern.eventName',
 }
 const FORMATS: Record<string, ApiProblemKey> = {
   uuid: 'api.format.uuid',
@@ -224,6 +226,19 @@ const RULES: Rule[] = [
     params: (m, t) => ({ names: orList([...m[1]!.matchAll(/"((?:[^"\\]|\\.)*)" \(/g)].map((name) => name[1]!), t) }),
   },
   { pattern: / is being changed concurrently(?:; try again)?$/, say: 'api.concurrent' },
+
+  // Secrets, outside events and calls (src/commands/secrets.ts, src/domain/secret.ts, the sessions' events, "Try it" of an HTTP request).
+  { pattern: /^a secret's name is 1 to 64 letters, digits or _$/, say: 'api.pattern.secretName', field: 'name' },
+  { pattern: /^value must not be empty$/, say: 'api.required' },
+  { pattern: /^value must be at most (\S+) bytes of UTF-8/, say: 'api.tooManyBytes', params: limit },
+  { pattern: /^this workspace holds (\S+) secrets, the most it may/, say: 'api.secretsFull', params: limit },
+  { pattern: /^the session holds (\S+) events no node has waited for yet/, say: 'api.eventsFull', params: limit },
+  { pattern: /^is \S+ bytes of JSON; an event's data holds at most (\S+)$/, say: 'api.eventDataTooLarge', params: limit },
+  { pattern: /^is not the data of an httpRequest node$/, say: 'api.notHttpRequest' },
+  { pattern: /^the URL "(.*)" is not a URL$/s, say: 'api.call.notUrl', params: (m) => ({ url: m[1]! }) },
+  { pattern: /^the URL "(.*)" is not https$/s, say: 'api.call.notHttps', params: (m) => ({ url: m[1]! }) },
+  { pattern: /^the header (.*) holds a line break once filled in$/, say: 'api.call.headerBreak', params: (m) => ({ name: m[1]! }) },
+  { pattern: /^the body is longer than (\S+) bytes once filled in$/, say: 'api.call.bodyTooLong', params: limit },
 
   // Keys and webhook deliveries.
   { pattern: /^An API key cannot revoke itself/, say: 'api.keyRevokesItself' },
@@ -363,6 +378,16 @@ const FLOW_RULES: Rule[] = [
   { pattern: /^must be one of (.*)$/s, say: 'flow.what.oneOf', params: (m) => ({ values: m[1]! }) },
   { pattern: /^must be (".*")$/s, say: 'flow.what.literal', params: (m) => ({ value: m[1]! }) },
   { pattern: /^must match /, say: 'flow.what.pattern' },
+  { pattern: /^(.+?) in .+: a secret can be read only in an httpRequest node's /s, say: 'flow.what.secretNotHere', params: (m) => ({ placeholder: m[1]! }) },
+  { pattern: /^(.+?) in .+: write a secret as /s, say: 'flow.what.secretName', params: (m) => ({ placeholder: m[1]! }) },
+  { pattern: /^the URL must start with https:\/\//, say: 'flow.what.httpsUrl' },
+  { pattern: /^"(.*)" is not a header name/s, say: 'flow.what.headerName', params: (m) => ({ name: m[1]! }) },
+  { pattern: /^"(.*)" is set by the service; leave it out$/s, say: 'flow.what.headerReserved', params: (m) => ({ name: m[1]! }) },
+  { pattern: /^a (\S+) request has no body$/, say: 'flow.what.noBody', params: (m) => ({ method: m[1]! }) },
+  { pattern: /^the body is longer than (\S+) bytes$/, say: 'flow.what.bodyTooLong', params: limit },
+  { pattern: /^a path has at most (\S+) characters$/, say: 'flow.what.pathTooLong', params: limit },
+  { pattern: /^a path starts with \$/, say: 'flow.what.pathStart' },
+  { pattern: /^"(.*)" is not a member \(/s, say: 'flow.what.pathPart', params: (m) => ({ part: m[1]! }) },
   { pattern: /^must be /, say: 'flow.what.kind' },
 ]
 
@@ -417,6 +442,8 @@ const ITEMS: Record<string, { one: ApiProblemKey; of: ApiProblemKey }> = {
   sections: { one: 'flow.where.section', of: 'flow.where.ofSection' },
   rows: { one: 'flow.where.row', of: 'flow.where.ofRow' },
   rules: { one: 'flow.where.rule', of: 'flow.where.ofRule' },
+  headers: { one: 'flow.where.header', of: 'flow.where.ofHeader' },
+  saveResponse: { one: 'flow.where.mapping', of: 'flow.where.ofMapping' },
 }
 
 /** The fields a person fills, by the name the format gives them. */
@@ -443,6 +470,12 @@ const FIELDS: Record<string, ApiProblemKey> = {
   operator: 'flow.field.operator',
   type: 'flow.field.type',
   name: 'flow.field.name',
+  method: 'flow.field.method',
+  path: 'flow.field.path',
+  timeoutMs: 'flow.field.timeout',
+  timeoutSeconds: 'flow.field.timeout',
+  saveStatusAs: 'flow.field.saveStatusAs',
+  event: 'flow.field.event',
 }
 
 /** As much of a flow definition as saying where a problem is needs. */
@@ -485,6 +518,8 @@ function field(rest: Segment[], t: Words): string | undefined {
   const named = rest.filter((segment): segment is string => typeof segment === 'string' && segment !== 'data')
   const last = named.at(-1)
   if (last === undefined) return undefined
+  // An HTTP request's own body (`data.body`), not a message's text (`text.body`).
+  if (named.length === 1 && last === 'body') return t('flow.field.requestBody')
   if (named.at(-2) === 'values') return t('flow.field.cardField', { name: last })
   const key = FIELDS[last]
   return key ? t(key) : last

@@ -22,6 +22,8 @@ export type ChatEntry =
   | { kind: 'bot'; key: string; message: BotMessage; node?: { id: string; name: string }; at?: string }
   | { kind: 'contact'; key: string; message: ContactMessage; at?: string }
   | { kind: 'note'; key: string; text: string; tone?: 'warn' | 'error'; at?: string; testId?: string }
+  /** A note that opens to more, such as a call outside with what it sent and got back: `summary` is its line. */
+  | { kind: 'detail'; key: string; summary: ReactNode; children: ReactNode; tone?: 'warn' | 'error'; at?: string; testId?: string }
 
 type Words = Translate<ChatTranscriptKey>
 
@@ -70,6 +72,23 @@ function Entry({ entry, t, asContact, onAnswer }: { entry: ChatEntry; t: Words; 
               </>
             )}
           </p>
+        </li>
+      )
+    case 'detail':
+      return (
+        <li className={`chat-entry note detail${entry.tone ? ` ${entry.tone}` : ''}`} data-testid={entry.testId}>
+          <details>
+            <summary>
+              {entry.summary}
+              {entry.at && (
+                <>
+                  {' · '}
+                  <DateTime value={entry.at} />
+                </>
+              )}
+            </summary>
+            <div className="chat-detail">{entry.children}</div>
+          </details>
         </li>
       )
   }

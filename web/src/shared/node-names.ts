@@ -9,6 +9,8 @@ export const NODE_TYPE_NAMES: Record<Lang, Record<NodeTypeName, string>> = {
     question: 'Question',
     condition: 'Condition',
     setVariable: 'Set variable',
+    httpRequest: 'HTTP request',
+    waitForEvent: 'Wait for event',
     transfer: 'Transfer',
     kanbanMove: 'Kanban move',
     end: 'End',
@@ -19,6 +21,8 @@ export const NODE_TYPE_NAMES: Record<Lang, Record<NodeTypeName, string>> = {
     question: 'Pergunta',
     condition: 'Condição',
     setVariable: 'Definir variável',
+    httpRequest: 'Requisição HTTP',
+    waitForEvent: 'Aguardar evento',
     transfer: 'Transferência',
     kanbanMove: 'Mover no kanban',
     end: 'Fim',
@@ -46,7 +50,7 @@ export const nodeName = (node: NamedNode, lang: Lang): string => nodeLabel(node)
 
 /**
  * A line of what the node says or does (a message's or question's first text, the variable it
- * sets), to tell apart nodes of one type that have no label.
+ * sets, the request it sends, the event it waits for), to tell apart nodes of one type that have no label.
  */
 export function nodeGist(node: NamedNode): string | undefined {
   const { data } = node
@@ -58,6 +62,8 @@ export function nodeGist(node: NamedNode): string | undefined {
   if (Array.isArray(data.messages)) return data.messages.map(textOf).find((text) => text !== undefined)
   if (data.prompt !== undefined) return textOf(data.prompt)
   if (typeof data.variable === 'string' && node.type === 'setVariable') return data.variable
+  if (typeof data.url === 'string' && data.url && node.type === 'httpRequest') return `${typeof data.method === 'string' ? data.method : ''} ${data.url}`.trim()
+  if (typeof data.event === 'string' && data.event && node.type === 'waitForEvent') return data.event
   return undefined
 }
 

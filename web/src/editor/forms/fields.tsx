@@ -1,4 +1,5 @@
-import { useId, useRef, useState, type ReactNode } from 'react'
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react'
+import { SECRET_NAME_PATTERN } from '../../../../src/domain/secret-rules.js'
 import { useT } from '../i18n'
 import { SYSTEM_VARIABLES } from '../flow-definition'
 import { useWorkspace } from '../workspace'
@@ -18,10 +19,28 @@ export function Field({ label, hint, children, error }: { label: string; hint?: 
   )
 }
 
-export function TextInput({ label, value, onChange, max, placeholder, hint }: { label: string; value: string; onChange(value: string): void; max?: number; placeholder?: string; hint?: string }) {
+export function TextInput({
+  label,
+  value,
+  onChange,
+  max,
+  placeholder,
+  hint,
+  error,
+}: {
+  label: string
+  value: string
+  onChange(value: string): void
+  max?: number
+  placeholder?: string
+  hint?: string
+  /** What is wrong with the value, shown under it. */
+  error?: string
+}) {
+  const shown = error ?? (max !== undefined && length(value) > max ? `${length(value)}/${max}` : undefined)
   return (
-    <Field label={label} hint={hint} error={max !== undefined && length(value) > max ? `${length(value)}/${max}` : undefined}>
-      <input type="text" value={value} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} />
+    <Field label={label} hint={hint} error={shown}>
+      <input type="text" value={value} placeholder={placeholder} aria-invalid={shown ? true : undefined} onChange={(e) => onChange(e.target.value)} />
     </Field>
   )
 }
@@ -34,6 +53,7 @@ export function NumberInput({
   max,
   step,
   error,
+  hint,
 }: {
   label: string
   value: number | undefined
@@ -43,11 +63,13 @@ export function NumberInput({
   /** "any" for decimals; whole numbers when absent. */
   step?: 'any'
   error?: string
+  hint?: string
 }) {
   return (
-    <Field label={label} error={error}>
+    <Field label={label} error={error} hint={error ? undefined : hint}>
       <input
         type="number"
+        aria-invalid={error ? true : undefined}
         value={value ?? ''}
         min={min}
         max={max}
@@ -65,6 +87,7 @@ export function Select<T extends string>({
   onChange,
   placeholder,
   error,
+  hint,
 }: {
   label: string
   value: T | ''
@@ -72,9 +95,10 @@ export function Select<T extends string>({
   onChange(value: T): void
   placeholder?: string
   error?: string
+  hint?: string
 }) {
   return (
-    <Field label={label} error={error}>
+    <Field label={label} error={error} hint={hint}>
       <select value={value} onChange={(e) => onChange(e.target.value as T)}>
         {(placeholder !== undefined || value === '') && (
           <option value="" disabled>
@@ -113,13 +137,44 @@ export function TagsInput({ label, value, onChange }: { label: string; value: st
   )
 }
 
-/** A text field that offers the workspace's and the system's variables for `{{…}}` insertion. */
-export function VarText({ label, value, onChange, max, multiline, placeholder }: { label: string; value: string; onChange(value: string): void; max?: number; multiline?: boolean; placeholder?: string }) {
+/**
+ * A text field that offers the workspace's and the system's variables for `{{…}}` insertion, and
+ * with `secrets` the workspace's secrets as `{{secrets.NAME}}` (an HTTP request's URL, headers, body).
+ */
+export function VarText({
+  label,
+  value,
+  onChange,
+  max,
+  multiline,
+  placeholder,
+  secrets,
+  rows = 3,
+  code,
+  hint,
+  error,
+}: {
+  label: string
+  value: string
+  onChange(value: string): void
+  max?: number
+  multiline?: boolean
+  placeholder?: string
+  secrets?: boolean
+  rows?: number
+  /** Monospaced, for JSON. */
+  code?: boolean
+  hint?: string
+  error?: string
+}) {
   const t = useT()
   const { variables } = useWorkspace()
-  const [open, setOpen] = useState(false)
+  const [open, setOpen] = useState<'variables' | 'secrets'>()
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null)
+  const secretsButton = useRef<HTMLButtonElement>(null)
   const menuId = useId()
+  const secretsId = useId()
+  const hintId = useId()
 
   const insert = (name: string) => {
     const element = ref.current
@@ -127,7 +182,7 @@ export function VarText({ label, value, onChange, max, multiline, placeholder }:
     const end = element?.selectionEnd ?? value.length
     const token = `{{${name}}}`
     onChange(value.slice(0, start) + token + value.slice(end))
-    setOpen(false)
+    setOpen(undefined)
     requestAnimationFrame(() => {
       element?.focus()
       element?.setSelectionRange(start + token.length, start + token.length)
@@ -135,21 +190,51 @@ export function VarText({ label, value, onChange, max, multiline, placeholder }:
   }
 
   const over = max !== undefined && length(value) > max
+  const described = hint || error ? hintId : undefined
+  const control = {
+    ref,
+    value,
+    placeholder,
+    className: code ? 'code' : undefined,
+    'aria-describedby': described,
+    'aria-invalid': error ? true : undefined,
+    onChange: (e: { target: { value: string } }) => onChange(e.target.value),
+  }
   return (
-    <div className="field var-text">
+    <div className={`field var-text${secrets ? ' with-secrets' : ''}`}>
       {max !== undefined && <span className={over ? 'count over' : 'count'}>{`${length(value)}/${max}`}</span>}
       <label className="field-control">
         <span className="field-label">{label}</span>
-        {multiline ? (
-          <textarea ref={ref} rows={3} value={value} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} />
-        ) : (
-          <input ref={ref} type="text" value={value} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} />
-        )}
+        {multiline ? <textarea rows={rows} spellCheck={code ? false : undefined} {...control} /> : <input type="text" {...control} />}
       </label>
-      <button type="button" className="var-button" title={t('vars.insert')} aria-label={`{x} ${t('vars.insert')}`} aria-expanded={open} aria-controls={menuId} onClick={() => setOpen(!open)}>
-        {'{x}'}
-      </button>
-      {open && (
+      <span className="var-buttons">
+        {secrets && (
+          <button
+            ref={secretsButton}
+            type="button"
+            className="var-button"
+            title={t('secrets.insert')}
+            aria-label={`${t('secrets.button')} ${t('secrets.insert')}`}
+            aria-expanded={open === 'secrets'}
+            aria-controls={secretsId}
+            onClick={() => setOpen(open === 'secrets' ? undefined : 'secrets')}
+          >
+            {t('secrets.button')}
+          </button>
+        )}
+        <button
+          type="button"
+          className="var-button"
+          title={t('vars.insert')}
+          aria-label={`{x} ${t('vars.insert')}`}
+          aria-expanded={open === 'variables'}
+          aria-controls={menuId}
+          onClick={() => setOpen(open === 'variables' ? undefined : 'variables')}
+        >
+          {'{x}'}
+        </button>
+      </span>
+      {open === 'variables' && (
         <div className="var-menu" id={menuId} role="menu">
           <div className="var-menu-heading">{t('vars.workspace')}</div>
           {variables.length === 0 && <div className="var-menu-empty">{t('vars.none')}</div>}
@@ -166,6 +251,83 @@ export function VarText({ label, value, onChange, max, multiline, placeholder }:
           ))}
         </div>
       )}
+      {open === 'secrets' && (
+        <SecretMenu
+          id={secretsId}
+          onInsert={(name) => insert(`secrets.${name}`)}
+          onClose={() => {
+            setOpen(undefined)
+            secretsButton.current?.focus()
+          }}
+        />
+      )}
+      {(hint || error) && (
+        <span id={hintId} className={error ? 'field-error' : 'field-hint'}>
+          {error ?? hint}
+        </span>
+      )}
+    </div>
+  )
+}
+
+/**
+ * The workspace's secrets to insert, by name (never a value). Where the service does not list them
+ * to the editor, or the one wanted is new, its name is typed.
+ */
+function SecretMenu({ id, onInsert, onClose }: { id: string; onInsert(name: string): void; onClose(): void }) {
+  const t = useT()
+  const { secretNames } = useWorkspace()
+  const [names, setNames] = useState<string[] | 'loading' | 'refused'>('loading')
+  const [typed, setTyped] = useState('')
+  const typedId = useId()
+  useEffect(() => {
+    let current = true
+    secretNames().then(
+      (list) => current && setNames(list),
+      () => current && setNames('refused'),
+    )
+    return () => {
+      current = false
+    }
+  }, [secretNames])
+  const valid = SECRET_NAME_PATTERN.test(typed)
+  const insertTyped = () => valid && onInsert(typed)
+  return (
+    <div className="var-menu secret-menu" id={id} role="group" aria-label={t('secrets.title')} onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+      <div className="var-menu-heading">{t('secrets.title')}</div>
+      {names === 'loading' && <div className="var-menu-empty">{t('secrets.loading')}</div>}
+      {names === 'refused' && <div className="var-menu-empty">{t('secrets.notListed')}</div>}
+      {Array.isArray(names) && names.length === 0 && <div className="var-menu-empty">{t('secrets.none')}</div>}
+      {Array.isArray(names) &&
+        names.map((name) => (
+          <button type="button" key={name} onClick={() => onInsert(name)}>
+            {name}
+          </button>
+        ))}
+      <div className="secret-typed">
+        <label htmlFor={typedId} className="var-menu-heading">
+          {t('secrets.name')}
+        </label>
+        <div className="row">
+          <input
+            id={typedId}
+            type="text"
+            value={typed}
+            aria-invalid={typed !== '' && !valid ? true : undefined}
+            onChange={(e) => setTyped(e.target.value.trim())}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') {
+                e.preventDefault()
+                insertTyped()
+              }
+            }}
+          />
+          <button type="button" className="secondary" disabled={!valid} onClick={insertTyped}>
+            {t('secrets.insertTyped')}
+          </button>
+        </div>
+        {typed !== '' && !valid && <span className="field-error">{t('secrets.badName')}</span>}
+      </div>
     </div>
   )
 }

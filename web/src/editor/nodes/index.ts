@@ -3,6 +3,7 @@ import type { Exit } from '../flow-definition'
 import { useLang, useT } from '../i18n'
 import { conditionUi } from './condition'
 import { endUi } from './end'
+import { httpRequestUi } from './http-request'
 import { kanbanMoveUi } from './kanban-move'
 import { messageUi } from './message'
 import type { NodeUi } from './node-ui'
@@ -10,6 +11,7 @@ import { questionUi } from './question'
 import { setVariableUi } from './set-variable'
 import { startUi } from './start'
 import { transferUi } from './transfer'
+import { waitForEventUi } from './wait-for-event'
 
 /** How the editor shows each node type of the service's registry, in the palette's order. */
 export const nodeUis = {
@@ -18,6 +20,8 @@ export const nodeUis = {
   question: questionUi,
   condition: conditionUi,
   setVariable: setVariableUi,
+  httpRequest: httpRequestUi,
+  waitForEvent: waitForEventUi,
   transfer: transferUi,
   kanbanMove: kanbanMoveUi,
   end: endUi,

@@ -1,36 +1,13 @@
 import { useState } from 'react'
 import { errorText } from '../../shared/api-problems'
-import type { Variable, VariableType, VariableValue } from '../api'
+import type { Variable, VariableType } from '../api'
 import { useT } from '../i18n'
 import { Field, Select, TextInput } from '../forms/fields'
+import { parseDefault, showDefault } from '../forms/variable-text'
 import { useWorkspace } from '../workspace'
 
 const TYPES: VariableType[] = ['string', 'number', 'boolean', 'object']
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-/** The default value as typed in a text box: '' is none; otherwise it must parse as the type. */
-export function parseDefault(type: VariableType, text: string): { ok: true; value: VariableValue | null } | { ok: false } {
-  if (text.trim() === '') return { ok: true, value: null }
-  switch (type) {
-    case 'string':
-      return { ok: true, value: text }
-    case 'number': {
-      const n = Number(text)
-      return Number.isFinite(n) ? { ok: true, value: n } : { ok: false }
-    }
-    case 'boolean':
-      return text === 'true' || text === 'false' ? { ok: true, value: text === 'true' } : { ok: false }
-    case 'object':
-      try {
-        const parsed: unknown = JSON.parse(text)
-        return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { ok: true, value: parsed as Record<string, unknown> } : { ok: false }
-      } catch {
-        return { ok: false }
-      }
-  }
-}
-
-export const showDefault = (value: VariableValue | null) => (value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value))
 
 /** Lists, creates and edits the workspace's variables (name and type are fixed once created). */
 export function VariablesPanel() {

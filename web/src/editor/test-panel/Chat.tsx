@@ -68,6 +68,8 @@ function lineOf(entry: ChatEntry, t: Translate): Line {
       return { kind: 'note', key: entry.key, text: t('test.transferred', { target: t(`test.target.${entry.targetType}`), id: entry.targetId }) }
     case 'failed':
       return { kind: 'note', key: entry.key, text: t('test.failed', { reason: entry.reason }), tone: 'error' }
+    case 'event':
+      return { kind: 'note', key: entry.key, text: t('test.eventPosted', { name: entry.name }), testId: 'test-event-posted' }
     case 'ended':
       return { kind: 'note', key: entry.key, text: t(`test.ended.${entry.status}`), tone: entry.status === 'completed' ? undefined : 'error', testId: 'test-ended' }
   }

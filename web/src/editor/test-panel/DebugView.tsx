@@ -1,15 +1,41 @@
 import type { VariableValue } from '../api'
+import { CallView } from '../forms/CallView'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
-import type { Conversation, TurnDebug } from './conversation'
+import type { Conversation, TurnCall, TurnDebug } from './conversation'
+
+/** Names a node, and an exit of a node, as the canvas does. */
+export interface Naming {
+  nodeName(id: string): string
+  exitName(nodeId: string, exit: string): string
+}
+
+/**
+ * The exit of its node a call led to: `error` for no answer or a status outside 2xx, else `success`
+ * unless its turn warned that the node failed on it (a path of its mappings matched nothing); not
+ * known before its turn is.
+ */
+function exitOf(call: TurnCall, turn: TurnDebug | undefined): 'success' | 'error' | undefined {
+  const { answer, request, nodeId } = call
+  if ('error' in answer || answer.status < 200 || answer.status > 299) return 'error'
+  if (!turn) return undefined
+  const failed = turn.warnings.some((warning) => warning.startsWith(`httpRequest ${nodeId}: `) && warning.includes(`${request.method} ${request.url}`))
+  return failed ? 'error' : 'success'
+}
 
 const show = (value: VariableValue) => (typeof value === 'string' ? value : JSON.stringify(value))
 
-/** What the engine did: the variables now (the last turn's changes marked) and each turn, newest first. */
-export function DebugView({ conversation, nodeName }: { conversation: Conversation; nodeName(id: string): string }) {
+/**
+ * What the engine did: the variables now (the last turn's changes marked) and each turn, newest
+ * first, with the calls it made; calls of a turn not completed yet come first.
+ */
+export function DebugView({ conversation, naming }: { conversation: Conversation; naming: Naming }) {
   const t = useT()
   const names = Object.keys(conversation.variables).sort()
   const changed = new Set(conversation.changed)
+  const turnIds = new Set(conversation.turns.map((turn) => turn.messageId))
+  const callsOf = (messageId: string) => conversation.calls.filter((call) => call.messageId === messageId)
+  const pending = conversation.calls.filter((call) => !turnIds.has(call.messageId))
   return (
     <div className="test-debug" data-testid="test-debug">
       <h3>{t('test.debug.variables')}</h3>
@@ -29,21 +55,28 @@ export function DebugView({ conversation, nodeName }: { conversation: Conversati
         </tbody>
       </table>
       <h3>{t('test.debug.turns')}</h3>
-      {conversation.turns.length === 0 && <p className="hint">{t('test.debug.noTurns')}</p>}
+      {conversation.turns.length === 0 && pending.length === 0 && <p className="hint">{t('test.debug.noTurns')}</p>}
+      {pending.length > 0 && (
+        <section className="test-turn" data-testid="test-turn-pending">
+          <h4>{t('test.debug.inProgress')}</h4>
+          <Calls calls={pending} turn={undefined} naming={naming} />
+        </section>
+      )}
       <ol className="test-turns" reversed>
         {conversation.turns
           .map((turn, index) => ({ turn, index }))
           .reverse()
           .map(({ turn, index }) => (
-            <Turn key={`${index}-${turn.messageId}`} turn={turn} index={index} nodeName={nodeName} />
+            <Turn key={`${index}-${turn.messageId}`} turn={turn} index={index} calls={callsOf(turn.messageId)} naming={naming} />
           ))}
       </ol>
     </div>
   )
 }
 
-function Turn({ turn, index, nodeName }: { turn: TurnDebug; index: number; nodeName(id: string): string }) {
+function Turn({ turn, index, calls, naming }: { turn: TurnDebug; index: number; calls: TurnCall[]; naming: Naming }) {
   const t = useT()
+  const { nodeName } = naming
   const { sectors, pipelines } = useWorkspace()
   const stageName = (pipelineId: string, stageId: string) => {
     const pipeline = pipelines.find((p) => p.id === pipelineId)
@@ -66,6 +99,7 @@ function Turn({ turn, index, nodeName }: { turn: TurnDebug; index: number; nodeN
           </span>
         ))}
       </p>
+      <Calls calls={calls} turn={turn} naming={naming} />
       <ul className="test-events">
         {turn.warnings.map((warning, i) => (
           <li key={`w${i}`} className="warn">
@@ -86,5 +120,36 @@ function Turn({ turn, index, nodeName }: { turn: TurnDebug; index: number; nodeN
         ))}
       </ul>
     </li>
+  )
+}
+
+/** The calls of a turn, each as sent and answered, with the exit it led to once the turn is known. */
+function Calls({ calls, turn, naming }: { calls: TurnCall[]; turn: TurnDebug | undefined; naming: Naming }) {
+  const t = useT()
+  if (calls.length === 0) return null
+  return (
+    <ul className="test-calls" aria-label={t('test.debug.calls')}>
+      {calls.map((call) => {
+        const exit = exitOf(call, turn)
+        return (
+          <li key={`${call.messageId}-${call.index}`} data-testid="test-call">
+            <p className="test-call-node">
+              <span className="test-meta">{t('test.debug.callOf', { node: naming.nodeName(call.nodeId) })}</span>
+            </p>
+            <CallView
+              call={call}
+              exit={
+                exit && (
+                  <span className={`test-call-exit ${exit}`} data-testid="test-call-exit">
+                    {' '}
+                    · {t('test.debug.exit', { exit: naming.exitName(call.nodeId, exit) })}
+                  </span>
+                )
+              }
+            />
+          </li>
+        )
+      })}
+    </ul>
   )
 }

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState, type KeyboardEvent } from 'react'
 import { errorText } from '../../shared/api-problems'
-import type { FlowApi, InboundMessage, VariableValue } from '../api'
+import type { FlowApi, InboundMessage, OutsideEvent, VariableValue } from '../api'
 import type { FlowNode } from '../flow/model'
-import { isNodeType, useNodeTypeName } from '../nodes'
+import { isNodeType, useExitLabel, useNodeTypeName } from '../nodes'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
 import { Chat } from './Chat'
 import { evolveConversation, newConversation, type Conversation, type ConversationEvent } from './conversation'
-import { DebugView } from './DebugView'
+import { DebugView, type Naming } from './DebugView'
+import { EventForm } from './EventForm'
 import { followEventStream } from '../../shared/event-stream'
 import { useFollowOnCanvas } from './useFollowOnCanvas'
 import { defaultTexts, startingValues, VariablesForm, type VariableTexts } from './VariablesForm'
@@ -42,6 +43,7 @@ const VIEWS: View[] = ['chat', 'debug']
 export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWaitingAt }: TestPanelProps) {
   const t = useT()
   const typeName = useNodeTypeName()
+  const exitLabel = useExitLabel()
   const { variables } = useWorkspace()
   const [texts, setTexts] = useState<VariableTexts>(() => defaultTexts(variables))
   const [run, setRun] = useState<{ sessionId: string; draft: string }>()
@@ -118,6 +120,17 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
     }
   }
 
+  const postEvent = async (event: OutsideEvent): Promise<string | undefined> => {
+    if (!run) return undefined
+    try {
+      await api.postEvent(run.sessionId, event)
+      dispatch({ type: 'posted', key: `event-${++sent.current}`, name: event.name })
+      return undefined
+    } catch (error) {
+      return errorText(error, t)
+    }
+  }
+
   const editVariables = () => {
     stop()
     setRun(undefined)
@@ -132,6 +145,17 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
     if (typeof label === 'string' && label.trim()) return label
     return node.type && isNodeType(node.type) ? `${typeName(node.type)} · ${id}` : id
   }
+
+  const naming: Naming = {
+    nodeName,
+    exitName: (nodeId, exit) => {
+      const node = nodes.find((n) => n.id === nodeId)
+      return node ? exitLabel(node, { id: exit }) : exit
+    },
+  }
+  // A preview waiting at a waitForEvent node takes the event from here, as the customer's system would post it.
+  const waitingNode = run && conversation.status === 'active' ? nodes.find((n) => n.id === conversation.waitingAt) : undefined
+  const waitsFor = waitingNode?.type === 'waitForEvent' && typeof waitingNode.data.event === 'string' ? waitingNode.data.event : undefined
 
   const onTabKey = (event: KeyboardEvent) => {
     const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0
@@ -182,6 +206,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           <p className="test-waiting-at" data-testid="test-waiting-at">
             {conversation.waitingAt ? t('test.waitingAt', { node: nodeName(conversation.waitingAt) }) : '\u00a0'}
           </p>
+          {waitsFor !== undefined && <EventForm key={`${conversation.waitingAt}-${conversation.turns.length}`} waitsFor={waitsFor} onPost={postEvent} />}
           <div className="tabs" role="tablist" aria-label={t('test.views')}>
             {VIEWS.map((v) => (
               <button
@@ -204,7 +229,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
             {view === 'chat' ? (
               <Chat entries={conversation.chat} open={conversation.status === 'active'} refused={refused} onSend={(message) => void send(message)} />
             ) : (
-              <DebugView conversation={conversation} nodeName={nodeName} />
+              <DebugView conversation={conversation} naming={naming} />
             )}
           </div>
         </>

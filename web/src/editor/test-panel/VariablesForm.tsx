@@ -2,7 +2,7 @@ import type { FormEvent } from 'react'
 import type { Variable, VariableValue } from '../api'
 import { useT } from '../i18n'
 import { Field } from '../forms/fields'
-import { parseDefault, showDefault } from '../panels/VariablesPanel'
+import { parseDefault, showDefault } from '../forms/variable-text'
 
 /** The form's text of each workspace variable, by name. */
 export type VariableTexts = Record<string, string>

@@ -1,4 +1,5 @@
 import type { components } from '../../../../client/src/schema'
+import type { RecordedCall } from '../../../../src/domain/outside-call.js'
 import type { BotMessage } from '../../shared/chat-transcript'
 import type { InboundMessage, VariableValue } from '../api'
 import type { SseEvent } from '../../shared/event-stream'
@@ -37,17 +38,25 @@ export interface TurnDebug {
 
 export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
 
+/** The stream's `call` event: a call outside (an httpRequest node's) the turn for `messageId` made, and its answer. */
+export interface TurnCall extends RecordedCall {
+  messageId: string
+}
+
 export type ChatEntry =
   | { kind: 'bot'; key: string; message: BotMessage }
   | { kind: 'person'; key: string; message: InboundMessage }
   | { kind: 'transfer'; key: string; targetType: 'sector' | 'agent'; targetId: string }
   | { kind: 'failed'; key: string; reason: string }
   | { kind: 'ended'; key: string; status: Exclude<SessionStatus, 'active'> }
+  | { kind: 'event'; key: string; name: string }
 
 export interface Conversation {
   chat: ChatEntry[]
   /** Each turn's debug event, oldest first. */
   turns: TurnDebug[]
+  /** Each call outside the session's turns made, oldest first; a turn's calls come before its debug event. */
+  calls: TurnCall[]
   variables: Record<string, VariableValue>
   /** Names of the variables the last turn set. */
   changed: string[]
@@ -58,18 +67,24 @@ export interface Conversation {
 export const newConversation = (variables: Record<string, VariableValue>): Conversation => ({
   chat: [],
   turns: [],
+  calls: [],
   variables,
   changed: [],
   waitingAt: null,
   status: 'active',
 })
 
-export type ConversationEvent = { type: 'sent'; key: string; message: InboundMessage } | { type: 'streamed'; event: SseEvent }
+export type ConversationEvent =
+  | { type: 'sent'; key: string; message: InboundMessage }
+  | { type: 'posted'; key: string; name: string }
+  | { type: 'streamed'; event: SseEvent }
 
 export function evolveConversation(state: Conversation, event: ConversationEvent): Conversation {
   switch (event.type) {
     case 'sent':
       return { ...state, chat: [...state.chat, { kind: 'person', key: event.key, message: event.message }] }
+    case 'posted':
+      return { ...state, chat: [...state.chat, { kind: 'event', key: event.key, name: event.name }] }
     case 'streamed':
       return streamed(state, event.event)
   }
@@ -92,6 +107,12 @@ function streamed(state: Conversation, event: SseEvent): Conversation {
     }
     case 'turn':
       return { ...state, chat: [...state.chat, ...chatOfTurn(data as WebhookBody)] }
+    case 'call': {
+      const call = data as TurnCall
+      // A reconnect may send a call again.
+      if (state.calls.some((c) => c.messageId === call.messageId && c.index === call.index)) return state
+      return { ...state, calls: [...state.calls, call] }
+    }
     case 'end': {
       const status = (data as { status: Exclude<SessionStatus, 'active'> }).status
       if (state.chat.some((entry) => entry.kind === 'ended')) return state

@@ -80,7 +80,7 @@ function SessionBody({ session, transcript, version, onSent, children }: { sessi
       )}
 
       <h2>{t('sessions.timeline.title')}</h2>
-      <Timeline sessionId={session.id} version={version} />
+      <Timeline sessionId={session.id} version={version} nodeName={nodeName} />
 
       <h2>{t('sessions.deliveries.title')}</h2>
       <SessionDeliveries sessionId={session.id} version={version} />

@@ -9,10 +9,11 @@ import { EmbedTab } from './EmbedTab'
 import { GeneralTab } from './GeneralTab'
 import type { WorkspaceDetail } from './api-types'
 import { findWorkspace } from './lookups'
+import { SecretsTab } from './SecretsTab'
 import { SectorsTab } from './SectorsTab'
 import { VariablesTab } from './VariablesTab'
 
-const TABS = ['general', 'api-keys', 'embed', 'sectors', 'variables'] as const
+const TABS = ['general', 'api-keys', 'embed', 'sectors', 'variables', 'secrets'] as const
 type Tab = (typeof TABS)[number]
 
 const TAB_LABELS: Record<Tab, MessageKey> = {
@@ -21,11 +22,12 @@ const TAB_LABELS: Record<Tab, MessageKey> = {
   embed: 'workspaces.tab.embed',
   sectors: 'workspaces.tab.sectors',
   variables: 'workspaces.tab.variables',
+  secrets: 'workspaces.tab.secrets',
 }
 
 const isTab = (tab: string | undefined): tab is Tab => TABS.some((known) => known === tab)
 
-/** One workspace, its tabs as addresses: /:id/general, /:id/api-keys, /:id/embed, /:id/sectors, /:id/variables. */
+/** One workspace, its tabs as addresses: /:id/general, /:id/api-keys, /:id/embed, /:id/sectors, /:id/variables, /:id/secrets. */
 export function WorkspaceScreen() {
   const t = useT()
   const { id = '', tab } = useParams<{ id: string; tab: string }>()
@@ -72,5 +74,7 @@ function TabContent({ tab, workspace, onChanged }: { tab: Tab; workspace: Worksp
       return <SectorsTab />
     case 'variables':
       return <VariablesTab />
+    case 'secrets':
+      return <SecretsTab />
   }
 }

@@ -9,6 +9,8 @@ export type ApiKey = ListItem<'/v1/api-keys'>
 export type OAuthClient = ListItem<'/v1/clients'>
 export type Sector = ListItem<'/v1/sectors'>
 export type Variable = ListItem<'/v1/variables'>
+/** A workspace secret as the API lists it: its name and dates, never its value. */
+export type Secret = ListItem<'/v1/secrets'>
 export type Flow = ListItem<'/v1/flows'>
 export type VariableType = Variable['type']
 export const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'boolean', 'object']
