@@ -12,6 +12,7 @@ import { loadAverage, machine, versions } from './lib/env.js'
 import { printResult, writeResult, type BenchResult, type Figure } from './lib/results.js'
 import { defaultEndToEndSettings, endToEnd } from './endtoend.js'
 import { defaultEventstoreSettings, eventstore } from './eventstore.js'
+import { calls, defaultCallsSettings } from './calls.js'
 import { defaultFairnessSettings, fairness, type Scenario, type Store } from './fairness.js'
 import { defaultIngestSettings, ingest } from './ingest.js'
 import { defaultListsSettings, lists } from './lists.js'
@@ -38,6 +39,8 @@ Benchmarks (all when no name is given):
   fairness     one organization's hanging receiver (300 sessions, their webhooks held) and burst (32 clients
                creating sessions for 15 s) against another's create -> first webhook, on Postgres and on the
                embedded database (goals: hanging < 3 s each; burst worst < 3 s Postgres, < 5 s embedded)
+  calls        turns a second when each makes one httpRequest to a local HTTPS API (2000 sessions, one
+               message each, 32 in flight), beside the same turns without the call (recorded, no goal)
   report       only regenerate the results table in docs/performance.md from bench/results
 
 Options:
@@ -47,11 +50,11 @@ Options:
                    the rate is stepped up, 20 s a step, until 202 -> webhook p99 reaches 100 ms (--ceiling 0: not)
   --ceiling S      endtoend: seconds measured per step of the rate search (20; 0 skips it)
   --rounds N       eventstore: rounds of the adapters taking turns (3)
-  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers (32);
+  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers, calls messages (32);
                    endtoend: connections of the sender's pool (128)
                    lists: requests in flight at once (1); fairness: clients of the burst (32)
   --sessions N     ingest, endtoend: sessions the messages go round (1000); fairness: the hanging
-                   receiver's sessions (300)
+                   receiver's sessions (300); calls: sessions, one turn each (2000)
   --streams N      endtoend: also hold N session streams open (GET /v1/sessions/{id}/stream, one a session) and
                    time each turn to its stream event (written as endtoend-streams)
   --cpu-prof       ingest, endtoend: run the service under --cpu-prof; eventstore: each adapter's process in
@@ -70,7 +73,7 @@ Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH
 BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone),
 BENCH_KEEP_DATABASES=1 (keep the flowd_bench_* databases afterwards, to EXPLAIN or experiment on them).`
 
-const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness'] as const
+const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness', 'calls'] as const
 type Name = (typeof BENCHMARKS)[number]
 
 async function main(): Promise<number> {
@@ -198,6 +201,14 @@ async function main(): Promise<number> {
         }
         tools = []
         outcome = await fairness(settings, notes)
+      } else if (name === 'calls') {
+        const settings = {
+          ...defaultCallsSettings,
+          ...(connections ? { connections } : {}),
+          ...(values.sessions ? { sessions: int(values.sessions, 'sessions')! } : {}),
+        }
+        tools = ['undici']
+        outcome = await calls(settings, notes)
       } else {
         const settings = {
           ...defaultEventstoreSettings,

@@ -83,6 +83,14 @@ const ROWS: Record<string, Row> = {
       ['burst_embedded_worst_ms', 'beside a burst, embedded'],
     ],
   },
+  calls: {
+    number: '8',
+    headlines: [
+      ['turns_with_call_per_s', 'turns with one HTTP call'],
+      ['turns_without_call_per_s', 'without the call'],
+      ['call_cost_ratio', 'with ÷ without'],
+    ],
+  },
 }
 
 const ORDER = Object.keys(ROWS)
