@@ -28,6 +28,19 @@ const SMALL_POOLS = { API_POOL_SIZE: '4', ENGINE_POOL_SIZE: '4', PROJECTOR_POOL_
  * is measured in the test processes, which run the sources themselves; a child runs the build, and
  * instrumenting every service and command a test starts would only add CPU.
  */
+let ownDataDir: string | undefined
+/**
+ * The DATA_DIR of children given none: a folder of this test process, so that no child writes into
+ * the checkout's `./.data` (every process that opens the backend keeps the secrets' master key there).
+ */
+const defaultDataDir = (): string => {
+  if (!ownDataDir) {
+    const dir = (ownDataDir = mkdtempSync(join(tmpdir(), 'flowd-test-data-')))
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  }
+  return ownDataDir
+}
+
 export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {
   const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, ...rest } = process.env
   // tap covers every process its tests start through NODE_OPTIONS (@tapjs/processinfo) and this
@@ -35,7 +48,7 @@ export const childEnv = (env: Record<string, string | undefined>): NodeJS.Proces
   rest._TAPJS_PROCESSINFO_COVERAGE_ = '0'
   // Fault tests send bursts through one key; rate limits have their own tests (test/http/rate-limit.test.ts).
   // Small pools: tap's parallel files share the server's max_connections (shareServer in storage.ts).
-  return { ...rest, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...SMALL_POOLS, ...env }
+  return { ...rest, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...SMALL_POOLS, DATA_DIR: defaultDataDir(), ...env }
 }
 
 export function tempDir(t: Test): string {
