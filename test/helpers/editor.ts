@@ -184,7 +184,12 @@ export const editorLayout = (frame: Frame): Promise<LayoutFindings> =>
     const hiddenHandles = [...document.querySelectorAll('.react-flow__handle')].filter((handle) => {
       const b = box(handle)
       const inView = b.left >= canvas.left && b.right <= canvas.right && b.top >= canvas.top && b.bottom <= canvas.bottom
-      return inView && overlays.some((overlay) => meets(b, box(overlay)))
+      // Each third of the handle across must take a click: nothing of its own node or another over it.
+      const underSomething = [1 / 6, 1 / 2, 5 / 6].some((part) => {
+        const hit = document.elementFromPoint(b.left + b.width * part, b.top + b.height / 2)
+        return hit !== null && hit !== handle && !handle.contains(hit)
+      })
+      return inView && (underSomething || overlays.some((overlay) => meets(b, box(overlay))))
     }).map((handle) => handle.closest('.react-flow__node')?.dataset.id + ' ' + (handle.dataset.handleid || handle.className.split(' ').find((c) => c === 'source' || c === 'target')))
 
     const sideScroll = [...document.querySelectorAll('.palette, .panel-body, .test-panel, .test-setup, .test-debug, .chat')].filter(shown).filter((panel) => panel.scrollWidth > panel.clientWidth + 1).map(name)
@@ -200,8 +205,8 @@ export const editorLayout = (frame: Frame): Promise<LayoutFindings> =>
 
 /**
  * Checks {@link editorLayout}: no column covers another, the palette and a canvas of at least
- * `minCanvas` px are there, tab lists are one line, labels whole, handles clear of the minimap and
- * the controls, nothing scrolls sideways, and the canvas is at a readable zoom.
+ * `minCanvas` px are there, tab lists are one line, labels whole, handles clear of the minimap, the
+ * controls and anything else, nothing scrolls sideways, and the canvas is at a readable zoom.
  */
 export async function checkEditorLayout(t: Test, frame: Frame, name: string, { minCanvas = 400 } = {}): Promise<LayoutFindings> {
   const found = await editorLayout(frame)
@@ -210,7 +215,7 @@ export async function checkEditorLayout(t: Test, frame: Frame, name: string, { m
   t.ok((found.columns['canvas'] ?? 0) >= minCanvas, `${name}: the canvas keeps ${found.columns['canvas']} px (at least ${minCanvas})`)
   t.same(found.wrappedTabs, [], `${name}: every tab list is one line`)
   t.same(found.cutLabels, [], `${name}: no label is cut off`)
-  t.same(found.hiddenHandles, [], `${name}: no node's entry or exit is under the minimap or the zoom controls`)
+  t.same(found.hiddenHandles, [], `${name}: no node's entry or exit is under the minimap, the zoom controls or anything else`)
   t.same(found.sideScroll, [], `${name}: nothing scrolls sideways`)
   t.ok(found.zoom >= 0.6, `${name}: the canvas is at a readable zoom (${found.zoom})`)
   return found
