@@ -24,13 +24,17 @@ export interface SessionVerdict {
 
 export type FlowLoader = (session: { flowId: string; flowVersion: number; previewDefinition: FlowDefinition | null }) => Promise<RunnableFlow | string>
 
+/** What a recorded turn says of its inputs besides the session's events before it. */
+type TurnRecord = Pick<Extract<SessionEvent, { type: 'TurnCompleted' }>['data'], 'messageId' | 'completedAt' | 'timeZone'>
+
 const asSessionEvent = (recorded: RecordedEvent): SessionEvent => ({ type: recorded.type, data: recorded.data }) as SessionEvent
 
 /**
  * Replays every recorded turn of one session: from the state the worker folded before the turn
  * (the recorded events before it), with the session's recorded flow version, the trigger it
- * answered and its recorded `completedAt` as the clock, the turn is produced again exactly as the
- * worker produces it (`playTurn`, then the decider) and compared with what was recorded.
+ * answered, its recorded `completedAt` as the clock and its recorded `timeZone`, the turn is
+ * produced again exactly as the worker produces it (`playTurn`, then the decider) and compared
+ * with what was recorded.
  */
 export async function verifySession(sessionId: string, events: readonly RecordedEvent[], loadFlow: FlowLoader, interpret: Interpreter): Promise<SessionVerdict> {
   const verdict: SessionVerdict = { sessionId, turns: 0, divergences: [] }
@@ -39,7 +43,7 @@ export async function verifySession(sessionId: string, events: readonly Recorded
     const event = asSessionEvent(recorded)
     if (event.type === 'TurnCompleted') {
       verdict.turns++
-      const replayed = await replayTurn(state, event.data.messageId, event.data.completedAt, loadFlow, interpret)
+      const replayed = await replayTurn(state, event.data, loadFlow, interpret)
       const differences = diffJson({ type: event.type, data: event.data }, replayed)
       if (differences.length > 0) {
         verdict.divergences.push({ sessionId, eventId: recorded.id, revision: Number(recorded.revision), messageId: event.data.messageId, differences })
@@ -50,15 +54,20 @@ export async function verifySession(sessionId: string, events: readonly Recorded
   return verdict
 }
 
-/** What the worker would append for the oldest pending trigger at `completedAt`; `null` when it would append nothing. */
-async function replayTurn(state: Session, messageId: string, completedAt: string, loadFlow: FlowLoader, interpret: Interpreter): Promise<SessionEvent | null> {
+/**
+ * What the worker would append for the oldest pending trigger at `completedAt` in `timeZone`;
+ * `null` when it would append nothing.
+ */
+async function replayTurn(state: Session, recorded: TurnRecord, loadFlow: FlowLoader, interpret: Interpreter): Promise<SessionEvent | null> {
+  const { messageId, completedAt, timeZone } = recorded
   if (state.status === 'none') return null
   const next = state.pending[0]
   if (!next || next.messageId !== messageId) return null
   const flow = await loadFlow(state)
-  const output = playTurn(interpret, flow, state, next, new Date(completedAt))
+  const output = playTurn(interpret, flow, state, next, new Date(completedAt), timeZone)
   // A call the record lacks would have to be made: replay calls nothing, so the turn is not reproduced.
   if (output.status === 'calling') return null
-  const [event] = session.decide({ type: 'CompleteTurn', data: { sessionId: state.sessionId, messageId, output, now: completedAt } }, state)
+  const turn = { sessionId: state.sessionId, messageId, output, now: completedAt, ...(timeZone !== undefined && { timeZone }) }
+  const [event] = session.decide({ type: 'CompleteTurn', data: turn }, state)
   return event ?? null
 }

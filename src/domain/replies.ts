@@ -1,3 +1,4 @@
+import { parseCalendarDate, type CalendarDate } from './calendar-date.js'
 import type { OutgoingMessage } from './flow-definition.js'
 import type { InputKind } from './nodes/question.js'
 import type { InboundMessage, VariableValue } from './turn.js'
@@ -49,9 +50,10 @@ const valid = (value: VariableValue): Reply => ({ value, handle: 'default' })
 
 /**
  * Validates a reply to a question by its input kind. A reply of another message type is simply
- * invalid (null). `choices` are the question's, titles already interpolated.
+ * invalid (null). `choices` are the question's, titles already interpolated; `today` is the turn's
+ * date in the workspace's time zone, which the words today and tomorrow count from.
  */
-export const parseReply = (kind: InputKind, message: InboundMessage, choices: Choice[]): Reply => {
+export const parseReply = (kind: InputKind, message: InboundMessage, choices: Choice[], today: () => CalendarDate): Reply => {
   switch (kind) {
     case 'text': {
       const text = textOf(message)
@@ -69,6 +71,11 @@ export const parseReply = (kind: InputKind, message: InboundMessage, choices: Ch
     case 'phone': {
       const digits = textOf(message)?.replace(/[\s()-]/g, '').match(PHONE)?.[1]
       return digits ? valid(`+${digits}`) : null
+    }
+    case 'date': {
+      const text = textOf(message)
+      const date = text === undefined ? undefined : parseCalendarDate(text, today)
+      return date === undefined ? null : valid(date)
     }
     case 'media': {
       if (message.type === 'text' || message.type === 'interactive' || !MEDIA_TYPES.has(message.type)) return null

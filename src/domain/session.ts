@@ -55,6 +55,11 @@ const TurnCompleted = Type.Object({
   messageId: Uuid,
   output: TurnOutput,
   completedAt: Timestamp,
+  /**
+   * The workspace's time zone the turn read dates in, present when its flow has a `date` question:
+   * replay reads it from here, as it reads the clock from `completedAt`.
+   */
+  timeZone: Type.Optional(Type.String({ minLength: 1 })),
   /** A turn that waits with a timer keeps the session from expiring before the timer fires: its new expiry. */
   expiresAt: Type.Optional(Timestamp),
 })
@@ -124,7 +129,7 @@ export type SessionCommand =
         now: string
       }
     }
-  | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string } }
+  | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string; timeZone?: string } }
   | { type: 'FailTurn'; data: { sessionId: string; messageId: string; reason: TurnFailureReason; now: string } }
   | { type: 'ExpireSession'; data: { sessionId: string; now: string } }
   | { type: 'RecordCallAnswer'; data: { sessionId: string; messageId: string; call: RecordedCall; now: string } }
@@ -227,11 +232,11 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
       case 'CompleteTurn': {
         // A turn for anything but the oldest pending trigger was already taken by another worker.
         if (state.status === 'none' || state.pending[0]?.messageId !== command.data.messageId) return []
-        const { sessionId, messageId, output, now } = command.data
+        const { sessionId, messageId, output, now, timeZone } = command.data
         const until = output.status === 'active' ? output.state.waitingAt?.until : undefined
         const waitExpiry = until === undefined ? undefined : addSeconds(until, state.ttlSeconds)
         const expiresAt = waitExpiry !== undefined && waitExpiry > state.expiresAt ? { expiresAt: waitExpiry } : {}
-        return [{ type: 'TurnCompleted', data: { sessionId, messageId, output, completedAt: now, ...expiresAt } }]
+        return [{ type: 'TurnCompleted', data: { sessionId, messageId, output, completedAt: now, ...(timeZone !== undefined && { timeZone }), ...expiresAt } }]
       }
       case 'FailTurn': {
         const { sessionId, messageId, reason, now } = command.data

@@ -126,6 +126,8 @@ export const invalidReplyWarning = (nodeId: string): string => `invalid reply to
 export interface TurnContext {
   /** Microseconds since the epoch, now. */
   nowMicros: number
+  /** The workspace's IANA time zone (`UTC` when it has none): the calendar `nowMicros` falls on for date replies. */
+  timeZone: string
   newId(): string
   /** Read-only system variables (`sessionId`, `externalId`, …) visible to templates and conditions. */
   system: Record<string, VariableValue>

@@ -7,6 +7,7 @@ import type { Step, Visit, Wake } from '../domain/nodes/node-type.js'
 import { EVENTS_KEPT, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
 import { CALL_LIMITS, type CallNeeded, type HttpCallRequest, type RecordedCall } from '../domain/outside-call.js'
 import type { InterpolationOptions } from '../domain/interpolate.js'
+import { calendarDateAt } from '../domain/calendar-date.js'
 
 export const MAX_NODES_PER_TURN = 100
 
@@ -37,6 +38,12 @@ export const initialConversation = (variables: Record<string, VariableValue> = {
   lastTimestampMicros: 0,
   card: null,
 })
+
+/**
+ * Whether a turn of the flow may read `context.timeZone`: only a `date` question does. The engine
+ * loads the workspace's zone, and records it with the turn, for such flows alone.
+ */
+export const readsTimeZone = (flow: RunnableFlow): boolean => flow.nodes.some((node) => node.type === 'question' && node.data.input.kind === 'date')
 
 /**
  * Runs one turn of a conversation: from the start node (trigger `start`) or from the question the
@@ -220,6 +227,7 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
     return turn.state.card
   },
   newId: () => turn.context.newId(),
+  today: () => calendarDateAt(Math.floor(turn.context.nowMicros / 1000), turn.context.timeZone),
   callOutside: (request) => callOutside(turn, nodeId, request),
 })
 

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
 import type { Database } from '../store/database.js'
 import { advanceCheckpoints } from '../projections/checkpoints.js'
+import { workspaceTimeZone } from '../projections/date-range.js'
 import { runLogProcessor } from '../processors/loop.js'
 import { EventSchemaError, decideOnState } from '../commands/handle.js'
 import { withStreamLock } from '../eventstore/stream-lock.js'
@@ -18,7 +19,7 @@ import { ConflictRetries, TurnKeepsConflictingError, parkedForConflicts } from '
 import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { FlowVersions } from './flow-versions.js'
 import { earliest, everyPartition, partitionCheckpoint, partitionOf, partitionPositions, type SessionPartitions } from './partitions.js'
-import type { RunnableFlow } from './interpreter.js'
+import { readsTimeZone, type RunnableFlow } from './interpreter.js'
 import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
 import type { CallNeeded } from '../domain/outside-call.js'
 import type { OutsideCalls } from './outside-calls.js'
@@ -357,11 +358,13 @@ export class EngineWorker {
     const next = state.pending[0]
     if (!next) return 'idle'
     const flow = await this.flows.ofSession(state)
+    // Read only for the flows whose turns read it, so the others cost no query.
+    const timeZone = typeof flow !== 'string' && readsTimeZone(flow) ? await workspaceTimeZone(this.db, state.workspaceId) : undefined
     const now = this.now()
     const endTurn = this.metrics?.engineTurnDuration.startTimer()
     let outcome: 'completed' | 'calling' | 'conflict' | 'error' = 'error'
     try {
-      const output = playTurn(this.interpret, flow, state, next, now)
+      const output = playTurn(this.interpret, flow, state, next, now, timeZone)
       if (output.status === 'calling') {
         if (!this.calls) throw new Error('this engine makes no calls outside')
         const preview = state.previewDefinition !== null
@@ -369,7 +372,8 @@ export class EngineWorker {
         outcome = 'calling'
         return 'idle'
       }
-      const ran = await this.appendTurnEvent(state, revision, { type: 'CompleteTurn', data: { sessionId, messageId: next.messageId, output, now: now.toISOString() } }, 'turn')
+      const turn = { sessionId, messageId: next.messageId, output, now: now.toISOString(), ...(timeZone !== undefined && { timeZone }) }
+      const ran = await this.appendTurnEvent(state, revision, { type: 'CompleteTurn', data: turn }, 'turn')
       outcome = ran === 'conflict' ? 'conflict' : 'completed'
       return ran
     } finally {
@@ -477,15 +481,17 @@ export class EngineWorker {
 }
 
 /**
- * The turn for a session's oldest pending trigger, exactly as the worker runs it at `now`: ids
- * derived from the session and the trigger, the time given, the session's system variables.
- * `flowd audit verify` replays recorded turns through it with the recorded `completedAt`.
+ * The turn for a session's oldest pending trigger, exactly as the worker runs it at `now` in
+ * `timeZone` (UTC when not given): ids derived from the session and the trigger, the time given,
+ * the session's system variables. `flowd audit verify` replays recorded turns through it with the
+ * recorded `completedAt` and `timeZone`.
  */
-export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date): TurnOutput | CallNeeded {
+export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date, timeZone = 'UTC'): TurnOutput | CallNeeded {
   if (typeof flow === 'string') return brokenFlowTurn(state.conversation, flow)
   let counter = 0
   return interpret(flow, state.conversation, next.trigger, {
     nowMicros: now.getTime() * 1000,
+    timeZone,
     newId: () => uuidV5(`${state.sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
     system: {
       sessionId: state.sessionId,

@@ -14,9 +14,10 @@ const image = media('image', { mimeType: 'image/png', url: 'https://cdn.example.
 
 const shown = (message: InboundMessage) => JSON.stringify(message.type === 'text' ? message.text.body : message)
 const valid = (value: VariableValue): Reply => ({ value, handle: 'default' })
-type Row = readonly [string, [InputKind, InboundMessage, Choice[]], Reply]
-const accepted = (kind: InputKind, message: InboundMessage, saved: VariableValue): Row => [`${kind} accepts ${shown(message)}`, [kind, message, []], valid(saved)]
-const refused = (kind: InputKind, message: InboundMessage): Row => [`${kind} rejects ${shown(message)}`, [kind, message, []], null]
+const today = () => '2026-11-27'
+type Row = readonly [string, [InputKind, InboundMessage, Choice[], () => string], Reply]
+const accepted = (kind: InputKind, message: InboundMessage, saved: VariableValue): Row => [`${kind} accepts ${shown(message)}`, [kind, message, [], today], valid(saved)]
+const refused = (kind: InputKind, message: InboundMessage): Row => [`${kind} rejects ${shown(message)}`, [kind, message, [], today], null]
 
 t.test('text', async (t) => {
   examples(t, parseReply, [accepted('text', typed('  Ana Souza '), 'Ana Souza'), refused('text', typed('   ')), refused('text', image), refused('text', button('yes', 'Yes'))])
@@ -52,6 +53,16 @@ t.test('phone', async (t) => {
   ])
 })
 
+t.test('date', async (t) => {
+  examples(t, parseReply, [
+    accepted('date', typed(' 28/11/2026 '), '2026-11-28'),
+    accepted('date', typed('2026-11-28'), '2026-11-28'),
+    accepted('date', typed('Amanhã'), '2026-11-28'),
+    ...['31/02/2026', '11/28/2026', 'yesterday', 'next friday', ''].map((body) => refused('date', typed(body))),
+    refused('date', button('2026-11-28', '28/11/2026')),
+  ])
+})
+
 t.test('media', async (t) => {
   examples(t, parseReply, [
     accepted('media', media('image', { mimeType: 'image/jpeg', url: 'https://cdn.example.com/p.jpg', caption: 'me' }), { type: 'image', mimeType: 'image/jpeg', url: 'https://cdn.example.com/p.jpg', caption: 'me' }),
@@ -67,15 +78,15 @@ t.test('choice', async (t) => {
   const plans: Choice[] = [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro Plus' }]
   const chose = (id: string): Reply => ({ value: id, handle: id })
   examples(t, parseReply, [
-    ['a button reply by id', ['choice', button('pro', 'whatever'), plans], chose('pro')],
-    ['a button reply with an unknown id by its title, ignoring case', ['choice', button('old-id', 'pro PLUS'), plans], chose('pro')],
-    ["the id wins over another choice's title", ['choice', button('basic', 'Pro Plus'), plans], chose('basic')],
-    ['typed text matching a title, ignoring case and spaces around', ['choice', typed('  BASIC '), plans], chose('basic')],
-    ['typed text matching an id', ['choice', typed('PRO'), plans], chose('pro')],
-    ['a list reply', ['choice', row('basic', 'Basic'), plans], chose('basic')],
-    ['text matching no choice', ['choice', typed('premium'), plans], null],
-    ['media', ['choice', image, plans], null],
-    ['no choices to pick from', ['choice', typed('Go'), []], null],
+    ['a button reply by id', ['choice', button('pro', 'whatever'), plans, today], chose('pro')],
+    ['a button reply with an unknown id by its title, ignoring case', ['choice', button('old-id', 'pro PLUS'), plans, today], chose('pro')],
+    ["the id wins over another choice's title", ['choice', button('basic', 'Pro Plus'), plans, today], chose('basic')],
+    ['typed text matching a title, ignoring case and spaces around', ['choice', typed('  BASIC '), plans, today], chose('basic')],
+    ['typed text matching an id', ['choice', typed('PRO'), plans, today], chose('pro')],
+    ['a list reply', ['choice', row('basic', 'Basic'), plans, today], chose('basic')],
+    ['text matching no choice', ['choice', typed('premium'), plans, today], null],
+    ['media', ['choice', image, plans, today], null],
+    ['no choices to pick from', ['choice', typed('Go'), [], today], null],
   ])
 })
 

@@ -133,6 +133,10 @@ t.test('CompleteTurn', async (t) => {
   given(started(), received()).when(complete(firstId)).thenNothing('not before the start\'s turn: only the oldest pending trigger')
   given(started(), received(), completed()).when(complete(firstId, output(), later)).then([completed(firstId, output(), later)], 'then the message\'s')
   given().when(complete()).thenNothing('no such session')
+  const timeZone = 'America/Sao_Paulo'
+  given(started())
+    .when({ type: 'CompleteTurn', data: { sessionId, messageId: startId, output: output(), now: startedAt, timeZone } })
+    .then([{ type: 'TurnCompleted', data: { sessionId, messageId: startId, output: output(), completedAt: startedAt, timeZone } }], 'the time zone the turn read dates in is recorded with it')
 
   const warned = output('active', { warnings: ['invalid reply to ask', 'another'] })
   const state = given(started(), received()).when(complete(startId, warned)).then([completed(startId, warned)])

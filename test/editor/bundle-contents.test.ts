@@ -11,7 +11,7 @@ t.test("the editor's bundle holds the node types' exits and limits, not their ch
   t.ok(scripts.length > 0, 'the page loads its scripts from /assets/')
   const code = scripts.map((script) => readFileSync(join(dir, 'assets', script), 'utf8')).join('\n')
   // What the editor reads: a question's input kinds, a condition's operators, the channel's limits.
-  t.match(code, '"phone","media","choice"', 'the input kinds')
+  t.match(code, '"phone","date","media","choice"', 'the input kinds')
   t.match(code, '"starts_with"', 'the operators')
   t.match(code, 'rowDescription:72', 'the limits')
   // What it must not carry: a check (validator), a run (interpreter), TypeBox's schema builder.

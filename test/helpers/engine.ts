@@ -86,6 +86,7 @@ export const context = (overrides: Partial<TurnContext> = {}): TurnContext => {
   let issued = 0
   return {
     nowMicros: NOW,
+    timeZone: 'UTC',
     newId: () => `card-${++issued}`,
     system: { sessionId: 'session-1', externalId: 'contact-1' },
     ...overrides,

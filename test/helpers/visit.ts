@@ -57,6 +57,7 @@ export function recordingVisit(
     },
     card,
     newId: () => `new-${++issued}`,
+    today: () => '2026-01-01',
   }
   return { visit, effects }
 }

@@ -95,6 +95,8 @@ export interface Visit {
   /** The session's card as the conversation knows it. */
   readonly card: ConversationState['card']
   newId(): string
+  /** The turn's calendar date in the workspace's time zone, `YYYY-MM-DD`. */
+  today(): string
   /**
    * The recorded answer of this turn's next call outside, made with `request`; undefined when it has
    * not been made yet, and the visit must then `suspend` the turn.

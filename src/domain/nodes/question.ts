@@ -7,7 +7,7 @@ import { invalidReplyWarning, type InboundMessage } from '../turn.js'
 import { article, checkHandleIds, checkTarget } from './checks.js'
 import { DEFAULT_HANDLE, INVALID_HANDLE, type CheckContext, type Exit, type NodeOf, type Segment, type Step, type Visit } from './node-type.js'
 
-export const INPUT_KINDS = ['text', 'number', 'email', 'phone', 'media', 'choice'] as const
+export const INPUT_KINDS = ['text', 'number', 'email', 'phone', 'date', 'media', 'choice'] as const
 export type InputKind = (typeof INPUT_KINDS)[number]
 /** How many invalid replies re-prompt before the question leaves by `invalid`. */
 export const RETRIES = { min: 0, max: 10, default: 2 } as const
@@ -30,6 +30,7 @@ export const SAVED_TYPE: Record<InputKind, VariableType> = {
   number: 'number',
   email: 'string',
   phone: 'string',
+  date: 'string',
   media: 'object',
   choice: 'string',
 }
@@ -79,7 +80,7 @@ export const run = (node: NodeOf<typeof schema>, visit: Visit): Step => {
 export const resume = ({ id, data }: NodeOf<typeof schema>, visit: Visit, retries: number, message: InboundMessage): Exclude<Step, 'complete'> => {
   const silent = interpolator(visit.scope()).text
   const choices = data.input.kind === 'choice' ? choicesOf(data.prompt).map(({ id, title }) => ({ id, title: silent(title) })) : []
-  const accepted = parseReply(data.input.kind, message, choices)
+  const accepted = parseReply(data.input.kind, message, choices, () => visit.today())
   if (accepted) {
     if (data.saveAs) visit.assign(data.saveAs, accepted.value)
     visit.stopWaiting()

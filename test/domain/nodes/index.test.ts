@@ -50,7 +50,7 @@ const definition = (data: Record<string, unknown>) => ({
     { id: 'e2', source: 'count', target: 'thanks' },
   ],
 })
-const context = { nowMicros: NOW, newId: () => 'id', system: { sessionId: 's', externalId: '', flowId: 'f', workspaceId: 'w', lastMessage: '' } }
+const context = { nowMicros: NOW, timeZone: 'UTC', newId: () => 'id', system: { sessionId: 's', externalId: '', flowId: 'f', workspaceId: 'w', lastMessage: '' } }
 
 t.test('a registered node type is validated and run by the real validator and interpreter', async (t) => {
   const valid = definition({ variable: 'visits', by: 2 })

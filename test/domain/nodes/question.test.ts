@@ -6,8 +6,10 @@ import type { VariableType } from '../../../src/domain/variables.js'
 import { accepts, examples } from '../../helpers/decider-spec.js'
 import type { Trigger, TurnOutput } from '../../../src/domain/turn.js'
 import {
+  bodies,
   buttonReply,
   buttons,
+  context,
   converse,
   edge,
   end,
@@ -123,6 +125,40 @@ t.test('an unconnected choice handle finishes the session', async (t) => {
   t.equal(out.status, 'completed')
 })
 
+t.test('date', async (t) => {
+  const f = flow(
+    [start(), question('ask', { prompt: text('When?'), input: { kind: 'date' }, saveAs: 'day', maxRetries: 1, retryMessage: text('A date like 28/11/2026, please') }), end('ok')],
+    [edge('start', 'ask'), edge('ask', 'ok', 'default')],
+  )
+  // NOW is midnight UTC opening 2026-01-01: São Paulo and Pago Pago are still on 2025-12-31.
+  const answer = (reply: string, timeZone = 'UTC') => converse(f, [textReply(reply)], {}, context({ timeZone }))[1]!
+
+  t.test('a date is saved as YYYY-MM-DD and leaves by default', async (t) => {
+    for (const reply of ['28/11/2026', '2026-11-28']) {
+      const out = answer(reply, 'America/Sao_Paulo')
+      t.same(out.variables, { day: '2026-11-28' }, reply)
+      t.same(out.visited, ['ask', 'ok'])
+    }
+  })
+
+  t.test('today and tomorrow count from the day in the workspace’s time zone', async (t) => {
+    t.same(answer('amanhã').variables, { day: '2026-01-02' }, 'in UTC')
+    t.same(answer('Amanhã', 'America/Sao_Paulo').variables, { day: '2026-01-01' }, 'in São Paulo')
+    t.same(answer('today', 'Pacific/Pago_Pago').variables, { day: '2025-12-31' }, 'in Pago Pago')
+    t.same(answer('HOJE', 'Pacific/Kiritimati').variables, { day: '2026-01-01' }, 'in Kiritimati')
+  })
+
+  t.test('an ambiguous or impossible date is invalid: the retry message, and the question waits again', async (t) => {
+    for (const reply of ['11/28/2026', '31/02/2026', 'yesterday', '28/11/2026 or 29/11/2026']) {
+      const out = answer(reply)
+      t.same(bodies(out), ['A date like 28/11/2026, please'], reply)
+      t.same(out.warnings, ['invalid reply to ask'])
+      t.same(out.state.waitingAt, { nodeId: 'ask', retries: 1 })
+      t.same(out.variables, {})
+    }
+  })
+})
+
 t.test('without saveAs a valid reply is not stored', async (t) => {
   const f = flow([start(), question('ask', { prompt: text('?'), input: { kind: 'text' } }), end()], [edge('start', 'ask'), edge('ask', 'end', 'default')])
   const out = last(converse(f, [textReply('hi')]))
@@ -205,7 +241,8 @@ t.test('schema', async (t) => {
   examples(t, accepts(schema), [
     ['a prompt and an input kind', [{ prompt: text('?'), input: { kind: 'email' } }], true],
     ['every option', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'age', maxRetries: 10, retryMessage: text('A number') }], true],
-    ['an input kind it does not know', [{ prompt: text('?'), input: { kind: 'date' } }], false],
+    ['a date', [{ prompt: text('When?'), input: { kind: 'date' }, saveAs: 'day' }], true],
+    ['an input kind it does not know', [{ prompt: text('?'), input: { kind: 'time' } }], false],
     ['more than 10 retries', [{ prompt: text('?'), input: { kind: 'text' }, maxRetries: 11 }], false],
     ['negative retries', [{ prompt: text('?'), input: { kind: 'text' }, maxRetries: -1 }], false],
     ['no prompt', [{ input: { kind: 'text' } }], false],
@@ -229,6 +266,8 @@ t.test('check', async (t) => {
   examples(t, problems, [
     ['a number saved into a number variable', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'age' }], []],
     ['a choice saved into a string variable', [{ prompt: buttons('?', ['a', 'A']), input: { kind: 'choice' }, saveAs: 'name' }], []],
+    ['a date saved into a string variable', [{ prompt: text('?'), input: { kind: 'date' }, saveAs: 'name' }], []],
+    ['a date saved into a number variable', [{ prompt: text('?'), input: { kind: 'date' }, saveAs: 'age' }], ['saveAs: variable "age" holds a number, but this question saves a string']],
     ['a number saved into a string variable', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'name' }], ['saveAs: variable "name" holds a string, but this question saves a number']],
     ['a choice without buttons or rows', [{ prompt: text('?'), input: { kind: 'choice' } }], ["prompt: a choice question's prompt must be an interactive button or list message"]],
     ['a choice named as the invalid exit', [{ prompt: list('?', ['invalid', 'No idea']), input: { kind: 'choice' } }], ['prompt.interactive.action.sections.0.rows.0.id: "invalid" is the handle of invalid replies; choose another id']],

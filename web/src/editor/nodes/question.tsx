@@ -17,6 +17,7 @@ const strings = nodeStrings({
     'input.number': 'Number',
     'input.email': 'E-mail',
     'input.phone': 'Phone',
+    'input.date': 'Date',
     'input.media': 'Media',
     'input.choice': 'Choice (buttons or list)',
     'q.saveAs': 'Save the answer to',
@@ -25,6 +26,7 @@ const strings = nodeStrings({
     'q.useRetry': 'Custom retry message',
     'q.retryMessage': 'Retry message',
     'q.choiceHint': 'A choice question asks with buttons or a list; each reply id is an exit.',
+    'q.dateHint': "Accepts 2026-11-28, 28/11/2026 (day before month), today or tomorrow, in the workspace's time zone; saves 2026-11-28.",
   },
   pt: {
     name: NODE_TYPE_NAMES.pt.question,
@@ -36,6 +38,7 @@ const strings = nodeStrings({
     'input.number': 'Número',
     'input.email': 'E-mail',
     'input.phone': 'Telefone',
+    'input.date': 'Data',
     'input.media': 'Mídia',
     'input.choice': 'Escolha (botões ou lista)',
     'q.saveAs': 'Salvar a resposta em',
@@ -44,6 +47,7 @@ const strings = nodeStrings({
     'q.useRetry': 'Mensagem de nova tentativa própria',
     'q.retryMessage': 'Mensagem de nova tentativa',
     'q.choiceHint': 'Uma pergunta de escolha usa botões ou lista; cada id de resposta é uma saída.',
+    'q.dateHint': 'Aceita 2026-11-28, 28/11/2026 (dia antes do mês), hoje ou amanhã, no fuso horário do espaço de trabalho; salva 2026-11-28.',
   },
 })
 
@@ -81,6 +85,7 @@ function QuestionForm({ data, onChange, onRenameExit }: FormProps<Data>) {
         }}
       />
       {choice && <p className="hint">{t('q.choiceHint')}</p>}
+      {data.input?.kind === 'date' && <p className="hint">{t('q.dateHint')}</p>}
       <fieldset className="group">
         <legend>{t('q.prompt')}</legend>
         <MessageComposer value={prompt} kinds={choice ? ['button', 'list'] : undefined} onChange={(p) => onChange({ ...data, prompt: p })} onRenameId={choice ? onRenameExit : undefined} />
