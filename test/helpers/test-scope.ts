@@ -13,7 +13,7 @@ export const testEveryBackend = everything || process.env.TEST_EVERY_BACKEND ===
 /** `TEST_EVERY_LOOK=1`: dashboard screens are captured and checked in all four looks. */
 export const testEveryLook = everything || process.env.TEST_EVERY_LOOK === '1'
 
-export const FUZZ_CASES_BY_DEFAULT = 200
+export const FUZZ_CASES_BY_DEFAULT = 100
 
 /** `FUZZ_RUNS=N`: N fuzz cases a route, fewer or more than the default. */
 export const fuzzCases = Number(process.env.FUZZ_RUNS) > 0 ? Math.floor(Number(process.env.FUZZ_RUNS)) : everything ? 1000 : FUZZ_CASES_BY_DEFAULT
