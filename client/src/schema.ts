@@ -496,8 +496,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Sessions per day of a flow version, and per node: the sessions that reached it, answered it and ended there (drop-off)
-         * @description Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md).
+         * Sessions per day of a flow version, per node (the sessions that reached it, answered it and ended there: drop-off) and per split branch
+         * @description Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md). Each branch of a split node counts the sessions that drew it and how many of them completed.
          */
         get: operations["getFlowAnalytics"];
         put?: never;
@@ -6109,6 +6109,23 @@ export interface operations {
                             failedHere: number;
                             /** @description of those, completed here (an end or transfer node, or an exit without edge) */
                             completedHere: number;
+                        }[];
+                        /** @description every branch of every split node of the version, in the definition's order: the A/B test's sessions and completions per branch */
+                        branches: {
+                            /**
+                             * @description the split node
+                             * @example ab-test
+                             */
+                            nodeId: string;
+                            /**
+                             * @description its branch, an exit of the node
+                             * @example short-form
+                             */
+                            branchId: string;
+                            /** @description sessions that drew the branch at least once */
+                            sessions: number;
+                            /** @description of those, completed */
+                            completed: number;
                         }[];
                     };
                 };

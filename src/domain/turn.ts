@@ -101,6 +101,10 @@ export type KanbanAction = Static<typeof KanbanAction>
 
 export const SentMessage = Type.Intersect([OutgoingMessage, Type.Object({ nodeId: Type.String() })])
 
+/** The branch a visit of a split node drew. */
+export const Choice = Type.Object({ nodeId: Type.String(), branchId: Type.String() })
+export type Choice = Static<typeof Choice>
+
 export const TurnOutput = Type.Object({
   /** Interpolated, in the webhook's shape, each with the node that produced it. */
   messages: Type.Array(SentMessage),
@@ -111,6 +115,11 @@ export const TurnOutput = Type.Object({
   warnings: Type.Array(Type.String()),
   /** Node ids in the order the turn visited them. */
   visited: Type.Array(Type.String()),
+  /**
+   * The branch each split visit drew, in the order drawn: a replay takes these rather than drawing
+   * again. Absent when the turn drew none.
+   */
+  choices: Type.Optional(Type.Array(Choice)),
   status: Type.Union([Type.Literal('active'), Type.Literal('completed'), Type.Literal('error')]),
   state: ConversationState,
 })
@@ -122,13 +131,17 @@ export type TurnOutput = Static<typeof TurnOutput>
  */
 export const invalidReplyWarning = (nodeId: string): string => `invalid reply to ${nodeId}`
 
-/** What a turn may take from outside: the time and fresh ids, so the interpreter stays pure. */
+/** What a turn may take from outside: the time, fresh ids and chance, so the interpreter stays pure. */
 export interface TurnContext {
   /** Microseconds since the epoch, now. */
   nowMicros: number
   /** The workspace's IANA time zone (`UTC` when it has none): the calendar `nowMicros` falls on for date replies. */
   timeZone: string
   newId(): string
+  /** A number in [0, 1) for each draw of the turn, in order. */
+  random(): number
+  /** The choices a recorded turn drew, in order: a replay takes them rather than drawing again. */
+  choices?: readonly Choice[]
   /** Read-only system variables (`sessionId`, `externalId`, …) visible to templates and conditions. */
   system: Record<string, VariableValue>
   /** The calls outside this turn made so far, recorded with their answers, in order. */

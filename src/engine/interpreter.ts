@@ -4,7 +4,7 @@ import { interpolator, type Scope } from '../domain/interpolate.js'
 import { interpolateMessage } from './messages.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
 import type { Step, Visit, Wake } from '../domain/nodes/node-type.js'
-import { EVENTS_KEPT, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
+import { EVENTS_KEPT, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
 import { CALL_LIMITS, type CallNeeded, type HttpCallRequest, type RecordedCall } from '../domain/outside-call.js'
 import type { InterpolationOptions } from '../domain/interpolate.js'
 import { calendarDateAt } from '../domain/calendar-date.js'
@@ -48,7 +48,7 @@ export const readsTimeZone = (flow: RunnableFlow): boolean => flow.nodes.some((n
 /**
  * Runs one turn of a conversation: from the start node (trigger `start`) or from the question the
  * conversation waits at (trigger `message`), until it waits for a reply, completes or fails. Pure:
- * time and ids come from `context`, and neither `state` nor `flow` is modified.
+ * time, ids and chance come from `context`, and neither `state` nor `flow` is modified.
  */
 export const runTurnOrCall = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput | CallNeeded => {
   const turn = beginTurn(flow, state, context, types)
@@ -229,7 +229,38 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
   newId: () => turn.context.newId(),
   today: () => calendarDateAt(Math.floor(turn.context.nowMicros / 1000), turn.context.timeZone),
   callOutside: (request) => callOutside(turn, nodeId, request),
+  choose: (branches) => choose(turn, nodeId, branches),
 })
+
+/**
+ * The turn's next draw: the choice the turn recorded in that place when it is this node's and names
+ * one of its branches (a replay), else the branch the context's number lands on. Each draw takes a
+ * number either way, so the draws after it take the same numbers in both.
+ */
+const choose = (turn: Turn, nodeId: string, branches: readonly { id: string; weight: number }[]): string => {
+  const choices: Choice[] = (turn.out.choices ??= [])
+  const draw = turn.context.random()
+  const recorded = turn.context.choices?.[choices.length]
+  const branchId = recorded?.nodeId === nodeId && branches.some((branch) => branch.id === recorded.branchId) ? recorded.branchId : weightedChoice(branches, draw)
+  choices.push({ nodeId, branchId })
+  return branchId
+}
+
+/**
+ * The branch `draw` (in [0, 1)) lands on when the branches share [0, 1) in order, each as its weight
+ * shares their sum: branch i is drawn with the chance weight_i / sum(weights).
+ */
+export const weightedChoice = (branches: readonly { id: string; weight: number }[], draw: number): string => {
+  const total = branches.reduce((sum, branch) => sum + branch.weight, 0)
+  let ticket = Math.floor(draw * total)
+  for (const branch of branches) {
+    if (ticket < branch.weight) return branch.id
+    ticket -= branch.weight
+  }
+  const last = branches.at(-1)
+  if (!last) throw new Error('no branch to choose')
+  return last.id
+}
 
 /**
  * The turn's next call: its recorded answer, an answer of `limit` when a limit forbids the call

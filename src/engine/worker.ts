@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
@@ -20,7 +21,7 @@ import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { FlowVersions } from './flow-versions.js'
 import { earliest, everyPartition, partitionCheckpoint, partitionOf, partitionPositions, type SessionPartitions } from './partitions.js'
 import { readsTimeZone, type RunnableFlow } from './interpreter.js'
-import type { ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
+import type { Choice, ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
 import type { CallNeeded } from '../domain/outside-call.js'
 import type { OutsideCalls } from './outside-calls.js'
 import { scheduleTimers, timersSet } from './timers.js'
@@ -482,17 +483,30 @@ export class EngineWorker {
 
 /**
  * The turn for a session's oldest pending trigger, exactly as the worker runs it at `now` in
- * `timeZone` (UTC when not given): ids derived from the session and the trigger, the time given,
- * the session's system variables. `flowd audit verify` replays recorded turns through it with the
- * recorded `completedAt` and `timeZone`.
+ * `timeZone` (UTC when not given): ids and draws derived from the session and the trigger, the time
+ * given, the session's system variables. `flowd audit verify` replays recorded turns through it with
+ * the recorded `completedAt`, `timeZone` and `choices`.
  */
-export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date, timeZone = 'UTC'): TurnOutput | CallNeeded {
+export function playTurn(
+  interpret: Interpreter,
+  flow: RunnableFlow | string,
+  state: RunningSession,
+  next: PendingTurn,
+  now: Date,
+  timeZone = 'UTC',
+  choices?: readonly Choice[],
+): TurnOutput | CallNeeded {
   if (typeof flow === 'string') return brokenFlowTurn(state.conversation, flow)
   let counter = 0
+  let draws = 0
   return interpret(flow, state.conversation, next.trigger, {
     nowMicros: now.getTime() * 1000,
     timeZone,
     newId: () => uuidV5(`${state.sessionId}/${next.messageId}/${counter++}`, TURN_ID_NAMESPACE),
+    // A turn that waits for a call outside runs again from its start once the answer is recorded: it
+    // must draw the same branches before the call as the first run did.
+    random: () => drawOf(`${state.sessionId}/${next.messageId}/${draws++}`),
+    ...(choices !== undefined && { choices }),
     system: {
       sessionId: state.sessionId,
       externalId: state.externalId ?? '',
@@ -503,6 +517,9 @@ export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, st
     calls: state.calls,
   })
 }
+
+/** A number in [0, 1) from the first 48 bits of the name's SHA-256: evenly spread, and the same for the same name. */
+const drawOf = (name: string): number => createHash('sha256').update(`draw/${name}`).digest().readUIntBE(0, 6) / 2 ** 48
 
 /** The turn of a session whose flow version cannot be found: it ends in error. */
 function brokenFlowTurn(state: ConversationState, warning: string): TurnOutput {

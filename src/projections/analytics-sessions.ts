@@ -49,6 +49,8 @@ interface NodeVisit {
   first_reached_at: string
   visits: number
   answered_at: string | null
+  /** The branches the node (a split) drew in these turns, each once. */
+  branches: string[]
 }
 
 /**
@@ -108,8 +110,12 @@ class SessionsFold implements TypedFold<SessionEvent> {
             earlier.answered_at ??= answered
           } else {
             const { flow_id, flow_version, workspace_id, started_at } = session
-            this.visits.set(key, { session_id: sessionId, node_id: nodeId, flow_id, flow_version, workspace_id, session_started_at: started_at, first_reached_at: completedAt, visits, answered_at: answered })
+            this.visits.set(key, { session_id: sessionId, node_id: nodeId, flow_id, flow_version, workspace_id, session_started_at: started_at, first_reached_at: completedAt, visits, answered_at: answered, branches: [] })
           }
+        }
+        for (const { nodeId, branchId } of output.choices ?? []) {
+          const drawnAt = this.visits.get(`${sessionId} ${nodeId}`)
+          if (drawnAt && !drawnAt.branches.includes(branchId)) drawnAt.branches.push(branchId)
         }
         if (session.status !== 'running') return
         session.turns += 1
@@ -149,13 +155,14 @@ class SessionsFold implements TypedFold<SessionEvent> {
     await inChunks(this.visits.values(), ROWS_PER_STATEMENT, (rows) =>
       runPrepared(trx, sql`
         insert into analytics_session_nodes as n
-          (session_id, node_id, flow_id, flow_version, workspace_id, session_started_at, first_reached_at, visits, answered_at)
+          (session_id, node_id, flow_id, flow_version, workspace_id, session_started_at, first_reached_at, visits, answered_at, branches)
         select * from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
           as v(session_id uuid, node_id text, flow_id uuid, flow_version integer, workspace_id uuid,
-               session_started_at timestamptz, first_reached_at timestamptz, visits integer, answered_at timestamptz)
+               session_started_at timestamptz, first_reached_at timestamptz, visits integer, answered_at timestamptz, branches text[])
         on conflict (session_id, node_id) do update set
           visits = n.visits + excluded.visits,
-          answered_at = coalesce(n.answered_at, excluded.answered_at)`),
+          answered_at = coalesce(n.answered_at, excluded.answered_at),
+          branches = array(select distinct branch from unnest(n.branches || excluded.branches) as u(branch) order by branch)`),
     )
   }
 }
@@ -167,8 +174,9 @@ const runPrepared = async (trx: Transaction<Database>, statement: RawBuilder<unk
 /**
  * Analytics of sessions (docs/analytics.md): each session once (a preview never: it has no row, so
  * its later events change nothing here), with its status, duration and the
- * last node it reached, and each node it reached with its visits and whether a reply there was
- * accepted. Nodes come from the turns' `visited` paths: a turn recorded without one adds none.
+ * last node it reached, and each node it reached with its visits, whether a reply there was
+ * accepted and, for a split, the branches it drew. Nodes come from the turns' `visited` paths: a
+ * turn recorded without one adds none; branches from their `choices`.
  */
 export const analyticsSessionsProjection = defineProjection<SessionEvent>({
   name: 'analytics-sessions',
@@ -190,24 +198,42 @@ export interface NodeAnalytics {
   completedHere: number
 }
 
+/** One branch of a split node: the sessions that drew it at least once, and of those the completed ones. */
+export interface BranchAnalytics {
+  nodeId: string
+  branchId: string
+  sessions: number
+  completed: number
+}
+
 export interface FlowVersionAnalytics {
   sessions: { total: number; running: number; completed: number; timeout: number; error: number }
   /** Sessions started per day (in `timeZone`), only the days that had some, oldest first. */
   days: { date: string; started: number; completed: number }[]
   nodes: NodeAnalytics[]
+  branches: BranchAnalytics[]
 }
 
 /**
  * Per node of one flow version, over its sessions started since `startedSince` (all without it): how
- * many reached the node, had a reply accepted there, and ended there, by how their session stands.
- * Every node of `definitionNodes` is listed, in its order, the ones no session reached with zeros.
+ * many reached the node, had a reply accepted there, and ended there, by how their session stands;
+ * and per branch of its split nodes, how many drew the branch and how many of those completed.
+ * Every node of `definitionNodes` and every branch of `definitionBranches` is listed, in its order,
+ * the ones no session reached with zeros.
  */
 export async function flowVersionAnalytics(
   db: DbOrTrx,
-  query: { flowId: string; version: number; startedSince?: Date; timeZone: string; definitionNodes: readonly { id: string; type: string }[] },
+  query: {
+    flowId: string
+    version: number
+    startedSince?: Date
+    timeZone: string
+    definitionNodes: readonly { id: string; type: string }[]
+    definitionBranches: readonly { nodeId: string; branchId: string }[]
+  },
 ): Promise<FlowVersionAnalytics> {
   const since = query.startedSince ?? null
-  const [statuses, days, visits] = await Promise.all([
+  const [statuses, days, visits, drawn] = await Promise.all([
     sql<{ status: string; n: number }>`
       select status, count(*)::integer as n from analytics_sessions
       where flow_id = ${query.flowId} and flow_version = ${query.version} and (${since}::timestamptz is null or started_at >= ${since}::timestamptz)
@@ -230,9 +256,19 @@ export async function flowVersionAnalytics(
       cross join lateral (select s.last_node_id = n.node_id as ended) as e
       where n.flow_id = ${query.flowId} and n.flow_version = ${query.version} and (${since}::timestamptz is null or n.session_started_at >= ${since}::timestamptz)
       group by n.node_id`.execute(db),
+    sql<{ node_id: string; branch: string; sessions: number; completed: number }>`
+      select n.node_id, b.branch, count(*)::integer as sessions, count(*) filter (where s.status = 'completed')::integer as completed
+      from analytics_session_nodes n
+      join analytics_sessions s on s.session_id = n.session_id
+      cross join lateral unnest(n.branches) as b(branch)
+      where n.flow_id = ${query.flowId} and n.flow_version = ${query.version}
+        and (${since}::timestamptz is null or n.session_started_at >= ${since}::timestamptz)
+      group by n.node_id, b.branch`.execute(db),
   ])
   const byStatus = new Map(statuses.rows.map((row) => [row.status, Number(row.n)]))
   const byNode = new Map(visits.rows.map((row) => [row.node_id, row]))
+  const branchKey = (nodeId: string, branchId: string) => JSON.stringify([nodeId, branchId])
+  const byBranch = new Map(drawn.rows.map((row) => [branchKey(row.node_id, row.branch), row]))
   const nodeOf = ({ id, type }: { id: string; type: string }): NodeAnalytics => {
     const row = byNode.get(id)
     return {
@@ -258,5 +294,9 @@ export async function flowVersionAnalytics(
     },
     days: days.rows.map((row) => ({ date: row.day, started: Number(row.started), completed: Number(row.completed) })),
     nodes: query.definitionNodes.map(nodeOf),
+    branches: query.definitionBranches.map(({ nodeId, branchId }) => {
+      const row = byBranch.get(branchKey(nodeId, branchId))
+      return { nodeId, branchId, sessions: Number(row?.sessions ?? 0), completed: Number(row?.completed ?? 0) }
+    }),
   }
 }

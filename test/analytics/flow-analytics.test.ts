@@ -32,6 +32,7 @@ for (const backend of reachableBackends) {
         { nodeId: 'help', type: 'message', ...zero, reached: 1 },
         { nodeId: 'end', type: 'end', ...zero, reached: 1, endedHere: 1, completedHere: 1 },
       ],
+      branches: [],
     })
 
     // Now is 03-10 12:00 UTC (the workspace has no zone): today is 03-10, last7days from 03-04.

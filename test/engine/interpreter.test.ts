@@ -3,9 +3,11 @@ import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
 import type { NodeData, TypedNode } from '../../src/domain/nodes/index.js'
 import { CALL_LIMITS, type HttpCallAnswer, type HttpCallRequest, type RecordedCall } from '../../src/domain/outside-call.js'
 import { EVENTS_KEPT, type ConversationState, type Trigger } from '../../src/domain/turn.js'
-import { initialConversation, MAX_NODES_PER_TURN, runTurn, runTurnOrCall, type RunnableFlow } from '../../src/engine/interpreter.js'
+import { initialConversation, MAX_NODES_PER_TURN, runTurn, runTurnOrCall, weightedChoice, type RunnableFlow } from '../../src/engine/interpreter.js'
+import { examples } from '../helpers/decider-spec.js'
 import {
   AGENT,
+  bodies,
   chain,
   context,
   converse,
@@ -18,6 +20,7 @@ import {
   question,
   SECTOR,
   setVariable,
+  split,
   start,
   START,
   text,
@@ -542,5 +545,73 @@ t.test('waitForEvent', async (t) => {
     t.equal(out.status, 'active')
     t.same(out.state.waitingAt, { nodeId: 'ask', retries: 0 })
     t.same(out.state.inbox, [{ eventId: 'card-1', name: 'payment.confirmed', data: { amount: 1 } }])
+  })
+})
+
+t.test('split: weighted choice', async (t) => {
+  const branches = [
+    { id: 'a', weight: 1 },
+    { id: 'b', weight: 2 },
+    { id: 'c', weight: 1 },
+  ]
+  const drawn = function drawn(draw: number) {
+    return weightedChoice(branches, draw)
+  }
+  examples(t, drawn, [
+    ['0 is the first branch', [0], 'a'],
+    ['just under a quarter still the first', [0.2499], 'a'],
+    ['a quarter begins the second, which holds half', [0.25], 'b'],
+    ['just under three quarters still the second', [0.7499], 'b'],
+    ['three quarters begins the last', [0.75], 'c'],
+    ['the largest draw under 1 is the last', [1 - 2 ** -48], 'c'],
+  ])
+  t.equal(weightedChoice([{ id: 'only', weight: 100 }, { id: 'rare', weight: 1 }], 100 / 101 - 1e-9), 'only', 'weights 100 and 1: 100 of 101 draws take the first')
+})
+
+t.test('split: each visit draws, the turn records the draw, and a recorded turn takes its choices', async (t) => {
+  const ab = split('ab', { id: 'a', weight: 50 }, { id: 'b', weight: 50 })
+  const f = flow([start(), ab, message('a', text('A')), message('b', text('B'))], [edge('start', 'ab'), edge('ab', 'a', 'a'), edge('ab', 'b', 'b')])
+  const draws = (...numbers: number[]) => {
+    const left = [...numbers]
+    return () => left.shift() ?? 0
+  }
+
+  t.test('the draw picks the branch, and the output records it', async (t) => {
+    const out = turn(f, initialConversation(), START, context({ random: draws(0.7) }))
+    t.same(out.visited, ['start', 'ab', 'b'])
+    t.same(out.choices, [{ nodeId: 'ab', branchId: 'b' }])
+    t.same(bodies(out), ['B'])
+  })
+
+  t.test('a turn that draws nothing records no choices', async (t) => {
+    t.notOk('choices' in turn(greeting, initialConversation(), START), 'so turns recorded before split nodes existed replay the same')
+  })
+
+  t.test('recorded choices are taken instead of the draw', async (t) => {
+    const out = turn(f, initialConversation(), START, context({ random: draws(0.7), choices: [{ nodeId: 'ab', branchId: 'a' }] }))
+    t.same(out.visited, ['start', 'ab', 'a'])
+    t.same(out.choices, [{ nodeId: 'ab', branchId: 'a' }])
+  })
+
+  t.test('a recorded choice of another node, or of a branch the node lacks, is drawn again', async (t) => {
+    for (const choice of [{ nodeId: 'other', branchId: 'a' }, { nodeId: 'ab', branchId: 'gone' }]) {
+      const out = turn(f, initialConversation(), START, context({ random: draws(0.7), choices: [choice] }))
+      t.same(out.choices, [{ nodeId: 'ab', branchId: 'b' }], JSON.stringify(choice))
+    }
+  })
+
+  t.test('a split visited twice in a turn draws twice, in order, and replays both', async (t) => {
+    const looping = flow(
+      [start(), setVariable('count', 'n', 0), ab, message('a', text('A')), message('b', text('B')), question('ask', { prompt: text('?'), input: { kind: 'text' } })],
+      [edge('start', 'ab'), edge('ab', 'a', 'a'), edge('ab', 'b', 'b'), edge('a', 'ab'), edge('b', 'ask')],
+    )
+    const out = turn(looping, initialConversation(), START, context({ random: draws(0.1, 0.9) }))
+    t.same(out.visited, ['start', 'ab', 'a', 'ab', 'b', 'ask'])
+    t.same(out.choices, [{ nodeId: 'ab', branchId: 'a' }, { nodeId: 'ab', branchId: 'b' }])
+    t.same(turn(looping, initialConversation(), START, context({ random: draws(0.9, 0.9), choices: out.choices })), out, 'the recorded choices, whatever the numbers')
+  })
+
+  t.test('draws come from the context only: the same numbers give the same turn', async (t) => {
+    t.same(turn(f, initialConversation(), START, context({ random: draws(0.3) })), turn(f, initialConversation(), START, context({ random: draws(0.3) })))
   })
 })

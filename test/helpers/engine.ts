@@ -24,6 +24,7 @@ export const start = (id = 'start'): TypedNode => ({ id, type: 'start', position
 export const message = (id: string, ...messages: OutgoingMessage[]): TypedNode => ({ id, type: 'message', position: at, data: { messages } })
 export const question = (id: string, data: Data<'question'>): TypedNode => ({ id, type: 'question', position: at, data })
 export const condition = (id: string, ...rules: Data<'condition'>['rules']): TypedNode => ({ id, type: 'condition', position: at, data: { rules } })
+export const split = (id: string, ...branches: Data<'split'>['branches']): TypedNode => ({ id, type: 'split', position: at, data: { branches } })
 export const setVariable = (id: string, variable: string, value: Data<'setVariable'>['value']): TypedNode => ({
   id,
   type: 'setVariable',
@@ -88,6 +89,8 @@ export const context = (overrides: Partial<TurnContext> = {}): TurnContext => {
     nowMicros: NOW,
     timeZone: 'UTC',
     newId: () => `card-${++issued}`,
+    // Every draw lands on the first branch unless a test gives its own numbers.
+    random: () => 0,
     system: { sessionId: 'session-1', externalId: 'contact-1' },
     ...overrides,
   }

@@ -15,17 +15,20 @@ export type Effect =
   | { moveCard: Omit<KanbanAction, 'timestamp' | 'nodeId'> }
   | { callOutside: HttpCallRequest }
   | { waitForEvent: string; timeoutSeconds: number }
+  | { choose: readonly { id: string; weight: number }[] }
 
 /**
  * A `Visit` that records what a node does instead of running a turn, so a node type's `run` and
  * `resume` are specified alone: messages are recorded as written, templates read `variables`, and
- * calls outside get `answers` in order (none left: the call is not made yet), and events are taken from `kept`.
+ * calls outside get `answers` in order (none left: the call is not made yet), events are taken from
+ * `kept`, and draws give the branch ids of `drawn` in order (none left: the first branch).
  */
 export function recordingVisit(
   variables: Record<string, VariableValue> = {},
   card: ConversationState['card'] = null,
   answers: RecordedCall[] = [],
   kept: { name: string; data: Record<string, unknown> }[] = [],
+  drawn: string[] = [],
 ) {
   const effects: Effect[] = []
   let issued = 0
@@ -58,6 +61,10 @@ export function recordingVisit(
     card,
     newId: () => `new-${++issued}`,
     today: () => '2026-01-01',
+    choose: (branches) => {
+      effects.push({ choose: branches })
+      return drawn.shift() ?? branches[0]!.id
+    },
   }
   return { visit, effects }
 }

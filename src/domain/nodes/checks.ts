@@ -11,11 +11,11 @@ export function checkTarget(name: string, saved: VariableType, what: string, at:
   if (type !== saved) report(at, `variable "${name}" holds ${article(type)}, but ${what}`)
 }
 
-/** Reports repeated ids, and an id that is also the node's fixed handle. */
-export function checkHandleIds(ids: { id: string; at: Segment[] }[], reserved: string, what: string, { report }: CheckContext): void {
+/** Reports repeated ids, and an id that is also the node's fixed handle (`reserved`, when it has one). */
+export function checkHandleIds(ids: { id: string; at: Segment[] }[], { report }: CheckContext, reserved?: { handle: string; of: string }): void {
   const first = new Map<string, number>()
   ids.forEach(({ id, at }, i) => {
-    if (id === reserved) report(at, `"${reserved}" is the handle of ${what}; choose another id`)
+    if (id === reserved?.handle) report(at, `"${reserved.handle}" is the handle of ${reserved.of}; choose another id`)
     else if (first.has(id)) report(at, `duplicate id "${id}"; each one is a handle of its own`)
     else first.set(id, i)
   })

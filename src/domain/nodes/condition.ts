@@ -30,7 +30,7 @@ export const exits = (data: Partial<Data>): Exit[] => [...(data.rules ?? []).map
 
 export const check = ({ rules }: Data, context: CheckContext): void => {
   const { known, report } = context
-  checkHandleIds(rules.map((rule, i) => ({ id: rule.id, at: ['rules', i, 'id'] })), DEFAULT_HANDLE, 'the default exit', context)
+  checkHandleIds(rules.map((rule, i) => ({ id: rule.id, at: ['rules', i, 'id'] })), context, { handle: DEFAULT_HANDLE, of: 'the default exit' })
   rules.forEach((rule, i) => {
     const at = ['rules', i]
     if (!known.has(rule.variable)) report([...at, 'variable'], `unknown variable "${rule.variable}"`)

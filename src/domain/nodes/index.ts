@@ -7,12 +7,13 @@ import * as message from './message.js'
 import type { NodeType } from './node-type.js'
 import * as question from './question.js'
 import * as setVariable from './set-variable.js'
+import * as split from './split.js'
 import * as start from './start.js'
 import * as transfer from './transfer.js'
 import * as waitForEvent from './wait-for-event.js'
 
 /** Every node type by its `type`, in the order the editor's palette offers them. */
-export const nodeTypes = { start, message, question, condition, setVariable, httpRequest, waitForEvent, transfer, kanbanMove, end } satisfies NodeTypes
+export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, waitForEvent, transfer, kanbanMove, end } satisfies NodeTypes
 
 /** A registry of node types; the engine's functions take another one where a test extends it. */
 export type NodeTypes = Readonly<Record<string, NodeType>>

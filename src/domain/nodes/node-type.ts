@@ -98,6 +98,11 @@ export interface Visit {
   /** The turn's calendar date in the workspace's time zone, `YYYY-MM-DD`. */
   today(): string
   /**
+   * The id of one of `branches`, each drawn with the chance of its weight over the sum of the
+   * weights. The turn records it; a replay of the turn takes the recorded branch.
+   */
+  choose(branches: readonly { id: string; weight: number }[]): string
+  /**
    * The recorded answer of this turn's next call outside, made with `request`; undefined when it has
    * not been made yet, and the visit must then `suspend` the turn.
    */

@@ -65,7 +65,7 @@ export const check = (data: Data, context: CheckContext): void => {
   if (data.input.kind === 'choice') {
     const choices = choiceIdsAt(data.prompt)
     if (!choices) context.report(['prompt'], "a choice question's prompt must be an interactive button or list message")
-    else checkHandleIds(choices.map((c) => ({ id: c.id, at: ['prompt', ...c.at] })), INVALID_HANDLE, 'invalid replies', context)
+    else checkHandleIds(choices.map((c) => ({ id: c.id, at: ['prompt', ...c.at] })), context, { handle: INVALID_HANDLE, of: 'invalid replies' })
   }
   const saved = SAVED_TYPE[data.input.kind]
   if (data.saveAs !== undefined) checkTarget(data.saveAs, saved, `this question saves ${article(saved)}`, ['saveAs'], context)

@@ -1,4 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Value } from '@sinclair/typebox/value'
+import type { FlowDefinition } from '../../domain/flow-definition.js'
+import * as split from '../../domain/nodes/split.js'
 import { BadRequestError, NotFoundError } from '../../errors.js'
 import { flowVersionAnalytics } from '../../projections/analytics-sessions.js'
 import { dateRangeSince, workspaceTimeZone } from '../../projections/date-range.js'
@@ -23,6 +26,17 @@ const NodeAnalytics = Type.Object({
   completedHere: Type.Integer({ minimum: 0, description: 'of those, completed here (an end or transfer node, or an exit without edge)' }),
 })
 
+const BranchAnalytics = Type.Object({
+  nodeId: Type.String({ description: 'the split node', examples: ['ab-test'] }),
+  branchId: Type.String({ description: 'its branch, an exit of the node', examples: ['short-form'] }),
+  sessions: Type.Integer({ minimum: 0, description: 'sessions that drew the branch at least once' }),
+  completed: Type.Integer({ minimum: 0, description: 'of those, completed' }),
+})
+
+/** Every branch of every split node of a definition, in its order. */
+const splitBranches = (definition: FlowDefinition) =>
+  definition.nodes.flatMap((node) => (node.type === 'split' && Value.Check(split.schema, node.data) ? node.data.branches.map((branch) => ({ nodeId: node.id, branchId: branch.id })) : []))
+
 const FlowAnalytics = Type.Object(
   {
     flowId: Uuid,
@@ -39,6 +53,7 @@ const FlowAnalytics = Type.Object(
       { description: "sessions of the version started per day, in the workspace's time zone (UTC without one): only days with sessions, oldest first" },
     ),
     nodes: Type.Array(NodeAnalytics, { description: "every node of the version, in the definition's order" }),
+    branches: Type.Array(BranchAnalytics, { description: "every branch of every split node of the version, in the definition's order: the A/B test's sessions and completions per branch" }),
   },
   { title: 'Flow analytics' },
 )
@@ -54,9 +69,9 @@ export const routes =
         schema: {
           tags: [openApiTag.name],
           operationId: 'getFlowAnalytics',
-          summary: 'Sessions per day of a flow version, and per node: the sessions that reached it, answered it and ended there (drop-off)',
+          summary: 'Sessions per day of a flow version, per node (the sessions that reached it, answered it and ended there: drop-off) and per split branch',
           description:
-            'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md).',
+            'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md). Each branch of a split node counts the sessions that drew it and how many of them completed.',
           params: Type.Object({ id: Uuid }),
           querystring: Type.Object({
             version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT32, description: 'a published version; the newest without it' })),
@@ -81,6 +96,7 @@ export const routes =
           startedSince: since,
           timeZone: await workspaceTimeZone(deps.db, workspaceId),
           definitionNodes: published.definition.nodes.map(({ id, type }) => ({ id, type })),
+          definitionBranches: splitBranches(published.definition),
         })
         return { flowId, version, dateRange, since: since?.toISOString() ?? null, ...analytics }
       },

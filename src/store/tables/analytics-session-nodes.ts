@@ -11,4 +11,6 @@ export interface AnalyticsSessionNodesTable {
   first_reached_at: Timestamp
   visits: number
   answered_at: Timestamp | null
+  /** The branches the session's visits to this node (a split) drew, each once (migration 0033). */
+  branches: string[]
 }

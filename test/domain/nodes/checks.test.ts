@@ -20,12 +20,19 @@ t.test('checkTarget', async (t) => {
 
 t.test('checkHandleIds', async (t) => {
   const problems = function problems(...ids: string[]) {
-    return checkProblems((_: null, context) => checkHandleIds(ids.map((id, i) => ({ id, at: ['ids', i] })), 'default', 'the default exit', context), null, catalog)
+    return checkProblems((_: null, context) => checkHandleIds(ids.map((id, i) => ({ id, at: ['ids', i] })), context, { handle: 'default', of: 'the default exit' }), null, catalog)
   }
   examples(t, problems, [
     ['distinct ids', ['a', 'b'], []],
     ['the second of a repeated id, once', ['a', 'a', 'a'], ['ids.1: duplicate id "a"; each one is a handle of its own', 'ids.2: duplicate id "a"; each one is a handle of its own']],
     ['the fixed handle', ['default'], ['ids.0: "default" is the handle of the default exit; choose another id']],
+  ])
+  const withoutFixedHandle = function withoutFixedHandle(...ids: string[]) {
+    return checkProblems((_: null, context) => checkHandleIds(ids.map((id, i) => ({ id, at: ['ids', i] })), context), null, catalog)
+  }
+  examples(t, withoutFixedHandle, [
+    ['a node without a fixed handle takes any distinct ids', ['default', 'invalid'], []],
+    ['and refuses a repeated one', ['a', 'a'], ['ids.1: duplicate id "a"; each one is a handle of its own']],
   ])
 })
 

@@ -9,6 +9,7 @@ import { messageUi } from './message'
 import type { NodeUi } from './node-ui'
 import { questionUi } from './question'
 import { setVariableUi } from './set-variable'
+import { splitUi } from './split'
 import { startUi } from './start'
 import { transferUi } from './transfer'
 import { waitForEventUi } from './wait-for-event'
@@ -19,6 +20,7 @@ export const nodeUis = {
   message: messageUi,
   question: questionUi,
   condition: conditionUi,
+  split: splitUi,
   setVariable: setVariableUi,
   httpRequest: httpRequestUi,
   waitForEvent: waitForEventUi,
