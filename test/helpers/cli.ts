@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { assertionMessage } from './assertion-message.js'
 
 /** The built CLI: `npm test` builds before tap runs. */
 export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
@@ -122,9 +123,14 @@ export async function startService(t: Test, env: Record<string, string | undefin
   })
   const baseUrl = `http://127.0.0.1:${port}`
   const deadline = Date.now() + timeoutMs
+  // tap reports only the first line of the error: what the child printed goes to the log beside it.
+  const failed = (why: string) => {
+    t.comment(assertionMessage(`${why}; it printed:\n${stdout}\n${stderr}`, { keepLineBreaks: true, maxLength: 8000 }))
+    return new Error(`${why}\n${stdout}\n${stderr}`)
+  }
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`flowd start exited with ${child.exitCode}\n${stdout}\n${stderr}`)
-    if (Date.now() > deadline) throw new Error(`flowd start did not become healthy in ${timeoutMs} ms\n${stdout}\n${stderr}`)
+    if (child.exitCode !== null) throw failed(`flowd start exited with ${child.exitCode}`)
+    if (Date.now() > deadline) throw failed(`flowd start did not become healthy in ${timeoutMs} ms`)
     const healthy = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false)
     if (healthy && stdout.includes('Conversation Flow Service is running')) break
     await new Promise((resolve) => setTimeout(resolve, 100))
