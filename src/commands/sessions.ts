@@ -1,9 +1,8 @@
 import { apiKey, apiKeyStream } from '../domain/api-key.js'
 import type { FlowDefinition } from '../domain/flow-definition.js'
-import { PREVIEW_TURN_METADATA, eventKey, messageKey, session, sessionStream, type SessionCommand } from '../domain/session.js'
+import { PREVIEW_TURN_METADATA, eventKey, messageKey, session, sessionStream, timerTriggerId, type SessionCommand } from '../domain/session.js'
 import type { RecordedCall } from '../domain/outside-call.js'
 import type { InboundMessage, OutsideEvent, VariableValue } from '../domain/turn.js'
-import { v5 as uuidV5 } from 'uuid'
 import { NotFoundError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { ApiKeyPrincipal } from '../projections/api-keys.js'
@@ -141,7 +140,7 @@ export async function receiveEvent(
 
 /** Fires a wait's timer (`TimerFired`) if the session still waits there; true when it did. */
 export async function fireTimer(ctx: CommandContext, timer: { sessionId: string; nodeId: string; until: string }): Promise<boolean> {
-  const messageId = uuidV5(`${timer.sessionId}/${timer.nodeId}/${timer.until}`, TIMER_ID_NAMESPACE)
+  const messageId = timerTriggerId(timer.sessionId, timer.nodeId, timer.until)
   const current = await loadState(ctx.store, session, sessionStream(timer.sessionId))
   if (current.status === 'none') return false
   const metadata = { ...ctx.metadata, workspaceId: current.workspaceId, organizationId: current.organizationId, ...(current.previewDefinition ? PREVIEW_TURN_METADATA : {}) }
@@ -152,8 +151,19 @@ export async function fireTimer(ctx: CommandContext, timer: { sessionId: string;
   return result.events.length > 0
 }
 
-// A timer's trigger id is derived from the wait it ends, so firing it twice makes one trigger.
-const TIMER_ID_NAMESPACE = 'a3c1e0f4-63b8-4a52-8f0e-4d8c2b7e9a61'
+/**
+ * Fires a preview session's pending timer now, for a tester who will not wait for it; answers the
+ * trigger's id. The sweeper, finding it fired, fires it no more.
+ */
+export async function fireTimerNow(ctx: CommandContext, caller: SessionCaller, sessionId: string): Promise<{ messageId: string }> {
+  const result = await handleCommand(ctx.store, session, sessionStream(sessionId), {
+    type: 'FireTimerNow',
+    data: { sessionId, workspaceId: caller.workspaceId, previewsOnly: caller.apiKeyId === null, now: ctx.now().toISOString() },
+  }, { ...ctx.metadata, workspaceId: caller.workspaceId, organizationId: caller.organizationId, ...PREVIEW_TURN_METADATA })
+  // The decider refused every other case: the session waits with a timer, fired now or just before.
+  const waiting = result.state.status === 'none' ? null : result.state.conversation.waitingAt
+  return { messageId: timerTriggerId(sessionId, waiting!.nodeId, waiting!.until!) }
+}
 
 /**
  * Records the answer of a call a turn waited for (`OutsideCallAnswered`); nothing when the turn no

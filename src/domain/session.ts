@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { v5 as uuidV5 } from 'uuid'
 import { ConversationState, EVENTS_KEPT, InboundMessage, OutsideEvent, TurnOutput, VariableValue, type Trigger } from './turn.js'
 import { FlowDefinition } from './flow-definition.js'
 import { ConflictError, NotFoundError } from '../errors.js'
@@ -138,6 +139,15 @@ export type SessionCommand =
       data: { sessionId: string; workspaceId: string; previewsOnly?: boolean; messageId: string; event: OutsideEvent; idempotencyKey: string | null; now: string }
     }
   | { type: 'FireTimer'; data: { sessionId: string; messageId: string; nodeId: string; until: string; now: string } }
+  /** A tester fires a preview session's pending timer before it is due (the editor's test panel). */
+  | { type: 'FireTimerNow'; data: { sessionId: string; workspaceId: string; previewsOnly?: boolean; now: string } }
+
+/**
+ * The id of a timer's trigger, derived from the wait it ends, so that firing it twice (two sweeps,
+ * or a sweep and a tester) makes one trigger.
+ */
+export const timerTriggerId = (sessionId: string, nodeId: string, until: string): string => uuidV5(`${sessionId}/${nodeId}/${until}`, TIMER_ID_NAMESPACE)
+const TIMER_ID_NAMESPACE = 'a3c1e0f4-63b8-4a52-8f0e-4d8c2b7e9a61'
 
 export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
 
@@ -262,6 +272,16 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
         if (state.status !== 'active' || waiting?.nodeId !== nodeId || waiting.until !== until || now < until) return []
         if (state.pending.some((p) => p.messageId === messageId)) return []
         return [{ type: 'TimerFired', data: { sessionId, messageId, nodeId, until, firedAt: now } }]
+      }
+      case 'FireTimerNow': {
+        const { data } = command
+        const active = receiving(state, data, null)!
+        if (active.previewDefinition === null) throw new ConflictError("only a preview session's timer fires on demand; a live session's fires when it is due")
+        const waiting = active.conversation.waitingAt
+        if (waiting?.until === undefined) throw new ConflictError('the session has no pending timer')
+        const messageId = timerTriggerId(data.sessionId, waiting.nodeId, waiting.until)
+        if (active.pending.some((p) => p.messageId === messageId)) return []
+        return [{ type: 'TimerFired', data: { sessionId: data.sessionId, messageId, nodeId: waiting.nodeId, until: waiting.until, firedAt: data.now } }]
       }
       case 'RecordCallAnswer': {
         // Recorded once, for the turn still waiting for it; a second answer of a repeated call is dropped.

@@ -35,8 +35,9 @@ export const SessionCard = Type.Object({ cardId: Type.String(), pipelineId: Type
 /** Where a conversation stands between turns. */
 export const ConversationState = Type.Object({
   /**
-   * The node waiting: a question for a reply, with the invalid replies so far, or a node waiting for
-   * an outside `event` until its timer fires at `until`. Null before start and after the end.
+   * The node waiting: a question for a reply, with the invalid replies so far, a node waiting for an
+   * outside `event`, or a delay. Its timer, if any, fires at `until` (a question's `reminded`
+   * counts the reminders sent). Null before start and after the end.
    */
   waitingAt: Type.Union([
     Type.Object({
@@ -44,6 +45,7 @@ export const ConversationState = Type.Object({
       retries: Type.Integer({ minimum: 0 }),
       event: Type.Optional(Type.String()),
       until: Type.Optional(Timestamp),
+      reminded: Type.Optional(Type.Integer({ minimum: 0 })),
     }),
     Type.Null(),
   ]),
@@ -53,13 +55,21 @@ export const ConversationState = Type.Object({
   card: Type.Union([SessionCard, Type.Null()]),
   /** Outside events the session got while no node waited for them, oldest first, each taken by the next wait for its name. */
   inbox: Type.Optional(Type.Array(Type.Object({ eventId: Type.String(), name: Type.String(), data: Type.Record(AnyKey, Type.Unknown()) }))),
+  /** Messages the user sent during a delay, oldest first, answered once the delay is over. */
+  held: Type.Optional(Type.Array(InboundMessage)),
   /** Calls outside the session's turns made, for the limit per session. */
   callsMade: Type.Optional(Type.Integer({ minimum: 0 })),
 })
 export type ConversationState = Static<typeof ConversationState>
 
+/** The pending timer of a conversation waiting, as the API and the test panel show it. */
+export const pendingTimer = (waitingAt: ConversationState['waitingAt']): { nodeId: string; dueAt: string } | null =>
+  waitingAt?.until === undefined ? null : { nodeId: waitingAt.nodeId, dueAt: waitingAt.until }
+
 /** Outside events a session keeps for a later wait (posted, or kept by a turn); the API refuses more. */
 export const EVENTS_KEPT = 20
+/** Messages a session holds during a delay; past it the oldest is dropped, with a warning. */
+export const MESSAGES_HELD = 20
 
 /** An event an outside system posted into the session (`POST /v1/sessions/{id}/events`). */
 export const OutsideEvent = Type.Object({ name: Type.String(), data: Type.Record(AnyKey, Type.Unknown()) })
@@ -81,7 +91,8 @@ export const TurnFunction = Type.Union([
     targetId: Type.String(),
     timestamp: Type.Integer(),
   }),
-  Type.Object({ type: Type.Literal('finish'), timestamp: Type.Integer() }),
+  /** `reason` `timeout`: a question or a wait for an event timed out with no edge at its `timeout` exit. */
+  Type.Object({ type: Type.Literal('finish'), timestamp: Type.Integer(), reason: Type.Optional(Type.Literal('timeout')) }),
 ])
 export type TurnFunction = Static<typeof TurnFunction>
 

@@ -3,8 +3,8 @@ import { OutgoingMessage, type FlowDefinition } from '../domain/flow-definition.
 import { interpolator, type Scope } from '../domain/interpolate.js'
 import { interpolateMessage } from './messages.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
-import type { Step, Visit, Wake } from '../domain/nodes/node-type.js'
-import { EVENTS_KEPT, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
+import type { FinishReason, Step, Visit, Wake } from '../domain/nodes/node-type.js'
+import { EVENTS_KEPT, MESSAGES_HELD, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
 import { CALL_LIMITS, type CallNeeded, type HttpCallRequest, type RecordedCall } from '../domain/outside-call.js'
 import type { InterpolationOptions } from '../domain/interpolate.js'
 import { calendarDateAt } from '../domain/calendar-date.js'
@@ -52,7 +52,7 @@ export const readsTimeZone = (flow: RunnableFlow): boolean => flow.nodes.some((n
  */
 export const runTurnOrCall = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput | CallNeeded => {
   const turn = beginTurn(flow, state, context, types)
-  const status = guarded(turn, () => triggered(turn, trigger))
+  const status = guarded(turn, () => answerHeld(turn, triggered(turn, trigger)))
   if (status === 'suspended') return turn.needed!
   if (status !== 'active') turn.state.waitingAt = null
   // The calls made are the recorded ones; a call a limit refused was not made.
@@ -122,12 +122,59 @@ const reply = (turn: Turn, message: InboundMessage): Status => {
     turn.out.warnings.push(`message not answered: the conversation waits at ${waiting.nodeId} for the event ${waiting.event}`)
     return 'active'
   }
+  // Behind messages already held, a message waits its turn, so replies are answered in the order they came.
+  if (holdsReplies(turn, waiting.nodeId) || (turn.state.held?.length ?? 0) > 0) {
+    hold(turn, message)
+    return 'active'
+  }
+  return answer(turn, message)
+}
+
+const answer = (turn: Turn, message: InboundMessage): Status => {
+  const waiting = turn.state.waitingAt!
   const node = turn.nodes.get(waiting.nodeId)
   const resume = node && nodeTypeOf(turn.types, node.type)?.resume
   if (!node || !resume) return fail(turn, `broken reference: waiting at ${waiting.nodeId}, which is not a question of this flow`)
   turn.out.visited.push(node.id)
   const step = resume(node, visiting(turn, node.id), waiting.retries, message)
   return stepped(turn, node.id, step)
+}
+
+const holdsReplies = (turn: Turn, nodeId: string): boolean => {
+  const node = turn.nodes.get(nodeId)
+  return node !== undefined && nodeTypeOf(turn.types, node.type)?.holdsReplies === true
+}
+
+/** Keeps a message for later (a delay holds them), the oldest dropped past MESSAGES_HELD with a warning. */
+const hold = (turn: Turn, message: InboundMessage): void => {
+  const held = [...(turn.state.held ?? []), message]
+  const dropped = held.splice(0, Math.max(0, held.length - MESSAGES_HELD))
+  if (dropped.length > 0) turn.out.warnings.push(`${dropped.length} held message(s) dropped: a session holds at most ${MESSAGES_HELD} messages during a delay`)
+  turn.state.held = held
+}
+
+/**
+ * Answers the messages held during a delay, oldest first, while the conversation waits at a node
+ * that takes replies; those left when the conversation ends are not answered (with a warning).
+ */
+const answerHeld = (turn: Turn, status: Status): Status => {
+  for (;;) {
+    const held = turn.state.held ?? []
+    if (held.length === 0) return status
+    const waiting = turn.state.waitingAt
+    if (status !== 'active' || !waiting) {
+      if (status !== 'suspended') {
+        turn.out.warnings.push(`${held.length} held message(s) not answered: the conversation ended`)
+        delete turn.state.held
+      }
+      return status
+    }
+    if (waiting.event !== undefined || holdsReplies(turn, waiting.nodeId)) return status
+    const [next, ...rest] = held
+    if (rest.length > 0) turn.state.held = rest
+    else delete turn.state.held
+    status = answer(turn, next!)
+  }
 }
 
 /**
@@ -144,10 +191,12 @@ const outsideEvent = (turn: Turn, event: OutsideEvent): Status => {
   return waiting ? 'active' : 'completed'
 }
 
-/** A wait's timer: it ends the wait it was set for, and nothing once that wait is over. */
+/** A wait's timer: it ends the wait it was set for (or sends its next reminder), and nothing once that wait is over. */
 const timer = (turn: Turn, nodeId: string, until: string): Status => {
   const waiting = turn.state.waitingAt
-  if (waiting?.nodeId === nodeId && waiting.until === until) return wake(turn, nodeId, { type: 'timer' })
+  if (waiting?.nodeId === nodeId && waiting.until === until) {
+    return wake(turn, nodeId, { type: 'timer', until, retries: waiting.retries, reminded: waiting.reminded ?? 0 })
+  }
   return waiting ? 'active' : 'completed'
 }
 
@@ -171,18 +220,18 @@ const stepped = (turn: Turn, nodeId: string, step: Step): Status => {
   if (step === 'wait') return 'active'
   if (step === 'complete') return 'completed'
   if (step === 'suspend') return 'suspended'
-  return leave(turn, nodeId, step.exit, step.unhandled)
+  return leave(turn, nodeId, step.exit, step.unhandled, step.finishReason)
 }
 
 /**
  * Follows a node's exit; an exit with no edge ends the session as an end node would, or in error
  * when the node said why it cannot end well (`unhandled`).
  */
-const leave = (turn: Turn, nodeId: string, handle: string | null, unhandled?: string): Status => {
+const leave = (turn: Turn, nodeId: string, handle: string | null, unhandled?: string, finishReason?: FinishReason): Status => {
   const edge = turn.flow.edges.find((candidate) => candidate.source === nodeId && (candidate.sourceHandle ?? null) === handle)
   if (edge) return walk(turn, edge.target)
   if (unhandled !== undefined) return fail(turn, unhandled)
-  finish(turn)
+  finish(turn, finishReason)
   return 'completed'
 }
 
@@ -200,14 +249,19 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
   interpolating: (use, options) => interpolating(turn, nodeId, use, options),
   assign: (name, value) => assign(turn, name, value),
   warn: (warning) => turn.out.warnings.push(warning),
-  wait: (retries) => {
-    turn.state.waitingAt = { nodeId, retries }
+  wait: (retries, timer) => {
+    turn.state.waitingAt = {
+      nodeId,
+      retries,
+      ...(timer && { until: new Date(timer.until).toISOString() }),
+      ...(timer?.reminded !== undefined && { reminded: timer.reminded }),
+    }
   },
   stopWaiting: () => {
     turn.state.waitingAt = null
   },
   waitForEvent: (name, timeoutSeconds) => {
-    const until = new Date(Math.floor(turn.context.nowMicros / 1000) + timeoutSeconds * 1000).toISOString()
+    const until = new Date(nowMillis(turn) + timeoutSeconds * 1000).toISOString()
     turn.state.waitingAt = { nodeId, retries: 0, event: name, until }
   },
   takeEvent: (name) => {
@@ -227,7 +281,8 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
     return turn.state.card
   },
   newId: () => turn.context.newId(),
-  today: () => calendarDateAt(Math.floor(turn.context.nowMicros / 1000), turn.context.timeZone),
+  now: () => nowMillis(turn),
+  today: () => calendarDateAt(nowMillis(turn), turn.context.timeZone),
   callOutside: (request) => callOutside(turn, nodeId, request),
   choose: (branches) => choose(turn, nodeId, branches),
 })
@@ -322,9 +377,11 @@ const assign = (turn: Turn, name: string, value: VariableValue): void => {
   turn.out.variables[name] = structuredClone(value)
 }
 
-const finish = (turn: Turn): void => {
-  turn.out.functions.push({ type: 'finish', timestamp: nextTimestamp(turn) })
+const finish = (turn: Turn, reason?: FinishReason): void => {
+  turn.out.functions.push({ type: 'finish', timestamp: nextTimestamp(turn), ...(reason && { reason }) })
 }
+
+const nowMillis = (turn: Turn): number => Math.floor(turn.context.nowMicros / 1000)
 
 /** Interpolates within one node visit, warning once per unknown variable. */
 const interpolating = <T>(turn: Turn, nodeId: string, use: (text: (template: string) => string) => T, options?: InterpolationOptions): T => {

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { SessionEvent, SessionStatus } from '../domain/session.js'
-import type { ConversationState, KanbanAction, TurnFunction } from '../domain/turn.js'
+import { pendingTimer, type ConversationState, type KanbanAction, type TurnFunction } from '../domain/turn.js'
 import type { RecordedCall } from '../domain/outside-call.js'
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
@@ -19,8 +19,10 @@ export interface TurnDebug {
   warnings: string[]
   functions: TurnFunction[]
   kanban: KanbanAction[]
-  /** The question waiting for a reply after the turn. */
+  /** The node waiting after the turn (a question for a reply, a wait, a delay). */
   waitingAt: string | null
+  /** Its pending timer, if any: when it is due. */
+  timer: { nodeId: string; dueAt: string } | null
   status: SessionStatus
 }
 
@@ -54,6 +56,7 @@ export function feedItemOf(recorded: RecordedEvent): FeedItem | undefined {
           functions: output.functions,
           kanban: output.kanban,
           waitingAt: output.state.waitingAt?.nodeId ?? null,
+          timer: pendingTimer(output.state.waitingAt),
           status: output.status,
         },
         ...(output.status === 'active' ? {} : { ended: output.status }),

@@ -2,7 +2,7 @@ import t from 'tap'
 import { EventSchemaError } from '../../src/commands/handle.js'
 import { startToEnd } from '../../src/domain/flow-definition.js'
 import type { RecordedCall } from '../../src/domain/outside-call.js'
-import { eventKey, messageKey, session, sessionStream, type SessionCommand, type SessionEvent } from '../../src/domain/session.js'
+import { eventKey, messageKey, session, sessionStream, timerTriggerId, type SessionCommand, type SessionEvent } from '../../src/domain/session.js'
 import { EVENTS_KEPT, type ConversationState, type TurnOutput } from '../../src/domain/turn.js'
 import { ConflictError, NotFoundError } from '../../src/errors.js'
 import { examples, spec } from '../helpers/decider-spec.js'
@@ -280,6 +280,23 @@ t.test('FireTimer', async (t) => {
 
   const state = given(...waiting, received({ receivedAt: '2026-01-02T03:30:00.000Z', expiresAt: '2026-01-02T03:40:00.000Z' })).when(fire()).then([fired()])
   t.match(state, { pending: [{ messageId: firstId }, { messageId: timerId, trigger: { type: 'timer', nodeId: 'wait', until } }] }, 'its trigger waits for its turn after the ones before it')
+})
+
+t.test('FireTimerNow', async (t) => {
+  const { given } = spec(t, session)
+  const now = '2026-01-02T03:06:00.000Z'
+  const fireNow = (data: Partial<CommandData<'FireTimerNow'>> = {}): SessionCommand => ({ type: 'FireTimerNow', data: { sessionId, workspaceId: ws, now, ...data } })
+  const firedNow = (): SessionEvent => ({ type: 'TimerFired', data: { sessionId, messageId: timerTriggerId(sessionId, 'wait', until), nodeId: 'wait', until, firedAt: now } })
+  const previewWaiting = [started({ preview }), completedWaiting()] as const
+  given(...previewWaiting).when(fireNow()).then([firedNow()], "a preview's pending timer, before it is due, with the id the sweeper would give it")
+  given(...previewWaiting).when(fireNow({ previewsOnly: true })).then([firedNow()], 'by the editor')
+  given(...previewWaiting, firedNow()).when(fireNow()).thenNothing('once: it fired already')
+  given(started(), completedWaiting()).when(fireNow()).thenRejects({ type: ConflictError, message: /preview/ }, 'a live session: 409')
+  given(started(), completedWaiting()).when(fireNow({ previewsOnly: true })).thenRejects(NotFoundError, 'a live session for the editor: not found')
+  given(started({ preview }), completed()).when(fireNow()).thenRejects({ type: ConflictError, message: /^the session has no pending timer$/ }, 'no timer pending')
+  given(...previewWaiting).when(fireNow({ workspaceId: otherWs })).thenRejects(NotFoundError, 'from another workspace')
+  given(...previewWaiting, failed(startId, later)).when(fireNow()).thenRejects(ConflictError, 'a session that ended')
+  given().when(fireNow()).thenRejects(NotFoundError, 'no such session')
 })
 
 t.test('RecordCallAnswer', async (t) => {

@@ -1,15 +1,18 @@
 import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
 import { interpolator } from '../../src/domain/interpolate.js'
-import type { CheckContext, Segment, Visit, WorkspaceCatalog } from '../../src/domain/nodes/node-type.js'
+import type { CheckContext, Segment, Visit, WaitTimer, WorkspaceCatalog } from '../../src/domain/nodes/node-type.js'
 import type { HttpCallRequest, RecordedCall } from '../../src/domain/outside-call.js'
 import type { ConversationState, KanbanAction, TurnFunction, VariableValue } from '../../src/domain/turn.js'
+
+/** The time of every recording visit (`visit.now()`), in milliseconds since the epoch: 2026-01-01T00:00:00Z. */
+export const VISIT_NOW = Date.UTC(2026, 0, 1)
 
 /** What a node did to the turn that visited it, in the order it did it. */
 export type Effect =
   | { send: readonly OutgoingMessage[] }
   | { assign: string; value: VariableValue }
   | { warn: string }
-  | { wait: number }
+  | { wait: number; timer?: WaitTimer }
   | 'stopWaiting'
   | { call: Omit<TurnFunction, 'timestamp'> }
   | { moveCard: Omit<KanbanAction, 'timestamp' | 'nodeId'> }
@@ -45,7 +48,7 @@ export function recordingVisit(
     },
     assign: (name, value) => void effects.push({ assign: name, value }),
     warn: (warning) => void effects.push({ warn: warning }),
-    wait: (retries) => void effects.push({ wait: retries }),
+    wait: (retries, timer) => void effects.push(timer ? { wait: retries, timer } : { wait: retries }),
     stopWaiting: () => void effects.push('stopWaiting'),
     waitForEvent: (name, timeoutSeconds) => void effects.push({ waitForEvent: name, timeoutSeconds }),
     takeEvent: (name) => {
@@ -60,6 +63,7 @@ export function recordingVisit(
     },
     card,
     newId: () => `new-${++issued}`,
+    now: () => VISIT_NOW,
     today: () => '2026-01-01',
     choose: (branches) => {
       effects.push({ choose: branches })

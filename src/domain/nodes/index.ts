@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import * as condition from './condition.js'
+import * as delay from './delay.js'
 import * as end from './end.js'
 import * as httpRequest from './http-request.js'
 import * as kanbanMove from './kanban-move.js'
@@ -13,7 +14,7 @@ import * as transfer from './transfer.js'
 import * as waitForEvent from './wait-for-event.js'
 
 /** Every node type by its `type`, in the order the editor's palette offers them. */
-export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, waitForEvent, transfer, kanbanMove, end } satisfies NodeTypes
+export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, waitForEvent, delay, transfer, kanbanMove, end } satisfies NodeTypes
 
 /** A registry of node types; the engine's functions take another one where a test extends it. */
 export type NodeTypes = Readonly<Record<string, NodeType>>

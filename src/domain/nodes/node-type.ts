@@ -21,8 +21,10 @@ export interface NodeType<Schema extends TSchema = TSchema> {
   run(node: NodeOf<Schema>, visit: Visit): Step
   /** Handles a reply to a node that waits for one (its `run` answered `wait`). */
   resume?(node: NodeOf<Schema>, visit: Visit, retries: number, message: InboundMessage): Exclude<Step, 'complete'>
-  /** Goes on from a wait that an outside event or its timer ended (the node waited with `waitForEvent`). */
+  /** Goes on from a wait that an outside event or its timer ended. */
   wake?(node: NodeOf<Schema>, visit: Visit, wake: Wake): Step
+  /** Whether a message that comes while the node waits is held, and answered once the flow waits for a reply again. */
+  holdsReplies?: boolean
   /** Checks beyond the schema, on data that matched it. */
   check?(data: Static<Schema>, context: CheckContext): void
   /** The outgoing messages the node sends as written (valid or not), for the channel's limits. */
@@ -35,8 +37,17 @@ export interface NodeType<Schema extends TSchema = TSchema> {
   copiedAsWritten?(key: string, value: unknown): boolean
 }
 
-/** What ends a wait for an outside event: the event, or the wait's timer. */
-export type Wake = { type: 'event'; name: string; data: Record<string, unknown> } | { type: 'timer' }
+/**
+ * What ends a wait: an outside event, or the wait's timer, with the wait as it stood (when it was
+ * due, the invalid replies and the reminders so far).
+ */
+export type Wake = { type: 'event'; name: string; data: Record<string, unknown> } | { type: 'timer'; until: string; retries: number; reminded: number }
+
+/** When a wait's timer is to fire (milliseconds since the epoch), and the reminders sent before it. */
+export interface WaitTimer {
+  until: number
+  reminded?: number
+}
 
 /** A node whose `data` matched its type's schema. */
 export interface NodeOf<Schema extends TSchema> {
@@ -51,7 +62,7 @@ export interface Exit {
   id: string | null
   /** What the editor shows beside it (a button title, a rule id…); none for an unnamed exit. */
   label?: string
-  kind?: 'default' | 'invalid'
+  kind?: 'default' | 'invalid' | 'timeout'
 }
 
 /** The handle a question leaves by when its retries are used up. */
@@ -64,10 +75,14 @@ export const NO_EXITS: readonly Exit[] = []
 
 /**
  * How a visit ends: leave by a handle (null is the unnamed exit), wait for a reply, complete, or
- * suspend the turn until the engine has made the call the visit asked for. `unhandled`: with no
- * edge at that handle, the session ends in error for this reason instead of completing.
+ * suspend the turn until the engine has made the call the visit asked for. With no edge at that
+ * handle the session completes (its `finish` saying `finishReason`), or ends in error for the
+ * reason `unhandled` gives.
  */
-export type Step = { exit: string | null; unhandled?: string } | 'wait' | 'complete' | 'suspend'
+export type Step = { exit: string | null; unhandled?: string; finishReason?: FinishReason } | 'wait' | 'complete' | 'suspend'
+
+/** Why a session ends at an exit with no edge, given in its `finish` function (`timeout`). */
+export type FinishReason = 'timeout'
 
 /** What a node may do to the turn that visits it; the interpreter keeps the turn pure. */
 export interface Visit {
@@ -80,8 +95,8 @@ export interface Visit {
   interpolating<T>(use: (text: (template: string) => string) => T, options?: InterpolationOptions): T
   assign(name: string, value: VariableValue): void
   warn(warning: string): void
-  /** Waits at this node for a reply, `retries` invalid replies so far. */
-  wait(retries: number): void
+  /** Waits at this node for a reply, `retries` invalid replies so far; with a timer, until it fires. */
+  wait(retries: number, timer?: WaitTimer): void
   /** Waits at this node for an outside event of `name`, `timeoutSeconds` at most. */
   waitForEvent(name: string, timeoutSeconds: number): void
   /** Takes the oldest event of `name` the session got and kept before any node waited for it. */
@@ -95,6 +110,8 @@ export interface Visit {
   /** The session's card as the conversation knows it. */
   readonly card: ConversationState['card']
   newId(): string
+  /** The turn's time, in milliseconds since the epoch. */
+  now(): number
   /** The turn's calendar date in the workspace's time zone, `YYYY-MM-DD`. */
   today(): string
   /**

@@ -45,7 +45,7 @@ export const run = ({ data }: NodeOf<typeof schema>, visit: Visit): Step => {
 
 export const wake = ({ data }: NodeOf<typeof schema>, visit: Visit, wake: Wake): Step => {
   visit.stopWaiting()
-  return wake.type === 'event' ? received(data, wake.data, visit) : { exit: TIMEOUT_HANDLE }
+  return wake.type === 'event' ? received(data, wake.data, visit) : { exit: TIMEOUT_HANDLE, finishReason: 'timeout' }
 }
 
 const received = (data: Data, eventData: Record<string, unknown>, visit: Visit): Step => {

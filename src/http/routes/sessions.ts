@@ -1,8 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { receiveEvent, receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
+import { fireTimerNow, receiveEvent, receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
 import { loadState } from '../../commands/handle.js'
 import { flow as flowDecider, flowStream } from '../../domain/flow.js'
-import { EVENTS_KEPT, VariableValue } from '../../domain/turn.js'
+import { EVENTS_KEPT, VariableValue, pendingTimer } from '../../domain/turn.js'
 import { EVENT_NAME_PATTERN } from '../../domain/nodes/wait-for-event.js'
 import { TurnFailureReason } from '../../domain/session.js'
 import { deliveriesByEvent } from '../../webhooks/deliveries.js'
@@ -60,7 +60,10 @@ const SessionDetail = Type.Object({
     description: '`active`: it takes messages (its log says `running`; the dashboard says Active); `completed` (Completed), `timeout` (Timed out), `error` (Failed)',
   }),
   variables: Type.Record(Type.String(), VariableValue),
-  waitingAt: Type.Union([Type.String({ description: 'the question node awaiting a reply' }), Type.Null()]),
+  waitingAt: Type.Union([Type.String({ description: 'the node the conversation waits at: a question awaiting a reply, a wait for an outside event or a delay' }), Type.Null()]),
+  timer: Type.Union([Type.Object({ nodeId: Type.String(), dueAt: Timestamp }), Type.Null()], {
+    description: "the waiting node's pending timer (a question's next reminder or timeout, a wait's timeout, a delay's end): a turn for it runs when due, unless a reply or event ends the wait first",
+  }),
   pendingMessages: Type.Integer({ description: 'inbound messages not yet processed' }),
   warnings: Type.Integer(),
   failureReason: Type.Union([TurnFailureReason, Type.Null()], {
@@ -179,6 +182,26 @@ export const routes =
     )
 
     app.post(
+      '/sessions/:sessionId/timer/fire',
+      {
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'firePreviewTimer',
+          summary: "Fire a preview session's pending timer now",
+          description:
+            "For testing a flow that waits for time: the preview's pending timer (a question's reminder or reply timeout, a wait's timeout, a delay's end) fires at once, and the engine runs its turn as it would when due. Answers 202 with the trigger's id; firing it again before its turn answers the same id. 409 for a session that is not a preview, has no pending timer or is no longer active. The editor's token reaches preview sessions of its workspace.",
+          params: Type.Object({ sessionId: Uuid }),
+          response: { 202: MessageAccepted, ...errorResponses(400, 401, 403, 404, 409) },
+        },
+        config: { editor: true },
+      },
+      async (request, reply) => {
+        const { messageId } = await fireTimerNow(commandContext(deps, request), sessionCallerOf(request), request.params.sessionId)
+        return reply.status(202).send({ messageId, status: 'queued' as const })
+      },
+    )
+
+    app.post(
       '/flows/:flowId/preview-sessions',
       {
         schema: {
@@ -267,6 +290,7 @@ export const routes =
           status: state.status,
           variables: state.conversation.variables,
           waitingAt: state.conversation.waitingAt?.nodeId ?? null,
+          timer: pendingTimer(state.conversation.waitingAt),
           pendingMessages: state.pending.length,
           warnings: state.warnings,
           failureReason: state.failureReason,

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import type { OutgoingMessage } from '../../../src/domain/flow-definition.js'
 import type { NodeData } from '../../../src/domain/nodes/index.js'
-import { check, exits, messages, schema, writes, type InputKind } from '../../../src/domain/nodes/question.js'
+import { check, exits, messages, resume, run, schema, wake, writes, type InputKind } from '../../../src/domain/nodes/question.js'
+import type { Step, Wake } from '../../../src/domain/nodes/node-type.js'
 import type { VariableType } from '../../../src/domain/variables.js'
 import { accepts, examples } from '../../helpers/decider-spec.js'
 import type { Trigger, TurnOutput } from '../../../src/domain/turn.js'
@@ -27,7 +28,7 @@ import {
   textReply,
   transfer,
 } from '../../helpers/engine.js'
-import { checkProblems, emptyCatalog } from '../../helpers/visit.js'
+import { checkProblems, emptyCatalog, recordingVisit, VISIT_NOW, type Effect } from '../../helpers/visit.js'
 
 type Question = NodeData<'question'>
 
@@ -246,6 +247,14 @@ t.test('schema', async (t) => {
     ['more than 10 retries', [{ prompt: text('?'), input: { kind: 'text' }, maxRetries: 11 }], false],
     ['negative retries', [{ prompt: text('?'), input: { kind: 'text' }, maxRetries: -1 }], false],
     ['no prompt', [{ input: { kind: 'text' } }], false],
+    ['a timeout with three reminders', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 3600, reminders: [1, 2, 3].map((n) => ({ afterSeconds: n * 600, message: text('Still there?') })) } }], true],
+    ['the shortest timeout, 5 s', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 5 } }], true],
+    ['the longest timeout, a week', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 604800 } }], true],
+    ['a timeout under 5 s', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 4 } }], false],
+    ['a timeout over a week', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 604801 } }], false],
+    ['four reminders', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 3600, reminders: [1, 2, 3, 4].map((n) => ({ afterSeconds: n * 600, message: text('?') })) } }], false],
+    ['a reminder at 0 s', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 60, reminders: [{ afterSeconds: 0, message: text('?') }] } }], false],
+    ['a reminder without a message', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 60, reminders: [{ afterSeconds: 10 }] } }], false],
   ])
 })
 
@@ -255,6 +264,8 @@ t.test('exits', async (t) => {
     ['a choice: each button, then invalid', [{ prompt: buttons('?', ['yes', 'Yes'], ['no', '']), input: { kind: 'choice' } }], [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'no' }, invalid]],
     ['a choice without a prompt yet: invalid only', [{ input: { kind: 'choice' } }], [invalid]],
     ['another kind: default and invalid', [{ input: { kind: 'phone' } }], [{ id: 'default', label: 'default', kind: 'default' as const }, invalid]],
+    ['with a timeout: timeout last', [{ input: { kind: 'text' }, timeout: { seconds: 60 } }], [{ id: 'default', label: 'default', kind: 'default' as const }, invalid, { id: 'timeout', label: 'timeout', kind: 'timeout' as const }]],
+    ['a choice with a timeout', [{ prompt: buttons('?', ['yes', 'Yes']), input: { kind: 'choice' }, timeout: { seconds: 60 } }], [{ id: 'yes', label: 'Yes' }, invalid, { id: 'timeout', label: 'timeout', kind: 'timeout' as const }]],
   ])
 })
 
@@ -270,15 +281,80 @@ t.test('check', async (t) => {
     ['a date saved into a number variable', [{ prompt: text('?'), input: { kind: 'date' }, saveAs: 'age' }], ['saveAs: variable "age" holds a number, but this question saves a string']],
     ['a number saved into a string variable', [{ prompt: text('?'), input: { kind: 'number' }, saveAs: 'name' }], ['saveAs: variable "name" holds a string, but this question saves a number']],
     ['a choice without buttons or rows', [{ prompt: text('?'), input: { kind: 'choice' } }], ["prompt: a choice question's prompt must be an interactive button or list message"]],
+    ['reminders in order, each before the timeout', [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 60, reminders: [{ afterSeconds: 20, message: text('a') }, { afterSeconds: 40, message: text('b') }] } }], []],
+    [
+      'a reminder at or after the timeout',
+      [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 60, reminders: [{ afterSeconds: 60, message: text('a') }] } }],
+      ['timeout.reminders.0.afterSeconds: a reminder is sent before the question times out (after 60 s)'],
+    ],
+    [
+      'reminders out of order',
+      [{ prompt: text('?'), input: { kind: 'text' }, timeout: { seconds: 60, reminders: [{ afterSeconds: 30, message: text('a') }, { afterSeconds: 30, message: text('b') }] } }],
+      ['timeout.reminders.1.afterSeconds: reminders are listed in the order they are sent, each later than the one before'],
+    ],
     ['a choice named as the invalid exit', [{ prompt: list('?', ['invalid', 'No idea']), input: { kind: 'choice' } }], ['prompt.interactive.action.sections.0.rows.0.id: "invalid" is the handle of invalid replies; choose another id']],
   ])
 })
 
 t.test('messages and writes, read from data as written', async (t) => {
-  examples(t, messages, [['the prompt and the retry message', [{ prompt: 'p', retryMessage: 'r' }], [{ value: 'p', at: ['prompt'] }, { value: 'r', at: ['retryMessage'] }]]])
+  examples(t, messages, [
+    ['the prompt and the retry message', [{ prompt: 'p', retryMessage: 'r' }], [{ value: 'p', at: ['prompt'] }, { value: 'r', at: ['retryMessage'] }]],
+    [
+      'and each reminder',
+      [{ prompt: 'p', timeout: { seconds: 60, reminders: [{ afterSeconds: 10, message: 'm' }, 'odd'] } }],
+      [{ value: 'p', at: ['prompt'] }, { value: undefined, at: ['retryMessage'] }, { value: 'm', at: ['timeout', 'reminders', 0, 'message'] }, { value: undefined, at: ['timeout', 'reminders', 1, 'message'] }],
+    ],
+  ])
   examples(t, writes, [
     ['saveAs', [{ saveAs: 'age' }], 'age'],
     ['nothing without saveAs', [{}], undefined],
     ['nothing for a saveAs that is not a name', [{ saveAs: 3 }], undefined],
   ])
+})
+
+t.test('timeout: the timer of a question waiting, its reminders and its timeout', async (t) => {
+  const reminder = (body: string, afterSeconds: number) => ({ afterSeconds, message: text(body) })
+  const data: Question = { prompt: text('Your order number?'), input: { kind: 'text' }, timeout: { seconds: 3600, reminders: [reminder('Still there?', 600), reminder('Last call', 1800)] } }
+  const asked = VISIT_NOW
+  const at = (seconds: number) => asked + seconds * 1000
+  const iso = (seconds: number) => new Date(at(seconds)).toISOString()
+  const woken = function woken(question: Question, how: Wake): { step: Step; effects: Effect[] } {
+    const { visit, effects } = recordingVisit()
+    const step = wake({ id: 'ask', type: 'question', position: { x: 0, y: 0 }, data: question }, visit, how)
+    return { step, effects }
+  }
+  const ran = function ran(question: Question): { step: Step; effects: Effect[] } {
+    const { visit, effects } = recordingVisit()
+    const step = run({ id: 'ask', type: 'question', position: { x: 0, y: 0 }, data: question }, visit)
+    return { step, effects }
+  }
+  examples(t, ran, [
+    ['the prompt, then a wait until the first reminder', [data], { step: 'wait', effects: [{ send: [data.prompt] }, { wait: 0, timer: { until: at(600), reminded: 0 } }] }],
+    ['without reminders, until the timeout', [{ ...data, timeout: { seconds: 60 } }], { step: 'wait', effects: [{ send: [data.prompt] }, { wait: 0, timer: { until: at(60), reminded: 0 } }] }],
+    ['without a timeout, no timer', [{ prompt: data.prompt, input: { kind: 'text' } }], { step: 'wait', effects: [{ send: [data.prompt] }, { wait: 0 }] }],
+  ])
+  examples(t, woken, [
+    [
+      'the first reminder: sent, then a wait until the second, timed from the prompt',
+      [data, { type: 'timer', until: iso(600), retries: 1, reminded: 0 }],
+      { step: 'wait', effects: [{ send: [text('Still there?')] }, { wait: 1, timer: { until: at(1800), reminded: 1 } }] },
+    ],
+    [
+      'the last reminder: sent, then a wait until the timeout',
+      [data, { type: 'timer', until: iso(1800), retries: 0, reminded: 1 }],
+      { step: 'wait', effects: [{ send: [text('Last call')] }, { wait: 0, timer: { until: at(3600), reminded: 2 } }] },
+    ],
+    [
+      'the timeout: it stops waiting and leaves by timeout, sending nothing',
+      [data, { type: 'timer', until: iso(3600), retries: 0, reminded: 2 }],
+      { step: { exit: 'timeout', finishReason: 'timeout' }, effects: ['stopWaiting'] },
+    ],
+  ])
+
+  t.test('an invalid reply re-prompts and times again from the re-prompt, reminders and all', async (t) => {
+    const { visit, effects } = recordingVisit()
+    const step = resume({ id: 'ask', type: 'question', position: { x: 0, y: 0 }, data: { ...data, input: { kind: 'number' } } }, visit, 0, { type: 'text', text: { body: 'no idea' } })
+    t.equal(step, 'wait')
+    t.same(effects, [{ warn: 'invalid reply to ask' }, { send: [data.prompt] }, { wait: 1, timer: { until: at(600), reminded: 0 } }])
+  })
 })

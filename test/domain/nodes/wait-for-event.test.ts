@@ -98,6 +98,10 @@ t.test('wake: an event or the timer ends the wait', async (t) => {
   examples(t, woken, [
     ['the event: it stops waiting, saves the data and leaves by received', [paid, { type: 'event', name: 'payment.confirmed', data }], { step: { exit: 'received' }, effects: ['stopWaiting', { assign: 'payment', value: data }] }],
     ['the event without saveAs', [{ event: 'paid', timeoutSeconds: 60 }, { type: 'event', name: 'paid', data }], { step: { exit: 'received' }, effects: ['stopWaiting'] }],
-    ['the timer: it stops waiting and leaves by timeout, saving nothing', [paid, { type: 'timer' }], { step: { exit: 'timeout' }, effects: ['stopWaiting'] }],
+    [
+      'the timer: it stops waiting and leaves by timeout, saving nothing (the session finishes for a timeout where no edge leaves there)',
+      [paid, { type: 'timer', until: '2026-01-01T01:00:00.000Z', retries: 0, reminded: 0 }],
+      { step: { exit: 'timeout', finishReason: 'timeout' }, effects: ['stopWaiting'] },
+    ],
   ])
 })

@@ -52,6 +52,7 @@ const en = {
   'node.problems': '{count, plural, one {# problem} other {# problems}}',
   'exit.default': 'default',
   'exit.invalid': 'invalid',
+  'exit.timeout': 'timeout',
 
   'panel.properties': 'Node',
   'panel.noSelection': 'Select a node to edit it, or add one from the palette.',
@@ -258,6 +259,7 @@ const pt: Record<MessageKey, string> = {
   'node.problems': '{count, plural, one {# problema} other {# problemas}}',
   'exit.default': 'padrão',
   'exit.invalid': 'inválida',
+  'exit.timeout': 'sem resposta',
 
   'panel.properties': 'Nó',
   'panel.noSelection': 'Selecione um nó para editá-lo, ou adicione um pela paleta.',
