@@ -52,7 +52,7 @@ export const TranscriptEntry = Type.Union([
     durationMs: Type.Integer({ minimum: 0 }),
   }, { description: 'a call outside the turn for messageId made (an httpRequest node), as sent with secrets redacted, and its answer' }),
   Type.Object({ kind: Type.Literal('event'), ...base, messageId: Uuid, event: OutsideEvent }, { description: 'an event an outside system posted into the session' }),
-  Type.Object({ kind: Type.Literal('timer'), ...base, messageId: Uuid, nodeId: Type.String(), until: Timestamp }, { description: "the timer of the wait at nodeId fired" }),
+  Type.Object({ kind: Type.Literal('timer'), ...base, messageId: Uuid, nodeId: Type.String(), until: Timestamp }, { description: "the timer of the node waiting at nodeId fired: a question's reminder or reply timeout, a wait's timeout or a delay's end" }),
   Type.Object({ kind: Type.Literal('expired'), ...base }),
   Type.Object({
     kind: Type.Literal('failed'),

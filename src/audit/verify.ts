@@ -1,6 +1,6 @@
 import { session, type Session, type SessionEvent } from '../domain/session.js'
 import type { RecordedEvent } from '../eventstore/port.js'
-import type { FlowDefinition } from '../domain/flow-definition.js'
+import type { SessionFlowRef } from '../engine/flow-versions.js'
 import type { RunnableFlow } from '../engine/interpreter.js'
 import { playTurn, type Interpreter } from '../engine/worker.js'
 import { diffJson, type Difference } from './json-diff.js'
@@ -22,7 +22,7 @@ export interface SessionVerdict {
   divergences: Divergence[]
 }
 
-export type FlowLoader = (session: { flowId: string; flowVersion: number; previewDefinition: FlowDefinition | null }) => Promise<RunnableFlow | string>
+export type FlowLoader = (session: SessionFlowRef) => Promise<RunnableFlow | string>
 
 /** What a recorded turn says of its inputs besides the session's events before it. */
 type TurnRecord = Pick<Extract<SessionEvent, { type: 'TurnCompleted' }>['data'], 'messageId' | 'completedAt' | 'timeZone' | 'output'>

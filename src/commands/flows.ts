@@ -1,6 +1,7 @@
 import { startToEnd, type FlowDefinition } from '../domain/flow-definition.js'
 import { flow, flowStream } from '../domain/flow.js'
 import { validateFlow, type Problem, type WorkspaceCatalog } from '../domain/validate-flow.js'
+import { sql } from 'kysely'
 import { newId } from '../ids.js'
 import { allVariables } from '../projections/variables.js'
 import type { DbOrTrx } from '../store/database.js'
@@ -13,23 +14,43 @@ export interface FlowContext extends CommandContext {
   db: DbOrTrx
 }
 
-/** The sectors, pipelines with their stages and fields, and variables a flow of the workspace may refer to. */
-export async function loadWorkspaceCatalog(db: DbOrTrx, workspaceId: string): Promise<WorkspaceCatalog> {
-  const [sectors, pipelines, variables] = await Promise.all([
+/**
+ * The sectors, pipelines with their stages and fields, variables and flows a flow of the workspace
+ * may refer to; `flowId`, the flow checked (once it exists), for its runFlow nodes' cycle check.
+ */
+export async function loadWorkspaceCatalog(db: DbOrTrx, workspaceId: string, flowId?: string): Promise<WorkspaceCatalog> {
+  const [sectors, pipelines, variables, flows] = await Promise.all([
     db.selectFrom('sectors').select('id').where('workspace_id', '=', workspaceId).execute(),
     db.selectFrom('kanban_pipelines').select(['id', 'stages', 'fields']).where('workspace_id', '=', workspaceId).execute(),
     allVariables(db, workspaceId),
+    flowsRun(db, workspaceId),
   ])
   return {
     sectorIds: new Set(sectors.map((s) => s.id)),
     pipelines: new Map(pipelines.map((p) => [p.id, { stageIds: new Set(p.stages.map((stage) => stage.id)), fields: p.fields }])),
     variables: new Map(variables.map((v) => [v.name, v.type])),
+    flows: new Map(flows.map((f) => [f.id, { name: f.name, publishedVersion: Number(f.published_version), runs: f.runs }])),
+    ...(flowId !== undefined && { flowId }),
   }
 }
 
+/** The workspace's flows, each with the flows its newest version runs (its runFlow nodes' `flowId`). */
+const flowsRun = (db: DbOrTrx, workspaceId: string) =>
+  db
+    .selectFrom('flows')
+    .leftJoin('flow_versions', (join) => join.onRef('flow_versions.flow_id', '=', 'flows.id').onRef('flow_versions.version', '=', 'flows.published_version'))
+    .select([
+      'flows.id',
+      'flows.name',
+      'flows.published_version',
+      sql<string[]>`coalesce(jsonb_path_query_array(flow_versions.definition, '$.nodes[*] ? (@.type == "runFlow").data.flowId'), '[]'::jsonb)`.as('runs'),
+    ])
+    .where('flows.workspace_id', '=', workspaceId)
+    .execute()
+
 /** Every problem of a definition in the caller's workspace; none when it is valid. */
-export async function checkDefinition(db: DbOrTrx, scope: Scope, definition: unknown): Promise<Problem[]> {
-  return validateFlow(definition, await loadWorkspaceCatalog(db, scope.workspaceId))
+export async function checkDefinition(db: DbOrTrx, scope: Scope, definition: unknown, flowId?: string): Promise<Problem[]> {
+  return validateFlow(definition, await loadWorkspaceCatalog(db, scope.workspaceId, flowId))
 }
 
 export async function createFlow(ctx: FlowContext, scope: Scope, input: { name: string; definition?: unknown }): Promise<{ flowId: string }> {
@@ -68,7 +89,7 @@ export async function saveDraft(
       flowId,
       workspaceId: scope.workspaceId,
       definition,
-      catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId),
+      catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId, flowId),
       now: ctx.now().toISOString(),
       ...(ifDraftVersion !== undefined && { ifDraftVersion }),
     },
@@ -91,7 +112,7 @@ export async function renameFlow(ctx: CommandContext, scope: Scope, flowId: stri
 export async function publishFlow(ctx: FlowContext, scope: Scope, flowId: string): Promise<{ version: number; publishedAt: string }> {
   const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
     type: 'PublishFlow',
-    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId), now: ctx.now().toISOString() },
+    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId, flowId), now: ctx.now().toISOString() },
   }, ctx.metadata)
   await awaitReadModels(ctx, result)
   if (result.state.status !== 'active' || !result.state.latest) throw new Error(`flow ${flowId} has no published version after publishing`)

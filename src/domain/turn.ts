@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { OutgoingMessage } from './flow-definition.js'
+import { OutgoingMessage, type FlowDefinition } from './flow-definition.js'
+import type { TypedNode } from './nodes/index.js'
+import type { SubflowRef } from './nodes/node-type.js'
 import { AnyKey, Timestamp } from './schemas.js'
 import type { RecordedCall } from './outside-call.js'
 
@@ -32,6 +34,9 @@ export type InboundMessage = Static<typeof InboundMessage>
 /** The session's kanban card as the conversation knows it. */
 export const SessionCard = Type.Object({ cardId: Type.String(), pipelineId: Type.String(), stageId: Type.String() })
 
+/** A flow a runFlow node ran, in the version it ran. */
+export const FlowRef = Type.Object({ flowId: Type.String(), version: Type.Integer({ minimum: 1 }) })
+
 /** Where a conversation stands between turns. */
 export const ConversationState = Type.Object({
   /**
@@ -55,6 +60,11 @@ export const ConversationState = Type.Object({
   card: Type.Union([SessionCard, Type.Null()]),
   /** Outside events the session got while no node waited for them, oldest first, each taken by the next wait for its name. */
   inbox: Type.Optional(Type.Array(Type.Object({ eventId: Type.String(), name: Type.String(), data: Type.Record(AnyKey, Type.Unknown()) }))),
+  /**
+   * The sub-flows the conversation is in, outermost first: each the runFlow node of the flow
+   * around it (`nodeId`) and the flow it runs. `waitingAt` names a node of the innermost.
+   */
+  frames: Type.Optional(Type.Array(Type.Composite([Type.Object({ nodeId: Type.String() }), FlowRef]))),
   /** Messages the user sent during a delay, oldest first, answered once the delay is over. */
   held: Type.Optional(Type.Array(InboundMessage)),
   /** Calls outside the session's turns made, for the limit per session. */
@@ -112,8 +122,8 @@ export type KanbanAction = Static<typeof KanbanAction>
 
 export const SentMessage = Type.Intersect([OutgoingMessage, Type.Object({ nodeId: Type.String() })])
 
-/** The branch a visit of a split node drew. */
-export const Choice = Type.Object({ nodeId: Type.String(), branchId: Type.String() })
+/** The branch a visit of a split node drew; `flow`, the sub-flow the split is in (none: the session's own flow). */
+export const Choice = Type.Object({ nodeId: Type.String(), branchId: Type.String(), flow: Type.Optional(FlowRef) })
 export type Choice = Static<typeof Choice>
 
 export const TurnOutput = Type.Object({
@@ -126,6 +136,12 @@ export const TurnOutput = Type.Object({
   warnings: Type.Array(Type.String()),
   /** Node ids in the order the turn visited them. */
   visited: Type.Array(Type.String()),
+  /**
+   * Where `visited` moves between flows, in a turn that ran nodes of sub-flows: from index `from` on
+   * its nodes are of `flow` (null: the session's own flow), up to the next entry. Absent when every
+   * node visited is of the session's own flow.
+   */
+  flowsVisited: Type.Optional(Type.Array(Type.Object({ from: Type.Integer({ minimum: 0 }), flow: Type.Union([FlowRef, Type.Null()]) }))),
   /**
    * The branch each split visit drew, in the order drawn: a replay takes these rather than drawing
    * again. Absent when the turn drew none.
@@ -158,3 +174,17 @@ export interface TurnContext {
   /** The calls outside this turn made so far, recorded with their answers, in order. */
   calls?: readonly RecordedCall[]
 }
+
+/** A flow a runFlow node runs, in the version that runs: its version number, nodes and edges. */
+export interface Subflow {
+  version: number
+  nodes: readonly TypedNode[]
+  edges: FlowDefinition['edges']
+}
+/**
+ * The flows a session's runFlow nodes run, by `subflowKey` of the node's reference (`published`
+ * resolved as the session started, and by the version number it resolved to): each, or a sentence
+ * saying why it cannot run.
+ */
+export type Subflows = ReadonlyMap<string, Subflow | string>
+export const subflowKey = (ref: SubflowRef): string => `${ref.flowId}@${ref.version}`

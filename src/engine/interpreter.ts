@@ -3,25 +3,37 @@ import { OutgoingMessage, type FlowDefinition } from '../domain/flow-definition.
 import { interpolator, type Scope } from '../domain/interpolate.js'
 import { interpolateMessage } from './messages.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
-import type { FinishReason, Step, Visit, Wake } from '../domain/nodes/node-type.js'
-import { EVENTS_KEPT, MESSAGES_HELD, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
+import type { FinishReason, Step, SubflowRef, Visit, Wake } from '../domain/nodes/node-type.js'
+import { DONE_HANDLE, MAX_SUBFLOW_DEPTH } from '../domain/nodes/run-flow.js'
+import { EVENTS_KEPT, MESSAGES_HELD, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type Subflow, type Subflows, subflowKey, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
 import { CALL_LIMITS, type CallNeeded, type HttpCallRequest, type RecordedCall } from '../domain/outside-call.js'
 import type { InterpolationOptions } from '../domain/interpolate.js'
 import { calendarDateAt } from '../domain/calendar-date.js'
 
 export const MAX_NODES_PER_TURN = 100
 
-/** A flow definition that passed validation: each node's `data` matches its type's schema. */
-export type RunnableFlow = Omit<FlowDefinition, 'nodes'> & { nodes: TypedNode[] }
+/**
+ * A flow definition that passed validation: each node's `data` matches its type's schema; for a
+ * session whose flow has runFlow nodes, with the flows they run (`subflows`, loaded by the engine).
+ */
+export type RunnableFlow = Omit<FlowDefinition, 'nodes'> & { nodes: TypedNode[]; subflows?: Subflows }
 
 /** How a turn ends: as the output says, or suspended until the engine has made a call. */
 type Status = TurnOutput['status'] | 'suspended'
 
+/** The nodes and edges a turn walks: the session's flow, or a sub-flow it runs. */
+interface Walked {
+  nodes: ReadonlyMap<string, TypedNode>
+  edges: RunnableFlow['edges']
+}
+
 /** A turn in progress. It owns copies of everything it changes, so runTurn stays pure. */
 interface Turn {
+  /** The session's own flow. */
   flow: RunnableFlow
   types: NodeTypes
-  nodes: ReadonlyMap<string, TypedNode>
+  /** Where the conversation is: the innermost flow of `state.frames`, else the session's. */
+  here: Walked
   context: TurnContext
   state: ConversationState
   out: Omit<TurnOutput, 'status' | 'state'>
@@ -43,7 +55,10 @@ export const initialConversation = (variables: Record<string, VariableValue> = {
  * Whether a turn of the flow may read `context.timeZone`: only a `date` question does. The engine
  * loads the workspace's zone, and records it with the turn, for such flows alone.
  */
-export const readsTimeZone = (flow: RunnableFlow): boolean => flow.nodes.some((node) => node.type === 'question' && node.data.input.kind === 'date')
+export const readsTimeZone = (flow: RunnableFlow): boolean =>
+  [flow, ...[...(flow.subflows?.values() ?? [])].filter((subflow) => typeof subflow === 'object')].some((walkedFlow) =>
+    walkedFlow.nodes.some((node) => node.type === 'question' && node.data.input.kind === 'date'),
+  )
 
 /**
  * Runs one turn of a conversation: from the start node (trigger `start`) or from the question the
@@ -54,7 +69,10 @@ export const runTurnOrCall = (flow: RunnableFlow, state: ConversationState, trig
   const turn = beginTurn(flow, state, context, types)
   const status = guarded(turn, () => answerHeld(turn, triggered(turn, trigger)))
   if (status === 'suspended') return turn.needed!
-  if (status !== 'active') turn.state.waitingAt = null
+  if (status !== 'active') {
+    turn.state.waitingAt = null
+    delete turn.state.frames
+  }
   // The calls made are the recorded ones; a call a limit refused was not made.
   const made = context.calls?.length ?? 0
   if (made > 0) turn.state.callsMade = (turn.state.callsMade ?? 0) + made
@@ -71,15 +89,40 @@ export const runTurn = (flow: RunnableFlow, state: ConversationState, trigger: T
   return output
 }
 
-const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnContext, types: NodeTypes): Turn => ({
-  flow,
-  types,
-  nodes: new Map(flow.nodes.map((node) => [node.id, node])),
-  context,
-  state: structuredClone(state),
-  out: { messages: [], functions: [], kanban: [], variables: {}, warnings: [], visited: [] },
-  calls: 0,
-})
+const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnContext, types: NodeTypes): Turn => {
+  const turn: Turn = {
+    flow,
+    types,
+    here: walked(flow),
+    context,
+    state: structuredClone(state),
+    out: { messages: [], functions: [], kanban: [], variables: {}, warnings: [], visited: [] },
+    calls: 0,
+  }
+  turn.here = innermost(turn)
+  if (state.frames?.length) noteFlowWalked(turn)
+  return turn
+}
+
+/** Records that the nodes visited from now on are of the flow walked now (`TurnOutput.flowsVisited`). */
+const noteFlowWalked = (turn: Turn): void => {
+  const inner = turn.state.frames?.at(-1)
+  ;(turn.out.flowsVisited ??= []).push({ from: turn.out.visited.length, flow: inner ? { flowId: inner.flowId, version: inner.version } : null })
+}
+
+const subflowOf = (turn: Turn, ref: SubflowRef): Subflow | string => turn.flow.subflows?.get(subflowKey(ref)) ?? `flow ${ref.flowId} was not loaded for this turn`
+
+/** The flow of the innermost frame, else the session's. */
+const innermost = (turn: Turn): Walked => {
+  const inner = turn.state.frames?.at(-1)
+  if (!inner) return walked(turn.flow)
+  const subflow = subflowOf(turn, { flowId: inner.flowId, version: inner.version })
+  // A published version never changes: the engine finds a frame's flow again. Should it not, the
+  // flow has no nodes, and the turn ends in error at the node it looks for.
+  return typeof subflow === 'object' ? walked(subflow) : walked({ nodes: [], edges: [] })
+}
+
+const walked = (flow: { nodes: readonly TypedNode[]; edges: RunnableFlow['edges'] }): Walked => ({ nodes: new Map(flow.nodes.map((node) => [node.id, node])), edges: flow.edges })
 
 // A flow that slipped past validation may hold data the types do not describe; it fails the
 // session instead of the worker.
@@ -106,9 +149,13 @@ const triggered = (turn: Turn, trigger: Trigger): Status => {
 }
 
 const start = (turn: Turn): Status => {
-  const startNode = turn.flow.nodes.find((node) => node.type === 'start')
-  if (!startNode) return fail(turn, 'broken reference: the flow has no start node')
   turn.state.waitingAt = null
+  return walkFromStart(turn, 'the flow')
+}
+
+const walkFromStart = (turn: Turn, which: string): Status => {
+  const startNode = [...turn.here.nodes.values()].find((node) => node.type === 'start')
+  if (!startNode) return fail(turn, `broken reference: ${which} has no start node`)
   return walk(turn, startNode.id)
 }
 
@@ -132,7 +179,7 @@ const reply = (turn: Turn, message: InboundMessage): Status => {
 
 const answer = (turn: Turn, message: InboundMessage): Status => {
   const waiting = turn.state.waitingAt!
-  const node = turn.nodes.get(waiting.nodeId)
+  const node = turn.here.nodes.get(waiting.nodeId)
   const resume = node && nodeTypeOf(turn.types, node.type)?.resume
   if (!node || !resume) return fail(turn, `broken reference: waiting at ${waiting.nodeId}, which is not a question of this flow`)
   turn.out.visited.push(node.id)
@@ -141,7 +188,7 @@ const answer = (turn: Turn, message: InboundMessage): Status => {
 }
 
 const holdsReplies = (turn: Turn, nodeId: string): boolean => {
-  const node = turn.nodes.get(nodeId)
+  const node = turn.here.nodes.get(nodeId)
   return node !== undefined && nodeTypeOf(turn.types, node.type)?.holdsReplies === true
 }
 
@@ -201,7 +248,7 @@ const timer = (turn: Turn, nodeId: string, until: string): Status => {
 }
 
 const wake = (turn: Turn, nodeId: string, how: Wake): Status => {
-  const node = turn.nodes.get(nodeId)
+  const node = turn.here.nodes.get(nodeId)
   const wakeNode = node && nodeTypeOf(turn.types, node.type)?.wake
   if (!node || !wakeNode) return fail(turn, `broken reference: waiting at ${nodeId}, which does not wait for events in this flow`)
   turn.out.visited.push(node.id)
@@ -210,7 +257,7 @@ const wake = (turn: Turn, nodeId: string, how: Wake): Status => {
 
 const walk = (turn: Turn, nodeId: string): Status => {
   if (turn.out.visited.length >= MAX_NODES_PER_TURN) return fail(turn, `loop limit: more than ${MAX_NODES_PER_TURN} nodes in one turn`)
-  const node = turn.nodes.get(nodeId)
+  const node = turn.here.nodes.get(nodeId)
   if (!node) return fail(turn, `broken reference: node ${nodeId} does not exist`)
   turn.out.visited.push(node.id)
   return stepped(turn, node.id, visit(turn, node))
@@ -218,9 +265,45 @@ const walk = (turn: Turn, nodeId: string): Status => {
 
 const stepped = (turn: Turn, nodeId: string, step: Step): Status => {
   if (step === 'wait') return 'active'
+  if (step === 'end') return endFlow(turn)
   if (step === 'complete') return 'completed'
   if (step === 'suspend') return 'suspended'
+  if ('enter' in step) return enterFlow(turn, nodeId, step.enter)
   return leave(turn, nodeId, step.exit, step.unhandled, step.finishReason)
+}
+
+/**
+ * A runFlow node runs its flow: a frame is pushed and the flow walked from its start. A flow that
+ * is running already (a cycle), one past the depth limit, or one that cannot run ends the session
+ * in error: sub-flows are checked at publish time, and here always.
+ */
+const enterFlow = (turn: Turn, nodeId: string, ref: SubflowRef): Status => {
+  const frames = turn.state.frames ?? []
+  const running = [turn.context.system.flowId, ...frames.map((frame) => frame.flowId)]
+  if (running.includes(ref.flowId)) return fail(turn, `runFlow ${nodeId}: flow ${ref.flowId} is running already; sub-flows cannot run in a circle`)
+  if (frames.length >= MAX_SUBFLOW_DEPTH) return fail(turn, `runFlow ${nodeId}: sub-flows nest at most ${MAX_SUBFLOW_DEPTH} deep`)
+  const subflow = subflowOf(turn, ref)
+  if (typeof subflow === 'string') return fail(turn, `runFlow ${nodeId}: ${subflow}`)
+  turn.state.frames = [...frames, { nodeId, flowId: ref.flowId, version: subflow.version }]
+  turn.here = walked(subflow)
+  noteFlowWalked(turn)
+  return walkFromStart(turn, `flow ${ref.flowId}`)
+}
+
+/** The flow walked ends: a sub-flow returns to its runFlow node's `done` exit; the session's own flow finishes it. */
+const endFlow = (turn: Turn, reason?: FinishReason): Status => {
+  const frames = turn.state.frames ?? []
+  const caller = frames.at(-1)
+  if (!caller) {
+    finish(turn, reason)
+    return 'completed'
+  }
+  const outer = frames.slice(0, -1)
+  if (outer.length > 0) turn.state.frames = outer
+  else delete turn.state.frames
+  turn.here = innermost(turn)
+  noteFlowWalked(turn)
+  return leave(turn, caller.nodeId, DONE_HANDLE)
 }
 
 /**
@@ -228,11 +311,10 @@ const stepped = (turn: Turn, nodeId: string, step: Step): Status => {
  * when the node said why it cannot end well (`unhandled`).
  */
 const leave = (turn: Turn, nodeId: string, handle: string | null, unhandled?: string, finishReason?: FinishReason): Status => {
-  const edge = turn.flow.edges.find((candidate) => candidate.source === nodeId && (candidate.sourceHandle ?? null) === handle)
+  const edge = turn.here.edges.find((candidate) => candidate.source === nodeId && (candidate.sourceHandle ?? null) === handle)
   if (edge) return walk(turn, edge.target)
   if (unhandled !== undefined) return fail(turn, unhandled)
-  finish(turn, finishReason)
-  return 'completed'
+  return endFlow(turn, finishReason)
 }
 
 /** The node's type runs it, through a visit of this turn. */
@@ -297,7 +379,8 @@ const choose = (turn: Turn, nodeId: string, branches: readonly { id: string; wei
   const draw = turn.context.random()
   const recorded = turn.context.choices?.[choices.length]
   const branchId = recorded?.nodeId === nodeId && branches.some((branch) => branch.id === recorded.branchId) ? recorded.branchId : weightedChoice(branches, draw)
-  choices.push({ nodeId, branchId })
+  const inner = turn.state.frames?.at(-1)
+  choices.push({ nodeId, branchId, ...(inner && { flow: { flowId: inner.flowId, version: inner.version } }) })
   return branchId
 }
 

@@ -16,12 +16,34 @@ function acceptedReplyAt(output: TurnOutput): string | null {
   return output.warnings.includes(invalidReplyWarning(first)) ? null : first
 }
 
-/** How many times the turn visited each node, in the order it first reached them. */
-function visitCounts(visited: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>()
-  for (const nodeId of visited) counts.set(nodeId, (counts.get(nodeId) ?? 0) + 1)
+/** A flow version as analytics count its nodes: the session's own, or a sub-flow it ran. */
+interface CountedFlow {
+  flow_id: string
+  flow_version: number
+}
+
+const nodeKey = (sessionId: string, flow: CountedFlow, nodeId: string) => `${sessionId} ${flow.flow_id}@${flow.flow_version} ${nodeId}`
+
+/**
+ * How many times the turn visited each node, in the order it first reached them, each with the flow
+ * version it is of: the session's own (`own`), or a sub-flow's as `flowsVisited` says.
+ */
+function visitCounts(output: TurnOutput, own: CountedFlow): Map<string, { nodeId: string; flow: CountedFlow; visits: number }> {
+  const counts = new Map<string, { nodeId: string; flow: CountedFlow; visits: number }>()
+  const stretches = output.flowsVisited ?? []
+  let flow = own
+  output.visited?.forEach((nodeId, index) => {
+    for (const stretch of stretches) if (stretch.from === index) flow = stretch.flow ? { flow_id: stretch.flow.flowId, flow_version: stretch.flow.version } : own
+    const key = `${flow.flow_id}@${flow.flow_version} ${nodeId}`
+    const counted = counts.get(key)
+    if (counted) counted.visits += 1
+    else counts.set(key, { nodeId, flow, visits: 1 })
+  })
   return counts
 }
+
+/** The flow version a stretch of a turn or a draw is of. */
+const countedFlow = (flow: { flowId: string; version: number } | null | undefined, own: CountedFlow): CountedFlow => (flow ? { flow_id: flow.flowId, flow_version: flow.version } : own)
 
 type SessionRow = Selectable<AnalyticsSessionsTable>
 
@@ -99,22 +121,26 @@ class SessionsFold implements TypedFold<SessionEvent> {
         const session = this.sessions.get(sessionId)
         if (!session) return
         const visited = output.visited ?? []
+        const own = { flow_id: session.flow_id, flow_version: session.flow_version }
         // The session's first turn answers its start; only a later one can answer a question.
         const answeredAt = session.turns > 0 ? acceptedReplyAt(output) : null
-        for (const [nodeId, visits] of visitCounts(visited)) {
-          const key = `${sessionId} ${nodeId}`
-          const answered = nodeId === answeredAt ? completedAt : null
+        // The node answered is the turn's first, and so the first counted.
+        let first = true
+        for (const { nodeId, flow, visits } of visitCounts(output, own).values()) {
+          const key = nodeKey(sessionId, flow, nodeId)
+          const answered = first && nodeId === answeredAt ? completedAt : null
+          first = false
           const earlier = this.visits.get(key)
           if (earlier) {
             earlier.visits += visits
             earlier.answered_at ??= answered
           } else {
-            const { flow_id, flow_version, workspace_id, started_at } = session
-            this.visits.set(key, { session_id: sessionId, node_id: nodeId, flow_id, flow_version, workspace_id, session_started_at: started_at, first_reached_at: completedAt, visits, answered_at: answered, branches: [] })
+            const { workspace_id, started_at } = session
+            this.visits.set(key, { session_id: sessionId, node_id: nodeId, ...flow, workspace_id, session_started_at: started_at, first_reached_at: completedAt, visits, answered_at: answered, branches: [] })
           }
         }
-        for (const { nodeId, branchId } of output.choices ?? []) {
-          const drawnAt = this.visits.get(`${sessionId} ${nodeId}`)
+        for (const { nodeId, branchId, flow } of output.choices ?? []) {
+          const drawnAt = this.visits.get(nodeKey(sessionId, countedFlow(flow, own), nodeId))
           if (drawnAt && !drawnAt.branches.includes(branchId)) drawnAt.branches.push(branchId)
         }
         if (session.status !== 'running') return
@@ -159,7 +185,7 @@ class SessionsFold implements TypedFold<SessionEvent> {
         select * from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
           as v(session_id uuid, node_id text, flow_id uuid, flow_version integer, workspace_id uuid,
                session_started_at timestamptz, first_reached_at timestamptz, visits integer, answered_at timestamptz, branches text[])
-        on conflict (session_id, node_id) do update set
+        on conflict (session_id, flow_id, flow_version, node_id) do update set
           visits = n.visits + excluded.visits,
           answered_at = coalesce(n.answered_at, excluded.answered_at),
           branches = array(select distinct branch from unnest(n.branches || excluded.branches) as u(branch) order by branch)`),

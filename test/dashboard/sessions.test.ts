@@ -69,6 +69,15 @@ const paymentFlow = {
   ],
 }
 
+/** Asks for an order number, reminds once after 1 s, and gives up after 5 s. */
+const reminderFlow = flow(
+  [start(), question('ask', { prompt: text('Your order number?'), input: { kind: 'text' }, timeout: { seconds: 5, reminders: [{ afterSeconds: 1, message: text('Still there?') }] } }), end()],
+  [...chain('start', 'ask'), edge('ask', 'end', 'default'), edge('ask', 'end', 'timeout')],
+)
+
+/** "10:30:00 AM": the time of day as the dashboard in English says it, blanks made plain. */
+const clockTimeInEnglish = (iso: string) => new Date(iso).toLocaleTimeString('en', { timeStyle: 'medium' }).replace(/\s+/g, ' ')
+
 const SHOP_TOKEN = 'tok-Sh0p-7f3a9c'
 
 /** The screens this file adds are captured at a small laptop's width and a common desktop's. */
@@ -138,6 +147,9 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   await call('POST', '/v1/variables', { name: 'payment', type: 'object' })
   const payments = await call<{ id: string }>('POST', '/v1/flows', { name: 'Payments', definition: paymentFlow })
   const { sessionId: lateId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${payments.id}/create`, { externalId: 'late-5544' })
+  // And one asked a question that nobody answers: a reminder, then its timeout.
+  const reminding = await call<{ id: string }>('POST', '/v1/flows', { name: 'Reminders', definition: reminderFlow })
+  const { sessionId: silentId } = await call<{ sessionId: string }>('POST', `/v1/sessions/flows/${reminding.id}/create`, { externalId: 'silent-5588' })
 
   await page.getByRole('link', { name: `Open session ${doneId.slice(-8)}` }).click()
   await page.getByRole('heading', { level: 1, name: `Session ${doneId.slice(-8)}` }).waitFor()
@@ -325,8 +337,28 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   await eventually('the timer of the unpaid session', async () => ((await call<Session>('GET', `/v1/sessions/${lateId}`)).status === 'completed' ? true : undefined))
   await page.goto(`${setup.base}/dashboard/sessions/${lateId}`)
   await page.getByTestId('session-flow').getByRole('link', { name: 'Payments' }).waitFor()
-  t.equal(await page.getByTestId('chat-timer').innerText().then((line) => line.split(' · ')[0]), 'The wait at node Wait for event timed out', 'a timer that fired says whose wait timed out')
-  await page.getByRole('list', { name: 'Events, oldest first' }).getByRole('listitem').filter({ hasText: 'TimerFired' }).getByText('The wait at node Wait for event timed out').waitFor()
+  const firedAt = async (sessionId: string) =>
+    (await call<{ content: { type: string; data: { until: string } }[] }>('GET', `/v1/sessions/${sessionId}/events?size=100`)).content.filter((e) => e.type === 'TimerFired').map((e) => e.data.until)
+  const [waitDue] = await firedAt(lateId)
+  const plain = (line: string) => line.replace(/\s+/g, ' ')
+  const timerLine = `Timer fired at node Wait for event (due ${clockTimeInEnglish(waitDue!)})`
+  t.equal(plain(await page.getByTestId('chat-timer').innerText()).split(' · ')[0], timerLine, 'a timer that fired says at which node, and when it was due')
+  const timelineTimers = page.getByRole('list', { name: 'Events, oldest first' }).getByRole('listitem').filter({ hasText: 'TimerFired' })
+  t.same((await timelineTimers.locator('.timeline-outside').allInnerTexts()).map(plain), [timerLine], 'so does its TimerFired entry in the timeline')
+
+  await eventually('the reminder and the timeout of the silent session', async () => ((await call<Session>('GET', `/v1/sessions/${silentId}`)).status === 'completed' ? true : undefined))
+  const [reminderDue, timeoutDue] = await firedAt(silentId)
+  await page.goto(`${setup.base}/dashboard/sessions/${silentId}`)
+  await page.getByRole('list', { name: 'Messages, oldest first' }).getByRole('article', { name: /^Bot/ }).getByText('Still there?').waitFor()
+  t.same(
+    (await timelineTimers.locator('.timeline-outside').allInnerTexts()).map(plain),
+    [`Timer fired at node Question (due ${clockTimeInEnglish(reminderDue!)})`, `Timer fired at node Question (due ${clockTimeInEnglish(timeoutDue!)})`],
+    "a question's reminder and its timeout are each a TimerFired entry in words, oldest first",
+  )
+  await showIn(page, setup.base, `/sessions/${silentId}`, LOOKS.at(-1)!)
+  await page.getByRole('list', { name: 'Eventos, do mais antigo para o mais recente' }).getByRole('listitem').filter({ hasText: 'TimerFired' }).first().getByText(/^Temporizador disparado no nó Pergunta \(previsto para \d{2}:\d{2}:\d{2}\)$/).waitFor()
+  t.pass('and in Portuguese')
+  await captureScreen(t, page, 'sessions-timers', LOOKS.at(-1)!)
 
   for (const look of LOOKS) {
     await showIn(page, setup.base, `/sessions/${orderId}`, look)

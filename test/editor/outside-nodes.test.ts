@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { browserSkipReason, waitForMessage } from '../helpers/browser.js'
 import { LOOKS, type Look } from '../helpers/dashboard.js'
-import { captureEditor, checkEditorLayout, openEditor, openEditorSetup, sampleFlow, type EditorSetup, type OpenEditor } from '../helpers/editor.js'
+import { captureEditor, checkEditorLayout, link, openEditor, openEditorSetup, sampleFlow, selectNode, type EditorSetup, type OpenEditor } from '../helpers/editor.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
 
 // The nodes that reach outside the conversation, in the editor against the real service: an HTTP
@@ -56,19 +56,6 @@ const ordersFlow = (api: string) => ({
 /** The `.var-text` field labelled `label` in `scope`, with its insertion buttons. */
 const varField = (editor: FrameLocator, scope: Locator, label: string) => scope.locator('.var-text').filter({ has: editor.getByRole('textbox', { name: label, exact: true }) })
 
-/** Picks the node `nodeId` and shows its form. */
-async function selectNode(editor: FrameLocator, nodeId: string): Promise<Locator> {
-  await editor.locator('.toolbar').getByRole('button', { name: /^(Fit view|Ajustar)/ }).click()
-  await editor.getByTestId(`node-${nodeId}`).click()
-  const panel = editor.getByTestId('node-panel')
-  await panel.getByText(nodeId, { exact: true }).waitFor()
-  return panel
-}
-
-/** Connects `exit` of the selected node (its "Next node" select) to `target`. */
-async function link(editor: FrameLocator, label: string, target: string): Promise<void> {
-  await editor.getByTestId('next-nodes').getByRole('combobox', { name: label, exact: true }).selectOption(target)
-}
 
 t.test('the outside nodes in the editor', { skip }, async (t) => {
   const api = await startHttpsReceiver()

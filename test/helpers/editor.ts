@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { Browser, Frame, FrameLocator, Page } from 'playwright-core'
+import type { Browser, Frame, FrameLocator, Locator, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { launchBrowser, serveHostPage, waitForMessage } from './browser.js'
 import { checkAccessibility, type Look } from './dashboard.js'
@@ -219,4 +219,45 @@ export async function checkEditorLayout(t: Test, frame: Frame, name: string, { m
   t.same(found.sideScroll, [], `${name}: nothing scrolls sideways`)
   t.ok(found.zoom >= 0.6, `${name}: the canvas is at a readable zoom (${found.zoom})`)
   return found
+}
+
+/** Picks the node `nodeId` and shows its form. */
+export async function selectNode(editor: FrameLocator, nodeId: string): Promise<Locator> {
+  await editor.locator('.toolbar').getByRole('button', { name: /^(Fit view|Ajustar)/ }).click()
+  await editor.getByTestId(`node-${nodeId}`).click()
+  const panel = editor.getByTestId('node-panel')
+  await panel.getByText(nodeId, { exact: true }).waitFor()
+  return panel
+}
+
+/** Connects `exit` of the selected node (its "Next node" select) to `target`. */
+export async function link(editor: FrameLocator, label: string, target: string): Promise<void> {
+  await editor.getByTestId('next-nodes').getByRole('combobox', { name: label, exact: true }).selectOption(target)
+}
+
+/** Adds a node of `type` from the palette and answers its id. */
+export async function addFromPalette(editor: FrameLocator, type: string): Promise<string> {
+  const before = await editor.locator(`[data-node-type="${type}"]`).count()
+  await editor.getByTestId(`palette-${type}`).click()
+  const added = editor.locator(`[data-node-type="${type}"]`).nth(before)
+  await added.waitFor()
+  return (await added.getAttribute('data-testid'))!.replace(/^node-/, '')
+}
+
+/** The focused control as a person hears it: its label's words, its aria-label, else its text. */
+export const focusedName = (frame: Frame) =>
+  frame.evaluate(`(() => {
+    const element = document.activeElement
+    const label = element.labels && element.labels[0] && (element.labels[0].querySelector('.field-label') || element.labels[0])
+    return (element.getAttribute('aria-label') || (label && label.textContent) || element.textContent || '').trim()
+  })()`) as Promise<string>
+
+/** The names of the next `count` controls Tab reaches from the focused one. */
+export async function tabStops(page: Page, frame: Frame, count: number): Promise<string[]> {
+  const names: string[] = []
+  for (let i = 0; i < count; i++) {
+    await page.keyboard.press('Tab')
+    names.push(await focusedName(frame))
+  }
+  return names
 }

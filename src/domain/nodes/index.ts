@@ -7,6 +7,7 @@ import * as kanbanMove from './kanban-move.js'
 import * as message from './message.js'
 import type { NodeType } from './node-type.js'
 import * as question from './question.js'
+import * as runFlow from './run-flow.js'
 import * as setVariable from './set-variable.js'
 import * as split from './split.js'
 import * as start from './start.js'
@@ -14,7 +15,7 @@ import * as transfer from './transfer.js'
 import * as waitForEvent from './wait-for-event.js'
 
 /** Every node type by its `type`, in the order the editor's palette offers them. */
-export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, waitForEvent, delay, transfer, kanbanMove, end } satisfies NodeTypes
+export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, waitForEvent, delay, runFlow, transfer, kanbanMove, end } satisfies NodeTypes
 
 /** A registry of node types; the engine's functions take another one where a test extends it. */
 export type NodeTypes = Readonly<Record<string, NodeType>>

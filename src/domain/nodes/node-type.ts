@@ -76,10 +76,18 @@ export const NO_EXITS: readonly Exit[] = []
 /**
  * How a visit ends: leave by a handle (null is the unnamed exit), wait for a reply, complete, or
  * suspend the turn until the engine has made the call the visit asked for. With no edge at that
- * handle the session completes (its `finish` saying `finishReason`), or ends in error for the
- * reason `unhandled` gives.
+ * handle the flow ends as at `end` (its `finish` saying `finishReason`), or the session ends in
+ * error for the reason `unhandled` gives. `end`: the flow ends (the session finishes, or a
+ * sub-flow returns to its caller); `complete`: the session is over wherever it is (a transfer);
+ * `enter`: the flow named runs as a sub-flow, and the node is left by `done` when it ends.
  */
-export type Step = { exit: string | null; unhandled?: string; finishReason?: FinishReason } | 'wait' | 'complete' | 'suspend'
+export type Step = { exit: string | null; unhandled?: string; finishReason?: FinishReason } | { enter: SubflowRef } | 'wait' | 'end' | 'complete' | 'suspend'
+
+/** A flow a runFlow node runs: `published` is the version published newest when the session started. */
+export interface SubflowRef {
+  flowId: string
+  version: 'published' | number
+}
 
 /** Why a session ends at an exit with no edge, given in its `finish` function (`timeout`). */
 export type FinishReason = 'timeout'
@@ -138,6 +146,17 @@ export interface WorkspaceCatalog {
   pipelines: ReadonlyMap<string, { stageIds: ReadonlySet<string>; fields: readonly Field[] }>
   /** The workspace's variables by name, with their type. */
   variables: ReadonlyMap<string, VariableType>
+  /** The workspace's flows by id, for runFlow nodes; a catalog without them knows no flow. */
+  flows?: ReadonlyMap<string, CatalogFlow>
+  /** The flow being checked, once it exists: a runFlow node must not lead back to it. */
+  flowId?: string
+}
+
+/** A flow as a runFlow node's checks see it: its newest version and the flows that version runs. */
+export interface CatalogFlow {
+  name: string
+  publishedVersion: number
+  runs: readonly string[]
 }
 
 /** What a node's checks see: its workspace and the variables templates may read. */

@@ -27,7 +27,7 @@ export type Data = Static<typeof schema>
 
 export const exits = (): readonly Exit[] => [
   { id: RECEIVED_HANDLE, label: RECEIVED_HANDLE, kind: 'default' },
-  { id: TIMEOUT_HANDLE, label: TIMEOUT_HANDLE },
+  { id: TIMEOUT_HANDLE, label: TIMEOUT_HANDLE, kind: 'timeout' },
 ]
 
 export const writes = (data: Readonly<Record<string, unknown>>) => (typeof data.saveAs === 'string' ? data.saveAs : undefined)

@@ -1,7 +1,6 @@
 import t from 'tap'
 import { exits, run, schema } from '../../../src/domain/nodes/end.js'
 import { accepts, examples } from '../../helpers/decider-spec.js'
-import { recordingVisit } from '../../helpers/visit.js'
 
 t.test('end', async (t) => {
   examples(t, accepts(schema), [
@@ -9,7 +8,5 @@ t.test('end', async (t) => {
     ['not an object', ['end'], false],
   ])
   t.same(exits(), [], 'no exit')
-  const { visit, effects } = recordingVisit()
-  t.equal(run({}, visit), 'complete', 'completes the session')
-  t.same(effects, [{ call: { type: 'finish' } }], 'after calling finish')
+  t.equal(run(), 'end', 'ends the flow: the interpreter finishes the session, or returns from a sub-flow')
 })

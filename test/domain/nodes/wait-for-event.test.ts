@@ -37,7 +37,7 @@ t.test('schema', async (t) => {
 t.test('exits and writes', async (t) => {
   t.same(exits(), [
     { id: 'received', label: 'received', kind: 'default' },
-    { id: 'timeout', label: 'timeout' },
+    { id: 'timeout', label: 'timeout', kind: 'timeout' },
   ])
   examples(t, writes, [
     ['its variable', [{ saveAs: 'payment' }], 'payment'],

@@ -90,7 +90,7 @@ export function App({ route }: { route: EditorRoute }) {
       return <Message text={phase.message} error />
     case 'ready':
       return (
-        <WorkspaceProvider api={api} initial={phase.catalog}>
+        <WorkspaceProvider api={api} flowId={phase.flow.id} initial={phase.catalog}>
           {expired && (
             <div className="banner error" role="alert">
               {t('app.sessionExpired')}

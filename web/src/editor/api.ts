@@ -43,6 +43,8 @@ type Input<Path extends keyof paths, Method extends 'post' | 'patch'> = paths[Pa
 type FlowAnswer = Answer<'get', '/v1/flows/{id}'>
 /** A flow, its draft read as the editor's flow model (see `asFlowDetail`). */
 export type FlowDetail = Omit<FlowAnswer, 'definition'> & { definition: FlowDefinition }
+/** A flow of the workspace that a runFlow node may run, with its newest published version. */
+export type FlowChoice = Pick<FlowDetail, 'id' | 'name' | 'publishedVersion'>
 export type Sector = Item<'/v1/sectors'>
 export type Variable = Item<'/v1/variables'>
 export type VariableType = Variable['type']
@@ -232,6 +234,20 @@ export class FlowApi {
     (await unwrap(this.#client.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id, version } } }))).definition
   validate = (definition: FlowDefinition): Promise<Validation> => unwrap(this.#client.POST('/v1/flows/validate', { body: { definition } }))
 
+  /**
+   * The workspace's flows by name. A list item has the spec's fields only, without the newest
+   * version: each flow's versions are asked for it, newest first.
+   */
+  flows = async (): Promise<FlowChoice[]> => {
+    const flows = await everyPage((page) => this.#client.GET('/v1/flows', { params: { query: { ...page, orderBy: 'name' } } }))
+    return Promise.all(
+      flows.map(async ({ id, name }) => {
+        const [newest] = (await unwrap(this.#client.GET('/v1/flows/{id}/versions', { params: { path: { id }, query: { page: 0, size: 1 } } }))).content
+        return { id, name, publishedVersion: newest?.version ?? 1 }
+      }),
+    )
+  }
+
   sectors = () => everyPage((page) => this.#client.GET('/v1/sectors', { params: { query: page } }))
   /** Creates a sector and answers its id (from the Location header; the body is empty). */
   createSector = (name: string): Promise<string> => createdId(this.#client.POST('/v1/sectors', { body: { name } }))
@@ -255,6 +271,10 @@ export class FlowApi {
   }
   postEvent = async (sessionId: string, event: OutsideEvent): Promise<void> => {
     await unwrap(this.#client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId } }, body: event }))
+  }
+  /** Fires the preview's pending timer now (a reminder, a timeout, a delay's end); its turn comes on the stream. */
+  fireTimer = async (sessionId: string): Promise<void> => {
+    await unwrap(this.#client.POST('/v1/sessions/{sessionId}/timer/fire', { params: { path: { sessionId } } }))
   }
   /** The session's Server-Sent Events with its debug events, resumed after `lastEventId`: a body to read. */
   streamSession = async (sessionId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> => {

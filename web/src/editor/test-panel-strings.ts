@@ -61,6 +61,12 @@ export const testPanelEn = {
   'test.event.post': 'Post event',
   'test.event.posting': 'Posting…',
   'test.event.refused': 'Not posted: {message}',
+  'test.timer.at': 'Timer at {node}:',
+  'test.timer.dueIn': 'due in {left}',
+  'test.timer.dueNow': 'due now',
+  'test.timer.fire': 'Fire now',
+  'test.timer.firing': 'Firing…',
+  'test.timer.refused': 'Not fired: {message}',
 }
 
 export const testPanelPt: Record<keyof typeof testPanelEn, string> = {
@@ -124,4 +130,10 @@ export const testPanelPt: Record<keyof typeof testPanelEn, string> = {
   'test.event.post': 'Enviar evento',
   'test.event.posting': 'Enviando…',
   'test.event.refused': 'Não enviado: {message}',
+  'test.timer.at': 'Temporizador em {node}:',
+  'test.timer.dueIn': 'vence em {left}',
+  'test.timer.dueNow': 'vence agora',
+  'test.timer.fire': 'Disparar agora',
+  'test.timer.firing': 'Disparando…',
+  'test.timer.refused': 'Não disparado: {message}',
 }

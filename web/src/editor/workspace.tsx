@@ -1,9 +1,9 @@
 import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react'
-import type { FlowApi, NewVariable, Pipeline, Sector, TriedCall, TryRequestBody, Variable, VariableChange } from './api'
+import type { FlowApi, FlowChoice, NewVariable, Pipeline, Sector, TriedCall, TryRequestBody, Variable, VariableChange } from './api'
 
 /**
- * What the forms pick from: the workspace's sectors, pipelines, variables and secret names, how to
- * add to them, and the one call a form makes itself (an HTTP request's "Try it").
+ * What the forms pick from: the workspace's sectors, pipelines, variables, secret names and other
+ * flows, how to add to them, and the one call a form makes itself (an HTTP request's "Try it").
  */
 export interface Workspace {
   sectors: Sector[]
@@ -14,6 +14,8 @@ export interface Workspace {
   updateVariable(id: string, input: VariableChange): Promise<Variable>
   /** The names of the workspace's secrets, read when first asked for; an ApiError when the service refuses to list them. */
   secretNames(): Promise<string[]>
+  /** The workspace's flows but the one edited, which a runFlow node may run, read when first asked for. */
+  flows(): Promise<FlowChoice[]>
   tryHttpRequest(body: TryRequestBody): Promise<TriedCall>
 }
 
@@ -25,7 +27,7 @@ export interface Catalog {
   variables: Variable[]
 }
 
-export function WorkspaceProvider({ api, initial, children }: { api: FlowApi; initial: Catalog; children: ReactNode }) {
+export function WorkspaceProvider({ api, flowId, initial, children }: { api: FlowApi; flowId: string; initial: Catalog; children: ReactNode }) {
   const [sectors, setSectors] = useState(initial.sectors)
   const [variables, setVariables] = useState(initial.variables)
 
@@ -54,21 +56,27 @@ export function WorkspaceProvider({ api, initial, children }: { api: FlowApi; in
     [api],
   )
 
-  const secrets = useRef<Promise<string[]>>(undefined)
-  const secretNames = useCallback(() => {
-    const names = (secrets.current ??= api.secretNames())
-    // A refusal is not kept: the next form that asks tries again.
-    names.catch(() => {
-      if (secrets.current === names) secrets.current = undefined
-    })
-    return names
-  }, [api])
+  const secretNames = useReadOnce(api.secretNames)
+  const flows = useReadOnce(useCallback(async () => (await api.flows()).filter((flow) => flow.id !== flowId), [api, flowId]))
 
   const value = useMemo(
-    () => ({ sectors, pipelines: initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, tryHttpRequest: api.tryHttpRequest }),
-    [sectors, initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, api],
+    () => ({ sectors, pipelines: initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, flows, tryHttpRequest: api.tryHttpRequest }),
+    [sectors, initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, flows, api],
   )
   return <WorkspaceContext.Provider value={value}>{children}</WorkspaceContext.Provider>
+}
+
+/** `read`, called when first asked for and its answer kept for every later ask. */
+function useReadOnce<T>(read: () => Promise<T>): () => Promise<T> {
+  const kept = useRef<Promise<T>>(undefined)
+  return useCallback(() => {
+    const answer = (kept.current ??= read())
+    // A refusal is not kept: the next form that asks tries again.
+    answer.catch(() => {
+      if (kept.current === answer) kept.current = undefined
+    })
+    return answer
+  }, [read])
 }
 
 export function useWorkspace(): Workspace {

@@ -197,6 +197,8 @@ const RULES: Rule[] = [
   { pattern: /^must be (a string|a number|a boolean|an object)$/, say: (m, t) => t('api.kinds', { kinds: kindName(m[1]!, t) ?? m[1]! }) },
   { pattern: /^(?:the draft of )?flow \S+ cannot run: flow \S+ has no published version/, say: 'api.notPublished' },
   { pattern: /^(?:the draft of )?flow \S+ cannot run: node (\S+) has /, say: 'api.flowCannotRun', params: (m) => ({ node: m[1]! }) },
+  { pattern: /^(?:the draft of )?flow \S+ cannot run: flow \S+ not found in this workspace$/, say: 'api.subflowGone' },
+  { pattern: /^(?:the draft of )?flow \S+ cannot run: flow \S+ had no published version when the session started$/, say: 'api.subflowUnpublished' },
 
   // Variables (src/domain/variables.ts).
   { pattern: /^defaultValue must be (a string|a number|a boolean|an object), the variable's type$/, say: 'api.defaultType', params: (m, t) => ({ kind: kindName(m[1]!, t) ?? m[1]! }) },
@@ -234,6 +236,8 @@ const RULES: Rule[] = [
   { pattern: /^this workspace holds (\S+) secrets, the most it may/, say: 'api.secretsFull', params: limit },
   { pattern: /^the session holds (\S+) events no node has waited for yet/, say: 'api.eventsFull', params: limit },
   { pattern: /^is \S+ bytes of JSON; an event's data holds at most (\S+)$/, say: 'api.eventDataTooLarge', params: limit },
+  { pattern: /^only a preview session's timer fires on demand/, say: 'api.timerLiveSession' },
+  { pattern: /^the session has no pending timer$/, say: 'api.noPendingTimer' },
   { pattern: /^is not the data of an httpRequest node$/, say: 'api.notHttpRequest' },
   { pattern: /^the URL "(.*)" is not a URL$/s, say: 'api.call.notUrl', params: (m) => ({ url: m[1]! }) },
   { pattern: /^the URL "(.*)" is not https$/s, say: 'api.call.notHttps', params: (m) => ({ url: m[1]! }) },
@@ -335,6 +339,13 @@ const FLOW_RULES: Rule[] = [
   { pattern: /^"(.*)" is a system variable/, say: 'flow.what.systemVariable', params: (m) => ({ name: m[1]! }) },
   { pattern: /^variable "(.*)" holds /, say: 'flow.what.variableType', params: (m) => ({ name: m[1]! }) },
   { pattern: /^no sector ".*" in this workspace$/, say: 'flow.what.noSector' },
+  { pattern: /^a flow cannot run itself$/, say: 'flow.what.runsItself' },
+  { pattern: /^no flow \S+ in this workspace$/, say: 'flow.what.noFlow' },
+  { pattern: /^flow "(.*)" has no version \S+ \(its newest is (\S+)\)$/s, say: 'flow.what.noVersion', params: (m) => ({ name: m[1]!, newest: m[2]! }) },
+  { pattern: /^flow ".*" runs this flow again \((.*)\): sub-flows cannot run in a circle$/s, say: 'flow.what.subflowCircle', params: (m) => ({ path: m[1]! }) },
+  { pattern: /^sub-flows nest (\S+) deep from here \((.*)\); at most (\S+)$/s, say: 'flow.what.subflowDepth', params: (m) => ({ depth: m[1]!, path: m[2]!, max: m[3]! }) },
+  { pattern: /^a reminder is sent before the question times out \(after (\S+) s\)$/, say: 'flow.what.reminderAfterTimeout', params: (m) => ({ seconds: m[1]! }) },
+  { pattern: /^reminders are listed in the order they are sent, each later than the one before$/, say: 'flow.what.remindersOrder' },
   { pattern: /^no pipeline ".*" in this workspace$/, say: 'flow.what.noPipeline' },
   { pattern: /^pipeline ".*" has no stage ".*"$/, say: 'flow.what.noStage' },
   { pattern: /^pipeline ".*" has no field ".*"$/, say: 'flow.what.noCardField' },
@@ -476,6 +487,8 @@ const FIELDS: Record<string, ApiProblemKey> = {
   timeoutSeconds: 'flow.field.timeout',
   saveStatusAs: 'flow.field.saveStatusAs',
   event: 'flow.field.event',
+  flowId: 'flow.field.flow',
+  version: 'flow.field.version',
 }
 
 /** As much of a flow definition as saying where a problem is needs. */

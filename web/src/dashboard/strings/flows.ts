@@ -99,6 +99,8 @@ export const en = {
   'flows.analytics.sessions.error': 'Failed',
   'flows.analytics.funnel': 'Funnel',
   'flows.analytics.funnelHint': 'Each node in the order a conversation meets it: the sessions that reached it, and the drop-off: those that stopped there without completing (still waiting, timed out or failed).',
+  'flows.analytics.abTests': 'A/B tests',
+  'flows.analytics.abTestsHint': 'Per split node, each branch: the sessions that drew it, how many of them completed, and its share of the sessions that reached the split. A session that passes a split again draws again, and counts in every branch it drew.',
   'flows.analytics.dropOff': 'Drop-off on the flow',
   'flows.analytics.dropOffHint': "The flow laid out as the editor's Arrange lays it out. The redder a node, the larger the share of the sessions reaching it that stopped there; hover a node for its whole name and id; a wide flow scrolls sideways.",
 
@@ -121,6 +123,14 @@ export const en = {
   'flows.funnel.failed': 'Failed here',
   'flows.funnel.completed': 'Completed here',
   'flows.funnel.rate': '{count} ({rate})',
+
+  'flows.split.caption': 'Per branch; sessions that reached the split: {reached}',
+  'flows.split.branch': 'Branch',
+  'flows.split.sessions': 'Sessions',
+  'flows.split.completed': 'Completed',
+  'flows.split.completionRate': 'Completion rate',
+  'flows.split.share': 'Share of the sessions',
+  'flows.split.none': 'No session has drawn a branch of this split yet.',
 
   'flows.diagram.summary': "Diagram of the flow's {nodes} nodes. Most drop-off at {node}: {count} of the {reached} sessions that reached it stopped there ({rate}).",
   'flows.diagram.summaryNone': "Diagram of the flow's {nodes} nodes. No session stopped short of completing.",
@@ -230,6 +240,8 @@ export const pt: Record<keyof typeof en, string> = {
   'flows.analytics.sessions.error': 'Com erro',
   'flows.analytics.funnel': 'Funil',
   'flows.analytics.funnelHint': 'Cada nó na ordem em que a conversa passa por ele: as sessões que chegaram a ele, e o abandono: as que pararam ali sem concluir (ainda aguardando, expiradas ou com erro).',
+  'flows.analytics.abTests': 'Testes A/B',
+  'flows.analytics.abTestsHint': 'Por nó de teste A/B, cada ramo: as sessões que o sortearam, quantas delas foram concluídas, e a parte que ele teve das sessões que chegaram ao teste. Uma sessão que passa de novo pelo teste sorteia de novo, e conta em cada ramo que sorteou.',
   'flows.analytics.dropOff': 'Abandono no fluxo',
   'flows.analytics.dropOffHint': 'O fluxo disposto como o Organizar do editor o dispõe. Quanto mais vermelho o nó, maior a parte das sessões que chegaram a ele e pararam ali; passe o mouse sobre um nó para ver o nome inteiro e o id; um fluxo largo rola para o lado.',
 
@@ -252,6 +264,14 @@ export const pt: Record<keyof typeof en, string> = {
   'flows.funnel.failed': 'Com erro aqui',
   'flows.funnel.completed': 'Concluídas aqui',
   'flows.funnel.rate': '{count} ({rate})',
+
+  'flows.split.caption': 'Por ramo; sessões que chegaram ao teste: {reached}',
+  'flows.split.branch': 'Ramo',
+  'flows.split.sessions': 'Sessões',
+  'flows.split.completed': 'Concluídas',
+  'flows.split.completionRate': 'Taxa de conclusão',
+  'flows.split.share': 'Parte das sessões',
+  'flows.split.none': 'Nenhuma sessão sorteou um ramo deste teste ainda.',
 
   'flows.diagram.summary': 'Diagrama dos {nodes} nós do fluxo. Maior abandono em {node}: {count} das {reached} sessões que chegaram a ele pararam ali ({rate}).',
   'flows.diagram.summaryNone': 'Diagrama dos {nodes} nós do fluxo. Nenhuma sessão parou antes de concluir.',

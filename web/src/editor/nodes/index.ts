@@ -2,12 +2,14 @@ import type { NodeData, NodeTypeName } from '../../../../src/domain/nodes/index.
 import type { Exit } from '../flow-definition'
 import { useLang, useT } from '../i18n'
 import { conditionUi } from './condition'
+import { delayUi } from './delay'
 import { endUi } from './end'
 import { httpRequestUi } from './http-request'
 import { kanbanMoveUi } from './kanban-move'
 import { messageUi } from './message'
 import type { NodeUi } from './node-ui'
 import { questionUi } from './question'
+import { runFlowUi } from './run-flow'
 import { setVariableUi } from './set-variable'
 import { splitUi } from './split'
 import { startUi } from './start'
@@ -24,6 +26,8 @@ export const nodeUis = {
   setVariable: setVariableUi,
   httpRequest: httpRequestUi,
   waitForEvent: waitForEventUi,
+  delay: delayUi,
+  runFlow: runFlowUi,
   transfer: transferUi,
   kanbanMove: kanbanMoveUi,
   end: endUi,

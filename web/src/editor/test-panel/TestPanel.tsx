@@ -9,6 +9,7 @@ import { Chat } from './Chat'
 import { evolveConversation, newConversation, type Conversation, type ConversationEvent } from './conversation'
 import { DebugView, type Naming } from './DebugView'
 import { EventForm } from './EventForm'
+import { TimerBar } from './TimerBar'
 import { followEventStream } from '../../shared/event-stream'
 import { useFollowOnCanvas } from './useFollowOnCanvas'
 import { defaultTexts, startingValues, VariablesForm, type VariableTexts } from './VariablesForm'
@@ -131,6 +132,16 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
     }
   }
 
+  const fireTimer = async (): Promise<string | undefined> => {
+    if (!run) return undefined
+    try {
+      await api.fireTimer(run.sessionId)
+      return undefined
+    } catch (error) {
+      return errorText(error, t)
+    }
+  }
+
   const editVariables = () => {
     stop()
     setRun(undefined)
@@ -156,6 +167,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
   // A preview waiting at a waitForEvent node takes the event from here, as the customer's system would post it.
   const waitingNode = run && conversation.status === 'active' ? nodes.find((n) => n.id === conversation.waitingAt) : undefined
   const waitsFor = waitingNode?.type === 'waitForEvent' && typeof waitingNode.data.event === 'string' ? waitingNode.data.event : undefined
+  const timer = run && conversation.status === 'active' ? conversation.timer : null
 
   const onTabKey = (event: KeyboardEvent) => {
     const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0
@@ -206,6 +218,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           <p className="test-waiting-at" data-testid="test-waiting-at">
             {conversation.waitingAt ? t('test.waitingAt', { node: nodeName(conversation.waitingAt) }) : '\u00a0'}
           </p>
+          {timer && <TimerBar key={`${timer.nodeId}-${timer.dueAt}`} timer={timer} nodeName={nodeName(timer.nodeId)} onFire={fireTimer} />}
           {waitsFor !== undefined && <EventForm key={`${conversation.waitingAt}-${conversation.turns.length}`} waitsFor={waitsFor} onPost={postEvent} />}
           <div className="tabs" role="tablist" aria-label={t('test.views')}>
             {VIEWS.map((v) => (

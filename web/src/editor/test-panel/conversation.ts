@@ -33,7 +33,15 @@ export interface TurnDebug {
   functions: TurnFunction[]
   kanban: KanbanAction[]
   waitingAt: string | null
+  timer: PendingTimer | null
   status: SessionStatus
+}
+
+/** The timer the session waits for: a question's reminder or timeout, a wait's timeout, a delay's end. */
+export interface PendingTimer {
+  nodeId: string
+  /** ISO time. */
+  dueAt: string
 }
 
 export type SessionStatus = 'active' | 'completed' | 'timeout' | 'error'
@@ -61,6 +69,7 @@ export interface Conversation {
   /** Names of the variables the last turn set. */
   changed: string[]
   waitingAt: string | null
+  timer: PendingTimer | null
   status: SessionStatus
 }
 
@@ -71,6 +80,7 @@ export const newConversation = (variables: Record<string, VariableValue>): Conve
   variables,
   changed: [],
   waitingAt: null,
+  timer: null,
   status: 'active',
 })
 
@@ -103,7 +113,7 @@ function streamed(state: Conversation, event: SseEvent): Conversation {
       const debug = data as TurnDebug
       // A reconnect can send a turn's debug event again (it carries no id of its own).
       const turns = state.turns.at(-1)?.messageId === debug.messageId ? [...state.turns.slice(0, -1), debug] : [...state.turns, debug]
-      return { ...state, turns, variables: debug.variables, changed: Object.keys(debug.changed), waitingAt: debug.waitingAt, status: debug.status }
+      return { ...state, turns, variables: debug.variables, changed: Object.keys(debug.changed), waitingAt: debug.waitingAt, timer: debug.timer ?? null, status: debug.status }
     }
     case 'turn':
       return { ...state, chat: [...state.chat, ...chatOfTurn(data as WebhookBody)] }
@@ -116,7 +126,7 @@ function streamed(state: Conversation, event: SseEvent): Conversation {
     case 'end': {
       const status = (data as { status: Exclude<SessionStatus, 'active'> }).status
       if (state.chat.some((entry) => entry.kind === 'ended')) return state
-      return { ...state, status, waitingAt: null, chat: [...state.chat, { kind: 'ended', key: `end`, status }] }
+      return { ...state, status, waitingAt: null, timer: null, chat: [...state.chat, { kind: 'ended', key: `end`, status }] }
     }
     default:
       return state

@@ -4,14 +4,15 @@ import { useAsync } from '../../components/async'
 import { ErrorNotice, Field, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
 import { oneOf, positiveOf, useQueryParams } from '../../components/address'
-import { DropOffDiagram, FunnelTable, SessionsChart } from './charts'
+import { DropOffDiagram, FunnelTable, SessionsChart, SplitTable } from './charts'
 import { FlowHeader, useFlow } from './FlowHeader'
-import { sessionsPerDay } from './analytics-figures'
-import { DATE_RANGES, DAYS_IN_RANGE, type FlowAnalytics } from './api-types'
+import { sessionsPerDay, splitTests } from './analytics-figures'
+import { DATE_RANGES, DAYS_IN_RANGE, type Definition, type FlowAnalytics } from './api-types'
+import { flowOrder } from './definition'
 
 /**
  * A flow's analytics, for one published version (GET /v1/flows/{id}/analytics): sessions started
- * per day, and per node the funnel and where sessions dropped off.
+ * per day, per node the funnel and where sessions dropped off, and its A/B tests' branches.
  */
 export function AnalyticsScreen() {
   const t = useT()
@@ -75,6 +76,7 @@ export function AnalyticsScreen() {
             <p className="hint">{t('flows.analytics.funnelHint')}</p>
             <FunnelTable analytics={analytics.data.counts} definition={analytics.data.definition} />
           </div>
+          <AbTests analytics={analytics.data.counts} definition={analytics.data.definition} />
           <div className="card" aria-labelledby="flows-dropoff-title">
             <h2 id="flows-dropoff-title">{t('flows.analytics.dropOff')}</h2>
             <p className="hint">{t('flows.analytics.dropOffHint')}</p>
@@ -102,6 +104,22 @@ function Totals({ analytics }: { analytics: FlowAnalytics }) {
           </li>
         ))}
       </ul>
+    </div>
+  )
+}
+
+/** Each split node's branches, in flow order; nothing for a version without split nodes. */
+function AbTests({ analytics, definition }: { analytics: FlowAnalytics; definition: Definition }) {
+  const t = useT()
+  const splits = splitTests(analytics, flowOrder(definition))
+  if (splits.length === 0) return null
+  return (
+    <div className="card" aria-labelledby="flows-ab-tests-title" data-testid="ab-tests">
+      <h2 id="flows-ab-tests-title">{t('flows.analytics.abTests')}</h2>
+      <p className="hint">{t('flows.analytics.abTestsHint')}</p>
+      {splits.map((split) => (
+        <SplitTable key={split.nodeId} split={split} definition={definition} />
+      ))}
     </div>
   )
 }

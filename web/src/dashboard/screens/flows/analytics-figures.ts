@@ -1,4 +1,4 @@
-import type { NodeAnalytics } from './api-types'
+import type { BranchAnalytics, FlowAnalytics, NodeAnalytics } from './api-types'
 
 /**
  * The sessions that stopped at a node without completing there: still waiting, timed out (left) or
@@ -38,3 +38,28 @@ export function sessionsPerDay(counted: readonly { date: string; started: number
 }
 
 const startOfDay = (date: Date): number => new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime()
+
+/** A split node of the version (an A/B test): the sessions that reached it, and its branches' counts. */
+export interface SplitTest {
+  nodeId: string
+  reached: number
+  branches: BranchAnalytics[]
+}
+
+/** The version's split nodes in the order `nodeIds` gives (the flow's), each with its branches in the definition's order. */
+export function splitTests(analytics: FlowAnalytics, nodeIds: readonly string[]): SplitTest[] {
+  const reached = new Map(analytics.nodes.map((node) => [node.nodeId, node.reached]))
+  return nodeIds.flatMap((nodeId) => {
+    const branches = analytics.branches.filter((branch) => branch.nodeId === nodeId)
+    return branches.length === 0 ? [] : [{ nodeId, reached: reached.get(nodeId) ?? 0, branches }]
+  })
+}
+
+/** The share of a branch's sessions that completed: 0 when none drew it. */
+export const completionRate = (branch: BranchAnalytics): number => (branch.sessions === 0 ? 0 : branch.completed / branch.sessions)
+
+/**
+ * The share of the sessions that reached the split that drew the branch. A session that passes the
+ * split again draws again, so a split's shares may add up to more than all.
+ */
+export const branchShare = (branch: BranchAnalytics, split: SplitTest): number => (split.reached === 0 ? 0 : branch.sessions / split.reached)

@@ -8,6 +8,7 @@ export type VersionItem = JsonOf<paths['/v1/flows/{id}/versions']['get']['respon
 export type VersionDetail = JsonOf<paths['/v1/flows/{id}/versions/{version}']['get']['responses'][200]>
 export type FlowAnalytics = JsonOf<paths['/v1/flows/{id}/analytics']['get']['responses'][200]>
 export type NodeAnalytics = FlowAnalytics['nodes'][number]
+export type BranchAnalytics = FlowAnalytics['branches'][number]
 
 /** The filters of GET /v1/flows, as the API names their values. */
 export const DATE_RANGES = ['today', 'last7days', 'last15days', 'last30days'] as const

@@ -2,9 +2,10 @@ import { useId, useMemo, useState } from 'react'
 import { layOutFlow, routePath } from '../../../shared/flow-layout'
 import { nodeTypeName } from '../../../shared/node-names'
 import { NodeName, useNodeNames } from '../../components/NodeName'
+import { Empty } from '../../components/ui'
 import { useT } from '../../i18n'
 import { usePreferences } from '../../preferences'
-import { dropOffRate, stoppedHere, type DayCount } from './analytics-figures'
+import { branchShare, completionRate, dropOffRate, stoppedHere, type DayCount, type SplitTest } from './analytics-figures'
 import type { Definition, FlowAnalytics, NodeAnalytics } from './api-types'
 import { flowOrder } from './definition'
 
@@ -193,6 +194,63 @@ export function FunnelTable({ analytics, definition }: { analytics: FlowAnalytic
         ))}
       </tbody>
     </table>
+  )
+}
+
+/**
+ * One split node's A/B test: per branch, the sessions that drew it, how many of them completed and
+ * at what rate, and its share of the sessions that reached the split (a bar); until a session draws
+ * a branch, a line saying so.
+ */
+export function SplitTable({ split, definition }: { split: SplitTest; definition: Definition }) {
+  const t = useT()
+  const nodeName = useNodeNames(definition)
+  const name = <NodeName node={nodeName(split.nodeId)} />
+  if (split.branches.every((branch) => branch.sessions === 0)) {
+    return (
+      <div className="flows-split" data-node={split.nodeId}>
+        <p className="flows-split-name">{name}</p>
+        <Empty>{t('flows.split.none')}</Empty>
+      </div>
+    )
+  }
+  return (
+    <div className="flows-split" data-node={split.nodeId}>
+      <table className="flows-data flows-split-table">
+        <caption className="flows-caption">
+          <span className="flows-split-name">{name}</span> <span>{t('flows.split.caption', { reached: split.reached })}</span>
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('flows.split.branch')}</th>
+            <th scope="col">{t('flows.split.sessions')}</th>
+            <th scope="col">{t('flows.split.completed')}</th>
+            <th scope="col">{t('flows.split.completionRate')}</th>
+            <th scope="col" className="flows-funnel-bar-head">
+              {t('flows.split.share')}
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {split.branches.map((branch) => (
+            <tr key={branch.branchId} data-branch={branch.branchId}>
+              <th scope="row">{branch.branchId}</th>
+              <td>{branch.sessions}</td>
+              <td>{branch.completed}</td>
+              <td>{branch.sessions === 0 ? t('common.none') : percent(completionRate(branch))}</td>
+              <td>
+                <div className="flows-funnel-cell">
+                  <span className="flows-funnel-track" aria-hidden="true">
+                    <span className="flows-funnel-bar" style={{ width: percent(Math.min(1, branchShare(branch, split))) }} />
+                  </span>
+                  <span>{percent(branchShare(branch, split))}</span>
+                </div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   )
 }
 

@@ -6,6 +6,7 @@ import { ListView } from '../../components/ListView'
 import type { ShownNode } from '../../components/NodeName'
 import { usePagedList } from '../../components/paged-list'
 import { DateTime } from '../../components/ui'
+import { clockTime } from '../../../shared/date-time'
 import { useT, type Translate } from '../../i18n'
 import { DeliveryStatusBadge } from '../webhooks/DeliveryStatusBadge'
 import type { SessionEvent } from './api-types'
@@ -94,7 +95,7 @@ function summaryOf(event: SessionEvent, t: Translate, nodeName: (id: string) => 
       )
     }
     case 'TimerFired':
-      return typeof data.nodeId === 'string' ? t('sessions.chat.timer', { node: nodeName(data.nodeId).name }) : undefined
+      return typeof data.nodeId === 'string' && typeof data.until === 'string' ? t('sessions.chat.timer', { node: nodeName(data.nodeId).name, due: clockTime(data.until) }) : undefined
     default:
       return undefined
   }

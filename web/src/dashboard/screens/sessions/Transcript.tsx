@@ -1,4 +1,5 @@
 import { ChatTranscript, type ChatEntry } from '../../../shared/chat-transcript'
+import { clockTime } from '../../../shared/date-time'
 import { JsonBlock } from '../../components/JsonBlock'
 import type { ShownNode } from '../../components/NodeName'
 import { shortId } from '../../components/short-id'
@@ -60,7 +61,7 @@ function chatEntry(entry: TranscriptEntry, key: string, t: Translate, { nodeName
         children: <JsonBlock value={entry.event.data} />,
       }
     case 'timer':
-      return note(t('sessions.chat.timer', { node: nodeName(entry.nodeId).name }), undefined, 'chat-timer')
+      return note(t('sessions.chat.timer', { node: nodeName(entry.nodeId).name, due: clockTime(entry.until) }), undefined, 'chat-timer')
   }
 }
 
