@@ -17,6 +17,7 @@ import { defaultFairnessSettings, fairness, type Scenario, type Store } from './
 import { defaultIngestSettings, ingest } from './ingest.js'
 import { defaultListsSettings, lists } from './lists.js'
 import { defaultRebuildSettings, rebuild } from './rebuild.js'
+import { defaultTimersSettings, timers } from './timers.js'
 import { updatePerformanceDoc } from './tools/report.js'
 
 /** What a benchmark hands back; the runner adds the machine, versions and dates. */
@@ -41,20 +42,26 @@ Benchmarks (all when no name is given):
                embedded database (goals: hanging < 3 s each; burst worst < 3 s Postgres, < 5 s embedded)
   calls        turns a second when each makes one httpRequest to a local HTTPS API (2000 sessions, one
                message each, 32 in flight), beside the same turns without the call (recorded, no goal)
+  timers       the service's CPU time idle with 10,000 timers pending against none, then each timer's
+               lateness as they come due: due -> TimerFired and due -> webhook (recorded, no goal)
   report       only regenerate the results table in docs/performance.md from bench/results
 
 Options:
   --duration S     seconds of each measured phase (ingest 20, endtoend 60, eventstore 10 per round,
-                   fairness 15 of burst)
+                   fairness 15 of burst, timers 30 of each idle window)
   --rate N         endtoend: messages per second, sent on schedule whatever the answers do (500); then
                    the rate is stepped up, 20 s a step, until 202 -> webhook p99 reaches 100 ms (--ceiling 0: not)
   --ceiling S      endtoend: seconds measured per step of the rate search (20; 0 skips it)
   --rounds N       eventstore: rounds of the adapters taking turns (3)
-  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers, calls messages (32);
+  --connections N  concurrency: ingest connections, pgbench clients, eventstore writers, calls messages,
+                   timers session creations (32);
                    endtoend: connections of the sender's pool (128)
                    lists: requests in flight at once (1); fairness: clients of the burst (32)
   --sessions N     ingest, endtoend: sessions the messages go round (1000); fairness: the hanging
-                   receiver's sessions (300); calls: sessions, one turn each (2000)
+                   receiver's sessions (300); calls: sessions, one turn each (2000); timers: sessions
+                   waiting at a delay, one timer each (10000)
+  --delay S        timers: the delay's seconds, which must outlast creating the sessions and the idle
+                   window (150)
   --streams N      endtoend: also hold N session streams open (GET /v1/sessions/{id}/stream, one a session) and
                    time each turn to its stream event (written as endtoend-streams)
   --cpu-prof       ingest, endtoend: run the service under --cpu-prof; eventstore: each adapter's process in
@@ -73,7 +80,7 @@ Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH
 BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone),
 BENCH_KEEP_DATABASES=1 (keep the flowd_bench_* databases afterwards, to EXPLAIN or experiment on them).`
 
-const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness', 'calls'] as const
+const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness', 'calls', 'timers'] as const
 type Name = (typeof BENCHMARKS)[number]
 
 async function main(): Promise<number> {
@@ -93,6 +100,7 @@ async function main(): Promise<number> {
       requests: { type: 'string' },
       store: { type: 'string' },
       scenario: { type: 'string' },
+      delay: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -209,6 +217,16 @@ async function main(): Promise<number> {
         }
         tools = ['undici']
         outcome = await calls(settings, notes)
+      } else if (name === 'timers') {
+        const settings = {
+          ...defaultTimersSettings,
+          ...(duration ? { idleSeconds: duration } : {}),
+          ...(connections ? { connections } : {}),
+          ...(values.sessions ? { timers: int(values.sessions, 'sessions')! } : {}),
+          ...(values.delay ? { delaySeconds: int(values.delay, 'delay')! } : {}),
+        }
+        tools = []
+        outcome = await timers(settings, notes)
       } else {
         const settings = {
           ...defaultEventstoreSettings,

@@ -91,6 +91,17 @@ const ROWS: Record<string, Row> = {
       ['call_cost_ratio', 'with ÷ without'],
     ],
   },
+  timers: {
+    number: '9',
+    headlines: [
+      ['idle_cpu_none_ms_per_s', 'CPU idle, no timer'],
+      ['idle_cpu_pending_ms_per_s', 'CPU idle, timers pending'],
+      ['fired_late_p50_ms', 'due → fired p50'],
+      ['fired_late_p99_ms', 'p99'],
+      ['webhook_late_p99_ms', 'due → webhook p99'],
+      ['fired_per_s', 'fired'],
+    ],
+  },
 }
 
 const ORDER = Object.keys(ROWS)

@@ -17,6 +17,20 @@ export const echoFlow = {
   ],
 }
 
+/** A flow that waits `seconds` at the delay `pause` (a timer; its first turn says nothing), then says `Time is up` and ends. */
+export const pauseFlow = (seconds: number) => ({
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'pause', type: 'delay', position: { x: 200, y: 0 }, data: { seconds } },
+    { id: 'done', type: 'message', position: { x: 400, y: 0 }, data: { messages: [{ type: 'text', text: { body: 'Time is up' } }] } },
+  ],
+  edges: [
+    { id: 'a', source: 'start', target: 'pause' },
+    { id: 'b', source: 'pause', target: 'done' },
+  ],
+})
+
 /**
  * A flow that greets, asks for a plan by buttons, and for `pro` moves a lead card through two
  * stages and transfers to a sector; `basic` ends, an invalid reply transfers. `lead` adds to the

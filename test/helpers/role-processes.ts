@@ -32,6 +32,9 @@ export function leasesHeld(proc: Service): string[] {
   return [...held].sort()
 }
 
+/** The partitions an engine process logged last that it drives (`engine partitions held`); undefined before it first did. */
+export const partitionsLogged = (engine: Service): number[] | undefined => logEntries<{ partitions: number[] }>(engine, 'engine partitions held').at(-1)?.partitions
+
 export interface Webhook {
   sessionId: string
   messageId: string

@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { connectionBudget } from '../../src/connection-budget.js'
+import { sessionStream, timerTriggerId } from '../../src/domain/session.js'
 import { fairShare } from '../../src/engine/partitions.js'
 import type { Role } from '../../src/roles.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { cliPath } from '../helpers/cli.js'
-import { echoFlow } from '../helpers/flows.js'
+import { echoFlow, pauseFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
 import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesHeld, parseWebhook, sessionEvents } from '../helpers/role-processes.js'
 import { call, expect } from '../helpers/service-api.js'
@@ -24,7 +25,9 @@ import { eventually, sleep } from '../helpers/wait.js'
 // answered webhook, in per-session order; no kill holds a session's webhook back more than 3 s;
 // the connections stay within the sum of the processes' budgets (src/connection-budget.ts); the
 // partitions end spread over the live engines. Beside it all, another workspace's callback accepts
-// connections and never answers: it becomes failing and costs the load nothing.
+// connections and never answers: it becomes failing and costs the load nothing. After it all,
+// 1,000 sessions created in a burst wait a few seconds at a delay: each timer fires once, its turn
+// runs once and its webhook arrives once.
 
 const SESSIONS = 20
 const MESSAGES_PER_SECOND = 30
@@ -56,6 +59,14 @@ const HANGING_PATH = '/hanging'
 const HANGING_ANSWER_MS = 11_000
 const HANGING_SESSIONS = 10
 const PARTITIONS_LOGGED = 'engine partitions held'
+const TIMER_SESSIONS = 1_000
+/** Sessions created at once. */
+const TIMER_CREATES_IN_FLIGHT = 32
+/** The callback of the timers' sessions: their webhooks go to a destination of their own. */
+const TIMERS_PATH = '/timers'
+const TIMER_SECONDS = 3
+/** The sweep fires due timers one at a time. */
+const TIMERS_TIMEOUT_MS = 120_000
 
 interface Member {
   name: string
@@ -174,6 +185,17 @@ async function sendSteadily(apis: readonly Service[], apiKey: string, sessionIds
   }
   await Promise.all(sends)
   return { refused, skipped }
+}
+
+/** Creates `count` sessions of `flowId`, TIMER_CREATES_IN_FLIGHT at a time, alternating between the api processes. */
+async function createSessions(apis: readonly Service[], apiKey: string, flowId: string, count: number): Promise<string[]> {
+  const ids: string[] = []
+  let next = 0
+  const creator = async () => {
+    for (let n = next++; n < count; n = next++) ids.push((await expect(apis[n % apis.length]!, apiKey, 201, 'POST', `/v1/sessions/flows/${flowId}/create`)).sessionId)
+  }
+  await Promise.all(Array.from({ length: TIMER_CREATES_IN_FLIGHT }, creator))
+  return ids
 }
 
 const webhookId = (request: ReceivedRequest) => String(request.headers['webhook-id'])
@@ -414,6 +436,20 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
     t.ok(spread(), `${all.size} partitions over ${live.length} live engines, each holding at most ${share}: ${[...held].map(([engine, partitions]) => `${engine.name} ${partitions.length}`).join(', ')}`)
   })
 
+  // After the load, so that the delays its webhooks had after the kills are the kills' alone.
+  const timerWebhooks = () => receiver.requests.filter((r) => r.path.startsWith(TIMERS_PATH))
+  let timerSessionIds: string[] = []
+  await t.test(`${TIMER_SESSIONS} sessions created in a burst, each waiting ${TIMER_SECONDS} s at a delay`, async (t) => {
+    const { apiKey: timersKey } = await expect(api!, admin, 201, 'POST', '/v1/api-keys', { name: 'timers', callbackUrl: `${receiver.url}${TIMERS_PATH}` })
+    const pauseFlowId = (await expect(api!, apiKey, 201, 'POST', '/v1/flows', { name: 'Pause', definition: pauseFlow(TIMER_SECONDS) })).id
+    const creating = performance.now()
+    timerSessionIds = await createSessions(apis, timersKey, pauseFlowId, TIMER_SESSIONS)
+    const created = performance.now()
+    // One a session, its timer's: the first turn says nothing.
+    await eventually('an answered webhook for every timer', () => (timerWebhooks().filter((r) => r.answered).length >= TIMER_SESSIONS ? true : undefined), TIMERS_TIMEOUT_MS)
+    t.pass(`created in ${Math.round(created - creating)} ms; every timer's webhook answered ${Math.round(performance.now() - creating)} ms after the first create`)
+  })
+
   for (const member of members.filter((m) => m.killedAt === undefined)) {
     t.same(await stopGracefully(member.service), { code: 0, signal: null }, `${member.name} stops cleanly on SIGTERM`)
   }
@@ -422,4 +458,37 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   t.ok(sessionIds.every((sessionId) => JSON.stringify(deliveredOf(sessionId, atExit.first)) === JSON.stringify(expectedOf(sessionId))), 'still one webhook per turn once every process has exited')
   t.ok(atExit.repeats.every(firstSentByKilledDispatcher), "and none answered twice but the killed dispatcher's")
   t.ok(members.every((m) => !running(m.service)), 'every process has exited')
+
+  await t.test('the timers: each fired once, its turn run once, its webhook sent once', async (t) => {
+    const store = separatePool({ connectionString: config.databaseUrl!, max: 1 })
+    t.teardown(() => store.end())
+    const { rows } = await store.query<{ stream: string; type: string; messageId: string; until: string | null; firedAt: string | null }>(
+      `select stream_id as stream, event_type as type, data->>'messageId' as "messageId", data->>'until' as until, data->>'firedAt' as "firedAt"
+       from events where stream_id = any($1::text[]) and event_type in ('TimerFired', 'TurnCompleted') order by global_position`,
+      [timerSessionIds.map(sessionStream)],
+    )
+    const webhooks = timerWebhooks().map(parseWebhook)
+    const wrong: string[] = []
+    const lateness: number[] = []
+    for (const sessionId of timerSessionIds) {
+      const events = rows.filter((row) => row.stream === sessionStream(sessionId))
+      const fired = events.filter((row) => row.type === 'TimerFired')
+      if (fired.length !== 1) {
+        wrong.push(`${sessionId}: ${fired.length} TimerFired`)
+        continue
+      }
+      const { messageId, until, firedAt } = fired[0]!
+      lateness.push(Date.parse(firedAt!) - Date.parse(until!))
+      if (messageId !== timerTriggerId(sessionId, 'pause', until!)) wrong.push(`${sessionId}: TimerFired ${messageId} is not the timer's`)
+      if (firedAt! < until!) wrong.push(`${sessionId}: due ${until}, fired early at ${firedAt}`)
+      const turns = events.filter((row) => row.type === 'TurnCompleted' && row.messageId === messageId).length
+      if (turns !== 1) wrong.push(`${sessionId}: ${turns} turns for its timer`)
+      const sent = webhooks.filter((w) => w.sessionId === sessionId).map((w) => w.messageId)
+      if (JSON.stringify(sent) !== JSON.stringify([messageId])) wrong.push(`${sessionId}: webhooks ${sent.join()}`)
+    }
+    t.same(wrong, [], `${TIMER_SESSIONS} timers: each one TimerFired when due, one turn for it and one webhook, its timer's`)
+    t.equal(webhooks.length, TIMER_SESSIONS, 'and no other webhook, once every process has exited')
+    lateness.sort((a, b) => a - b)
+    t.comment(`fired after due: median ${lateness[Math.floor(lateness.length / 2)]} ms, longest ${lateness.at(-1)} ms`)
+  })
 })

@@ -10,6 +10,7 @@ import { echoFlow } from '../helpers/flows.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { EXIT_TIMEOUT_MS, logEntries, postgresStorage, startRole, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
 import { expect } from '../helpers/service-api.js'
+import { partitionsLogged } from '../helpers/role-processes.js'
 import { createTestDatabase, postgresUrl } from '../helpers/storage.js'
 
 // Partition leases of engines in one test process, each with a lease connection of its own as
@@ -25,12 +26,9 @@ const ROLE_START_TIMEOUT_MS = 120_000
 const REBALANCE_TIMEOUT_MS = 60_000
 const TURNS_TIMEOUT_MS = 90_000
 
-/** The partitions `engine` logged last that it holds. */
-const held = (engine: Service): number[] | undefined => logEntries<{ partitions: number[] }>(engine, 'engine partitions held').at(-1)?.partitions
-
 /** Why `engines` do not share every partition with at most `share` each and none held twice; undefined when they do. */
 function unevenSpread(engines: Service[], share: number): string | undefined {
-  const sets = engines.map(held)
+  const sets = engines.map(partitionsLogged)
   const all = sets.flatMap((set) => set ?? [])
   const spread = sets.every((set) => set !== undefined && set.length <= share) && all.length === PARTITIONS && new Set(all).size === PARTITIONS
   return spread ? undefined : assertionMessage(sets)
