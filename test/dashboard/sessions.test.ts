@@ -350,6 +350,8 @@ t.test('sessions: logs filtered in the address, a session read as a chat, its ti
   const [reminderDue, timeoutDue] = await firedAt(silentId)
   await page.goto(`${setup.base}/dashboard/sessions/${silentId}`)
   await page.getByRole('list', { name: 'Messages, oldest first' }).getByRole('article', { name: /^Bot/ }).getByText('Still there?').waitFor()
+  // Nodes are named once the session's flow version has loaded, which comes apart from the events.
+  await timelineTimers.first().getByText(/at node Question/).waitFor()
   t.same(
     (await timelineTimers.locator('.timeline-outside').allInnerTexts()).map(plain),
     [`Timer fired at node Question (due ${clockTimeInEnglish(reminderDue!)})`, `Timer fired at node Question (due ${clockTimeInEnglish(timeoutDue!)})`],
