@@ -7,41 +7,28 @@ import t, { type Test } from 'tap'
 import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
-import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
-import { migrateToLatest } from '../../src/store/migrate.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
-import { runCli, tempDir } from '../helpers/cli.js'
-import { migratedDataDir } from '../helpers/pglite-template.js'
+import { cliStore, cliStoreNames, runCli, runCliInOneProcess, tempDir } from '../helpers/cli.js'
 import { echoFlow, plansFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
-// The embedded store: the CLI reaches every store through the same port, and each spawned run
-// costs seconds, so the Postgres variant of these checks is left to the HTTP tests.
-const targets: { name: string; prepare(t: Test): Promise<{ env: Record<string, string>; target: DatabaseTarget }> }[] = [
-  {
-    name: 'pglite',
-    async prepare(t) {
-      const dataDir = await migratedDataDir(t)
-      return { env: { DATA_DIR: dataDir }, target: { kind: 'pglite', dataDir: join(dataDir, 'pglite') } }
-    },
-  },
-]
-
 const longLived = { settings: { sessionTtlSeconds: 600 } }
 
-for (const { name, prepare } of targets) {
+// The CLI reaches every store through the same port, and the store is not what these check: they
+// run on the one commands cost least on (cliStoreNames, test/helpers/cli.ts).
+for (const name of cliStoreNames) {
   t.test(`flowd audit on ${name}`, async (t) => {
-    const { env, target } = await prepare(t)
+    const store = await cliStore(t, name)
+    const { env } = store
     // The log is written in-process (engine, sweeper, API through inject), then closed: the CLI runs against what it left.
     const written = {} as { main: { workspaceId: string; apiKey: string }; other: { workspaceId: string }; proSession: string; expiring: string; foreign: string }
     await t.test('a log of several conversations is written', async (t) => {
       const backend = {
-        name: 'pglite' as const,
+        name,
         async open(t: Test) {
-          const storage = await openStorage(target)
+          const storage = await store.open()
           t.teardown(() => storage.close())
-          await migrateToLatest(storage.db)
           return storage
         },
       }
@@ -115,10 +102,17 @@ for (const { name, prepare } of targets) {
       t.match(JSON.parse(none.stdout), { sessions: 0, turns: 0 })
     })
 
-    await t.test('verify refuses bad arguments with 2 and names an unknown session', async (t) => {
-      t.equal((await runCli(['audit', 'verify', '--since', 'yesterday'], env)).code, 2)
-      t.equal((await runCli(['audit', 'verify', '--session', 'nope'], env)).code, 2)
-      t.equal((await runCli(['audit', 'verify', '--session', proSession, '--since', '2026-01-01'], env)).code, 2)
+    await t.test('verify and export refuse bad arguments with 2; verify names an unknown session', async (t) => {
+      // Refused before the store is opened (one nothing listens on would fail them with 1), and so in one process.
+      const unreachable = { DATABASE_URL: 'postgres://flowd@127.0.0.1:1/unreachable' }
+      const badArguments = [
+        ['verify', '--since', 'yesterday'],
+        ['verify', '--session', 'nope'],
+        ['verify', '--session', proSession, '--since', '2026-01-01'],
+        ['export', '--workspace', main.workspaceId],
+      ]
+      const refused = await runCliInOneProcess(badArguments.map((args) => ({ args: ['audit', ...args], env: unreachable })))
+      badArguments.forEach((args, i) => t.equal(refused[i]!.code, 2, `audit ${args.join(' ')}: ${assertionMessage(refused[i]!.stderr.split('\n')[0])}`))
       const unknown = await runCli(['audit', 'verify', '--session', '00000000-0000-4000-8000-000000000000'], env)
       t.not(unknown.code, 0)
       t.match(unknown.stderr, /session 00000000-0000-4000-8000-000000000000 not found/)
@@ -150,17 +144,16 @@ for (const { name, prepare } of targets) {
       }
     })
 
-    await t.test('export refuses an unknown workspace and a missing --out', async (t) => {
+    await t.test('export refuses an unknown workspace', async (t) => {
       const out = join(tempDir(t), 'x.ndjson')
       const unknown = await runCli(['audit', 'export', '--workspace', '00000000-0000-4000-8000-000000000000', '--out', out], env)
       t.not(unknown.code, 0)
       t.match(unknown.stderr, /workspace 00000000-0000-4000-8000-000000000000 not found/)
       t.notOk(existsSync(out))
-      t.equal((await runCli(['audit', 'export', '--workspace', main.workspaceId], env)).code, 2)
     })
 
     await t.test('verify catches a turn tampered with in the events table', async (t) => {
-      const storage = await openStorage(target)
+      const storage = await store.open()
       try {
         const { rows } = await sql<{ event_id: string; body: string }>`
           select event_id, data #>> '{output,messages,0,text,body}' as body from events

@@ -5,8 +5,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { signWebhook } from '../../src/webhooks/signature.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
-import { childEnv, cliPath, freePort, runCli, startService } from '../helpers/cli.js'
-import { migratedDataDir } from '../helpers/pglite-template.js'
+import { childEnv, cliPath, cliStore, freePort, runCli, startService } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
@@ -49,8 +48,10 @@ const json = (result: { code: number | null; stdout: string; stderr: string }) =
 }
 
 t.test('a real webhook at the dev receiver, verified; a forged one not; deliveries list and retry', async (t) => {
-  const dataDir = await migratedDataDir(t)
-  const env = { DATA_DIR: dataDir, WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' }
+  // The services stop before each command: on the embedded store (without DATABASE_URL) a command and a service cannot share it.
+  const { env: storeEnv } = await cliStore(t)
+  const dataDir = storeEnv.DATA_DIR
+  const env = { ...storeEnv, WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32' }
   const cli = (...args: string[]) => runCli(args, env)
   const unknownId = '00000000-0000-4000-8000-000000000000'
 
@@ -116,6 +117,4 @@ t.test('a real webhook at the dev receiver, verified; a forged one not; deliveri
   t.match(failing, { workspaceId: admin.workspaceId, destination: `https://127.0.0.1:${port}`, state: 'failing', heldDeliveries: 1, lastError: /ECONNREFUSED/ }, 'the operator sees the failing destination and why')
   const table = await cli('deliveries', 'destinations')
   t.match(table.stdout, /failing/)
-  const misused = await cli('deliveries', 'list', '--state', 'failing')
-  t.equal(misused.code, 2, '--state belongs to destinations')
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { runCli } from '../helpers/cli.js'
+import { runCli, runCliInOneProcess } from '../helpers/cli.js'
 
 t.test('configuration errors: one line per bad value, exit code 2', async (t) => {
   const result = await runCli(['start'], { PORT: 'eighty', LOG_LEVEL: 'loud', EVENT_STORE: 'esdb', WEBHOOK_ALLOWED_PRIVATE_CIDRS: '10.0.0.0/8,nonsense', WEBHOOK_RETRY_SCHEDULE: '0,-5' })
@@ -17,19 +17,27 @@ t.test('help and unknown commands', async (t) => {
   const unknown = await runCli(['frobnicate'], {})
   t.equal(unknown.code, 2)
   t.match(unknown.stderr, /unknown command 'frobnicate'/)
+  const unknownOption = await runCli(['deliveries', 'list', '--frobnicate'], {})
+  t.equal(unknownOption.code, 2, 'an unknown option is a usage error')
+
+  // Each command's help, and each command of actions run without one: in one process, as none of
+  // them opens a store (they are given one nothing listens on, which would fail them with 1).
+  const env = { DATABASE_URL: 'postgres://flowd@127.0.0.1:1/unreachable' }
   const commands = ['start', 'bootstrap', 'migrate', 'projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics', 'dev-receiver']
-  const helps = await Promise.all(commands.map((command) => runCli([command, '--help'], {})))
+  const withActions = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics']
+  const withExitCodes = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'dev-receiver']
+  const results = await runCliInOneProcess([...commands.map((command) => ({ args: [command, '--help'], env })), ...withActions.map((command) => ({ args: [command], env }))])
+  const helps = results.slice(0, commands.length)
+  const bare = results.slice(commands.length)
   commands.forEach((command, i) => {
     t.equal(helps[i]!.code, 0, `${command} --help`)
     t.match(helps[i]!.stdout, /Usage:\s+flowd/)
+    if (withExitCodes.includes(command)) t.match(helps[i]!.stdout, /Exit codes/, `${command} --help lists its exit codes`)
   })
+  t.match(helps[commands.indexOf('secrets')]!.stdout, /flowd secrets rewrap/, 'secrets --help names its action')
   // A command of actions run without one shows its usage and fails, so a script notices.
-  const withActions = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics']
-  const bare = await Promise.all(withActions.map((command) => runCli([command], {})))
   withActions.forEach((command, i) => {
     t.equal(bare[i]!.code, 2, `${command} without an action`)
     t.match(bare[i]!.stdout, /Usage:\s+flowd/)
   })
-  const unknownOption = await runCli(['deliveries', 'list', '--frobnicate'], {})
-  t.equal(unknownOption.code, 2, 'an unknown option is a usage error')
 })

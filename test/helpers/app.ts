@@ -78,6 +78,13 @@ export async function appOver(
   return app
 }
 
+/**
+ * A scrypt cost for tests that create or check OAuth client secrets by the dozen: production's
+ * costs 32 MiB and tens of ms of CPU a hash. Hashes record their cost, so the same code paths run;
+ * test/http/clients.test.ts keeps production's cost and checks it is what new secrets get.
+ */
+export const CHEAP_CLIENT_SECRET_COST: ScryptCost = { N: 2 ** 10, r: 1, p: 1 }
+
 /** Delivery settings for a test; the schedule defaults to three quick attempts. */
 export type TestWebhookSettings = Partial<DispatcherRoleSettings> & Pick<DispatcherRoleSettings, 'allowedPrivateCidrs'>
 

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import type { Storage } from '../../src/store/connect.js'
 import { assertionMessage } from './assertion-message.js'
+import { testEveryBackend } from './test-scope.js'
 
 /** The built CLI: `npm test` builds before tap runs. */
 export const cliPath = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
@@ -82,22 +84,45 @@ export interface CliResult {
   stderr: string
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliResult> {
+/** What `child` printed and its exit code once it closes; killed, and refused, after `timeoutMs`. */
+function outputOf(child: ChildProcess, what: string, timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...cliNodeArgs, cliPath, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.stdout!.on('data', (chunk) => (stdout += chunk))
+    child.stderr!.on('data', (chunk) => (stderr += chunk))
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`flowd ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`))
+      reject(new Error(`${what} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`))
     }, timeoutMs)
     child.on('close', (code) => {
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
     })
   })
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliResult> {
+  const child = spawn(process.execPath, [...cliNodeArgs, cliPath, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  return outputOf(child, `flowd ${args.join(' ')}`, timeoutMs)
+}
+
+const oneProcessDriver = fileURLToPath(new URL('./cli-one-process.mjs', import.meta.url))
+
+/**
+ * Runs `flowd` once for each invocation, all in one process of the built CLI: each is its main()
+ * called with its arguments and environment, with its own stdout, stderr and exit code (the number
+ * main() returns, which a process of its own exits with). A process loads the CLI's modules for
+ * half a second of CPU; here they are loaded once for every invocation. For what ends before a
+ * store is opened (usage errors, help): logs written by a store's code would not be told apart.
+ */
+export async function runCliInOneProcess(invocations: { args: string[]; env?: Record<string, string | undefined> }[], timeoutMs = 60_000): Promise<CliResult[]> {
+  const child = spawn(process.execPath, [...cliNodeArgs, oneProcessDriver], { env: childEnv({}), stdio: ['pipe', 'pipe', 'pipe'] })
+  child.stdin!.end(JSON.stringify([cliPath, invocations.map(({ args, env = {} }) => ({ args, env: childEnv(env) }))]))
+  const what = `flowd ${invocations.map(({ args }) => args.join(' ')).join('; ')}`
+  const { code, stdout, stderr } = await outputOf(child, what, timeoutMs)
+  if (code !== 0) throw new Error(`the process running ${what} exited with ${code}\n${stdout}\n${stderr}`)
+  return JSON.parse(stdout) as CliResult[]
 }
 
 export interface ServiceProcess {
@@ -143,5 +168,47 @@ export async function startService(t: Test, env: Record<string, string | undefin
       child.kill('SIGTERM')
       return exited
     },
+  }
+}
+
+export type CliStoreName = 'pglite' | 'postgres'
+
+/**
+ * The stores a file runs its commands on when the store is not what it tests: Postgres where
+ * DATABASE_URL is set (a command there costs about half the CPU of one that opens the embedded
+ * database, and a service less still), the embedded store otherwise; both with TEST_EVERY_BACKEND=1.
+ * What only the embedded store does (a first start on an empty DATA_DIR, its lock, the default key)
+ * is tested on it by name.
+ */
+export const cliStoreNames: readonly CliStoreName[] = process.env.DATABASE_URL ? (testEveryBackend ? ['postgres', 'pglite'] : ['postgres']) : ['pglite']
+
+export interface CliStore {
+  name: CliStoreName
+  /**
+   * The environment of commands and services on it. DATA_DIR is the test's own on Postgres too:
+   * the secrets' master key and the dev receiver's certificate are kept there.
+   */
+  env: { DATA_DIR: string; DATABASE_URL?: string }
+  /** The store, opened in the test's process. On PGlite close it before a command runs: the embedded database is one process's at a time. */
+  open(): Promise<Storage>
+}
+
+/** A migrated, empty store of this test alone (see {@link cliStoreNames}), removed at teardown. */
+export async function cliStore(t: Test, name: CliStoreName = cliStoreNames[0]!): Promise<CliStore> {
+  // Imported here, not above: most files that start commands never open a store themselves. The
+  // storage helper first, which refuses to go on without DATABASE_URL under REQUIRE_POSTGRES=1.
+  const { createTestDatabase } = await import('./storage.js')
+  const { openStorage } = await import('../../src/store/connect.js')
+  if (name === 'pglite') {
+    const { migratedDataDir } = await import('./pglite-template.js')
+    const dataDir = await migratedDataDir(t)
+    return { name, env: { DATA_DIR: dataDir }, open: () => openStorage({ kind: 'pglite', dataDir: join(dataDir, 'pglite') }) }
+  }
+  const database = await createTestDatabase()
+  t.teardown(() => database.drop())
+  return {
+    name,
+    env: { DATA_DIR: tempDir(t), DATABASE_URL: database.url },
+    open: () => openStorage({ kind: 'postgres', url: database.url, poolSize: 8, projectorPoolSize: 4, dispatcherPoolSize: 2 }),
   }
 }

@@ -8,7 +8,7 @@ import type { Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { defaultWebDir } from '../../src/http/routes/web.js'
 import { assertionMessage } from './assertion-message.js'
-import { openTestApp } from './app.js'
+import { CHEAP_CLIENT_SECRET_COST, openTestApp } from './app.js'
 import { echoFlow } from './flows.js'
 import { pgliteBackend } from './storage.js'
 import { fuzzCases } from './test-scope.js'
@@ -325,9 +325,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
   initialization.subscribe(collectRoutes)
   const opened = await openTestApp(t, pgliteBackend, {
     engine: true,
-    // Each client created or checked costs a hash: at production's cost (32 MiB, tens of ms) that
-    // was a third of the run. Hashes record their cost, so the code paths are the same.
-    clientSecretCost: { N: 2 ** 10, r: 1, p: 1 },
+    clientSecretCost: CHEAP_CLIENT_SECRET_COST,
     // Thousands of cases a route with one key and one address: rate limits off, or nearly every
     // answer would be a 429 (test/http/rate-limit.test.ts covers them).
     config: { ...loadConfig({}), rateLimitPerMinute: 0, authRateLimitPerMinute: 0 },

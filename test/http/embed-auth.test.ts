@@ -6,7 +6,7 @@ import { bootstrap, createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { sectorStream } from '../../src/domain/sector.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
-import { openTestApp, testEditorTokenKey } from '../helpers/app.js'
+import { CHEAP_CLIENT_SECRET_COST, openTestApp, testEditorTokenKey } from '../helpers/app.js'
 import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
@@ -39,7 +39,7 @@ for (const backend of apiBackends) {
     // Far more /auth calls from one address than its budget allows (a hundred exchanges at once
     // among them): that limit is off here; test/http/rate-limit.test.ts covers it.
     const config = { ...loadConfig({}), authRateLimitPerMinute: 0 }
-    const { app, ctx, storage, store } = await openTestApp(t, backend, { now, apiKeyCacheMs: CACHE_MS, config })
+    const { app, ctx, storage, store } = await openTestApp(t, backend, { now, apiKeyCacheMs: CACHE_MS, config, clientSecretCost: CHEAP_CLIENT_SECRET_COST })
     t.afterEach(async () => {
       offsetMs = 0
     })
