@@ -7,6 +7,9 @@
  */
 const everything = process.env.TEST_EVERYTHING === '1'
 
+/** `TEST_EVERYTHING=1`: property files check ten times as many cases as by default. */
+export const testEverything = everything
+
 /** `TEST_EVERY_BACKEND=1`: files whose subject is not storage run on Postgres too. */
 export const testEveryBackend = everything || process.env.TEST_EVERY_BACKEND === '1'
 

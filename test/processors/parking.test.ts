@@ -17,8 +17,8 @@ import { openTestApp, silentLogger } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
 import { runCli } from '../helpers/cli.js'
 import { sessionsOn } from '../helpers/session-events.js'
-import { createTestDatabase, postgresUrl, reachableBackends } from '../helpers/storage.js'
-import { openStorage } from '../../src/store/connect.js'
+import { createTestDatabase, postgresUrl, reachableBackends, type Backend } from '../helpers/storage.js'
+import { openStorage, type Storage } from '../../src/store/connect.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
 
 /** A deterministic fault: every try on an event of `stream` throws, while `on`. */
@@ -84,9 +84,20 @@ const countingProjection: Projection = {
   },
 }
 
+/**
+ * One database a store for the read model's and the outbox's parking, closed when the file ends:
+ * they run one after the other, on streams of their own (`tick-`, `session-`), each with a runtime
+ * of its own projection alone, and the read model's case leaves nothing parked.
+ */
+const parkingDatabases = new Map<Backend, Promise<Storage>>()
+const parkingDatabaseOf = (backend: Backend) => {
+  if (!parkingDatabases.has(backend)) parkingDatabases.set(backend, backend.open(t))
+  return parkingDatabases.get(backend)!
+}
+
 for (const backend of reachableBackends) {
   t.test(`a read model parks the stream it fails on, on ${backend.name}`, async (t) => {
-    const storage = await backend.open(t)
+    const storage = await parkingDatabaseOf(backend)
     const { db } = storage
     await sql`create table applied_counts (event_id uuid primary key, stream text not null, n int not null)`.execute(db)
     const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
@@ -237,7 +248,7 @@ for (const backend of reachableBackends) {
 
 for (const backend of reachableBackends) {
   t.test(`the webhook outbox parks the session it fails on, on ${backend.name}`, async (t) => {
-    const storage = await backend.open(t)
+    const storage = await parkingDatabaseOf(backend)
     const { db } = storage
     const store = new PostgresEventStore({ db, pool: storage.pool, pollIntervalMs: 50 })
     t.teardown(() => store.close())

@@ -16,6 +16,7 @@ import { webhookOutboxProjection } from '../../src/webhooks/outbox.js'
 import type { Database } from '../../src/store/database.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
 import { reachableBackends, type Backend } from '../helpers/storage.js'
+import { testEverything } from '../helpers/test-scope.js'
 
 // A projection's fold takes batches in memory and writes them in a few statements: one event alone
 // (`apply`), one batch when live, a window of many in a rebuild, reading the stored rows it builds on
@@ -26,7 +27,15 @@ import { reachableBackends, type Backend } from '../helpers/storage.js'
 // events are generated as a valid history: sessions start before their messages and turns and stop
 // changing once they end, cards are created before they change and change no more once deleted.
 
-const RUNS = 40
+/**
+ * Histories each property checks on each store: store i draws them from seed FUZZ_SEED + i, so the
+ * stores between them check twice as many, and the run prints FUZZ_SEED (`FUZZ_SEED=n` replays it).
+ * `TEST_EVERYTHING=1` checks ten times as many.
+ */
+const RUNS = testEverything ? 250 : 25
+const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124)
+t.comment(`FUZZ_SEED=${SEED}: ${RUNS} histories a property on each store`)
+const seedOf = (backend: Backend) => SEED + reachableBackends.indexOf(backend)
 const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, cardsProjection, analyticsCardStaysProjection, webhookOutboxProjection]
 /** Tables a projection writes beyond the ones a rebuild empties: the outbox's deliveries survive rebuilds. */
 const ALSO_WRITES: Record<string, string[]> = { [webhookOutboxProjection.name]: ['webhook_deliveries'] }
@@ -214,7 +223,7 @@ for (const backend of reachableBackends) {
           // Thrown, so fast-check shrinks a failing history to a small one before tap reports it.
           assert.deepStrictEqual(batched, oneByOne, `${projection.name}: ${events.length} events in batches of ${sizes.join(', ') || 'one'}, windows of ${windowed.join(', ') || 'one'} batches`)
         }),
-        { numRuns: RUNS, seed: 20261124 },
+        { numRuns: RUNS, seed: seedOf(backend) },
       )
       t.pass(`${projection.name}: ${RUNS} histories, the same rows folded in batches and windows and one event at a time`)
       t.ok(compared > RUNS / 2, `${projection.name}: most histories left rows to compare (${compared} of ${RUNS})`)
@@ -256,7 +265,7 @@ for (const backend of reachableBackends) {
         assert.deepStrictEqual(await readModelRows(db, 'webhook_sessions'), routes, 'the routes, all of them')
         assert.deepStrictEqual(await deliveries(db), all.filter((row) => !madeBefore.includes(row)), 'only the deliveries of events after the checkpoint')
       }),
-      { numRuns: RUNS, seed: 20261124 },
+      { numRuns: RUNS, seed: seedOf(backend) },
     )
     t.pass(`${RUNS} histories cut at a checkpoint: the routes rebuilt, the deliveries before it not made again`)
     t.ok(withDeliveriesOnBothSides > RUNS / 4, `most cuts had deliveries on both sides (${withDeliveriesOnBothSides} of ${RUNS})`)
@@ -300,7 +309,7 @@ for (const backend of reachableBackends) for (const { projection, fallsBack } of
         const [checkpoint] = await db.selectFrom('projection_checkpoints').select(['position_commit', 'position_prepare']).execute()
         assert.equal(BigInt(checkpoint!.position_commit), from.commit, 'the checkpoint moved with the last batch')
       }),
-      { numRuns: RUNS, seed: 20261124 },
+      { numRuns: RUNS, seed: seedOf(backend) },
     )
     t.pass(`${RUNS} histories in live batches: the rows the events folded one at a time leave, a stale reader writing nothing`)
     t.ok(inOneStatement > RUNS && (inTransactions > 0) === fallsBack, `batches in one statement (${inOneStatement}) and in a transaction (${inTransactions})`)

@@ -209,7 +209,10 @@ for (const backend of reachableBackends) {
       })
       const before = await snapshot()
       t.ok(before.apiKeys.some((k) => k.revoked_at !== null), 'the data set includes a revocation')
-      for (const projection of allProjections) await rebuildProjection(storage, store, projection)
+      // The read models of the rows compared, each rebuilt alone; the next test rebuilds every read model at once.
+      const alone = allProjections.filter((projection) => projection.tables.some((table) => ['organizations', 'workspaces', 'api_keys'].includes(table)))
+      t.same(alone.flatMap((projection) => projection.tables).sort(), ['api_keys', 'organizations', 'workspaces'], 'the read models of the rows compared')
+      for (const projection of alone) await rebuildProjection(storage, store, projection)
       t.same(await snapshot(), before)
     })
 

@@ -1,8 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { bootstrap } from '../../src/commands/tenancy.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { allProjections } from '../../src/all-projections.js'
+import { organizationsProjection } from '../../src/projections/organizations.js'
+import { workspacesProjection } from '../../src/projections/workspaces.js'
 import { REBUILD_LEASE, RebuildRunningError, rebuildProjections } from '../../src/projections/rebuild.js'
 import { ProjectionRuntime } from '../../src/projections/runtime.js'
 import { SHADOW_SCHEMA } from '../../src/projections/shadow.js'
@@ -32,8 +35,9 @@ for (const backend of reachableBackends) {
     await t.test('what an interrupted rebuild left is dropped by the next', async (t) => {
       await sql`create schema ${sql.id(SHADOW_SCHEMA)}`.execute(db)
       await sql`create table ${sql.id(SHADOW_SCHEMA, 'workspaces')} (half_built int)`.execute(db)
-      const rebuilt = await rebuildProjections(storage, store, allProjections, { concurrency: 2 })
-      t.equal(rebuilt.size, allProjections.length)
+      // The read model of the table left half-built, beside another: the schema is made once for both.
+      const rebuilt = await rebuildProjections(storage, store, [organizationsProjection, workspacesProjection], { concurrency: 2 })
+      t.same([...rebuilt.keys()].sort(), [organizationsProjection.name, workspacesProjection.name].sort())
       t.same(await readModelRows(db, 'workspaces'), before)
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${SHADOW_SCHEMA}`.execute(db)
       t.equal(rows[0]!.n, 0, 'the schema is gone once the rebuild ends')
@@ -44,8 +48,13 @@ for (const backend of reachableBackends) {
       const seen: string[] = []
       let rebuilding = true
       const rebuilt = rebuildProjections(storage, store, allProjections, { concurrency: 2 }).finally(() => (rebuilding = false))
-      // On PGlite the rebuild and these reads take turns on the one connection.
-      while (rebuilding) seen.push(await searchPathOf(db))
+      // On PGlite the rebuild and these reads take turns on the one connection. Reads 2 ms apart
+      // still come between the rebuild's statements all through it, and on Postgres leave the CPU
+      // to the rebuild instead of reading the same pooled connection thousands of times.
+      while (rebuilding) {
+        seen.push(await searchPathOf(db))
+        await delay(2)
+      }
       await rebuilt
       t.ok(seen.length > 1, 'read while the rebuild ran')
       t.same([...new Set(seen)], [usual], 'every other use of the database resolves names as usual')
@@ -62,10 +71,11 @@ for (const backend of reachableBackends) {
         })
         const running = await otherProcess.tryAcquire(REBUILD_LEASE)
         t.ok(running)
-        await t.rejects(rebuildProjections(storage, store, allProjections, { concurrency: 1, leases: mine }), RebuildRunningError)
+        // The lease is the rebuild's whatever it rebuilds: one read model, whose table a rebuild would replace.
+        await t.rejects(rebuildProjections(storage, store, [workspacesProjection], { concurrency: 1, leases: mine }), RebuildRunningError)
         t.same(await readModelRows(db, 'workspaces'), before, 'the read models untouched')
         await running!.release()
-        await rebuildProjections(storage, store, allProjections, { concurrency: 1, leases: mine })
+        t.equal((await rebuildProjections(storage, store, [workspacesProjection], { concurrency: 1, leases: mine })).size, 1)
         t.ok(await otherProcess.tryAcquire(REBUILD_LEASE), 'the rebuild let its lease go')
       })
     }

@@ -47,10 +47,21 @@ const claim = (db: Kysely<Database>, options: Partial<Parameters<typeof claimDue
 
 const origins = (claimed: ClaimedDelivery[]) => claimed.map((d) => d.destination).sort()
 
+/**
+ * Empties the tables claims read and write, so that each case claims from its own deliveries and
+ * destinations alone: the cases of a store share one database.
+ */
+async function emptied(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom('webhook_attempts').execute()
+  await db.deleteFrom('webhook_deliveries').execute()
+  await db.deleteFrom('webhook_destinations').execute()
+}
+
 for (const backend of reachableBackends) {
   t.test(`fair claims on ${backend.name}`, async (t) => {
+    const { db } = await backend.open(t)
     await t.test('a destination with a backlog takes its room; the others behind it are claimed in the same round', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       const busy = tenant()
       const quiet = tenant()
       await deliveries(db, busy, 'https://busy.example.com/hooks', 50)
@@ -62,7 +73,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('attempts in flight here count against the room; a full destination is passed over in the scan', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       const busy = tenant()
       const quiet = tenant()
       await deliveries(db, busy, 'https://busy.example.com/hooks', 60)
@@ -74,7 +85,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the same origin in two workspaces is two destinations: one tenant filling it leaves the other its room', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       const one = tenant()
       const other = tenant()
       await deliveries(db, one, 'https://hooks.shared.example/one', 30)
@@ -85,7 +96,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a claim smaller than the queue goes round the organizations, oldest first within each', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       const a = tenant()
       const b = tenant()
       const c = tenant()
@@ -100,7 +111,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a failing destination: nothing before its probe is due, then one probe at a time', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       const down = tenant()
       await deliveries(db, down, 'https://down.example.com/hooks', 5)
       const failures = Array.from({ length: 3 }, (_, i) => ({
@@ -137,7 +148,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('the probe of a failing destination never holds another destination back', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       const down = tenant()
       const up = tenant()
       await deliveries(db, down, 'https://down.example.com/hooks', 20)
@@ -152,7 +163,7 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('leases are stamped on the database clock, whatever the dispatcher believes the time is', async (t) => {
-      const { db } = await backend.open(t)
+      await emptied(db)
       await deliveries(db, tenant(), 'https://skewed.example.com/h', 1)
       const skewedAhead = new Date(Date.now() + 3_600_000)
       const [claimed] = await claim(db, { now: skewedAhead, leaseMs: 60_000 })
