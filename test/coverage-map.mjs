@@ -8,7 +8,7 @@
 const unmeasured = [
   /^test\/(editor|dashboard|cli|docs|meta|architecture)\//,
   /^test\/roles\/(deployment|engine-partitions|roles)\.test\.ts$/,
-  /^test\/faults\/(kill|call-kill|webhook-kill|timer-kill|rebuild-kill|rebuild-beside-service|pg-restart)\.test\.ts$/,
+  /^test\/faults\/(kill|call-kill|timer-kill|rebuild-kill|rebuild-beside-service|pg-restart)\.test\.ts$/,
   /^test\/faults\/fuzz-[a-z-]+\.test\.ts$/,
   /^test\/projections\/(batch-equivalence|list-counts|card-filter-keys)\.test\.ts$/,
 ]

@@ -103,7 +103,12 @@ t.test('a failure that reaches the queue is tried again, and kanban actions go o
   await turns.reset()
 })
 
-const BACKLOG = 1_000
+/**
+ * Sessions of one organization ahead of another's in the log: two of the engine's read batches (200
+ * events) and more, so the other's session is read while the backlog waits, and more than the 400
+ * places allowed it below, so an engine taking sessions in log order would fail the check.
+ */
+const BACKLOG = 500
 
 for (const backend of reachableBackends) {
   t.test(`an organization's backlog does not hold another's turn behind it, on ${backend.name}`, async (t) => {

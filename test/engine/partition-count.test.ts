@@ -27,7 +27,12 @@ async function triggersAndTurns(store: { readStream(stream: string): Promise<rea
   return { triggers, turns }
 }
 
-async function changeCount(t: Test, backend: Backend, from: number, to: number, ahead: readonly number[]): Promise<void> {
+/**
+ * One app whose count is changed twice, each time as a new deployment would: lowered from 4 to 2
+ * (old partitions 0 and 1 ahead: new partition 0 holds old 0 and 2, new 1 holds old 1 and 3), then
+ * raised from 2 to 4 again (old partition 0 ahead), on sessions of its own each time.
+ */
+async function changeCounts(t: Test, backend: Backend): Promise<void> {
   const { app, admin, store, storage, readModels } = await openTestApp(t, backend, { engine: false })
   const call = async (url: string, payload: object = {}) => {
     const response = await app.inject({ method: 'POST', url, headers: { 'x-api-key': admin.apiKey }, payload })
@@ -35,96 +40,99 @@ async function changeCount(t: Test, backend: Backend, from: number, to: number, 
     return response.json()
   }
   const runner = (partitions: number) => new ConversationRunner({ db: storage.db, store, readModels, logger: silentLogger, partitions })
-  const widest = Math.max(from, to)
   await call('/v1/variables', { name: 'said', type: 'string' })
   const flow = await call('/v1/flows', { name: 'Echo', definition: echoFlow })
-  /** New sessions until each partition of the larger count has PER_PARTITION of them. */
-  const createSessions = async () => {
-    const made: string[] = []
-    const per = new Map<number, number>()
-    while (everyPartition(widest).some((p) => (per.get(p) ?? 0) < PER_PARTITION)) {
-      const sessionId = (await call(`/v1/sessions/flows/${flow.id}/create`)).sessionId as string
-      made.push(sessionId)
-      per.set(partitionOf(sessionId, widest), (per.get(partitionOf(sessionId, widest)) ?? 0) + 1)
-    }
-    return made
-  }
-  const settled = async (sessionIds: readonly string[], partitions?: { count: number; held: readonly number[] }) =>
-    eventually('every trigger of the sessions to have its turn', async () => {
-      for (const sessionId of sessionIds) {
-        if (partitions && !partitions.held.includes(partitionOf(sessionId, partitions.count))) continue
-        const { triggers, turns } = await triggersAndTurns(store, sessionId)
-        if (turns.length < triggers.length) return undefined
+
+  const changeCount = async (t: Test, from: number, to: number, ahead: readonly number[]) => {
+    const widest = Math.max(from, to)
+    /** New sessions until each partition of the larger count has PER_PARTITION of them. */
+    const createSessions = async () => {
+      const made: string[] = []
+      const per = new Map<number, number>()
+      while (everyPartition(widest).some((p) => (per.get(p) ?? 0) < PER_PARTITION)) {
+        const sessionId = (await call(`/v1/sessions/flows/${flow.id}/create`)).sessionId as string
+        made.push(sessionId)
+        per.set(partitionOf(sessionId, widest), (per.get(partitionOf(sessionId, widest)) ?? 0) + 1)
       }
-      return true
-    })
+      return made
+    }
+    const settled = async (sessionIds: readonly string[], partitions?: { count: number; held: readonly number[] }) =>
+      eventually('every trigger of the sessions to have its turn', async () => {
+        for (const sessionId of sessionIds) {
+          if (partitions && !partitions.held.includes(partitionOf(sessionId, partitions.count))) continue
+          const { triggers, turns } = await triggersAndTurns(store, sessionId)
+          if (turns.length < triggers.length) return undefined
+        }
+        return true
+      })
 
-  // The old deployment: its first engine records its count.
-  const old = runner(from)
-  await old.start()
-  t.equal(await recordedPartitionCount(storage.db), from, 'the first engine to start records its count')
-  const greeted = await createSessions()
-  await settled(greeted)
-  await old.stop()
+    // The old deployment: the first engine ever records its count; after a change, the engines run with the count recorded.
+    const recordedBefore = await recordedPartitionCount(storage.db)
+    const old = runner(from)
+    await old.start()
+    t.equal(await recordedPartitionCount(storage.db), from, recordedBefore === undefined ? 'the first engine to start records its count' : 'the old deployment runs with the recorded count')
+    const greeted = await createSessions()
+    await settled(greeted)
+    await old.stop()
 
-  // Turns written while no engine ran, then one engine process that drove only `ahead` before it stopped.
-  const waiting = await createSessions()
-  for (const sessionId of greeted) await call(`/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'hello' } })
-  const partial = { count: from, held: ahead }
-  await old.worker.start(partial)
-  await settled([...greeted, ...waiting], partial)
-  await old.worker.stop()
-  const head = await store.headPosition({ streamPrefixes: ['session-'] })
-  await advanceCheckpoints(storage.db, ahead.map(partitionCheckpoint), head)
-  const behind = everyPartition(from).filter((p) => !ahead.includes(p))
-  const stored = await readCheckpoints(storage.db, everyPartition(from).map(partitionCheckpoint))
-  t.ok(
-    behind.every((p) => comparePositions(stored.get(partitionCheckpoint(p)) ?? START, head) < 0),
-    `partitions ${behind.join(', ')} stopped before the turns waiting for them, ${ahead.join(', ')} after every turn`,
-  )
+    // Turns written while no engine ran, then one engine process that drove only `ahead` before it stopped.
+    const waiting = await createSessions()
+    for (const sessionId of greeted) await call(`/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'hello' } })
+    const partial = { count: from, held: ahead }
+    await old.worker.start(partial)
+    await settled([...greeted, ...waiting], partial)
+    await old.worker.stop()
+    const head = await store.headPosition({ streamPrefixes: ['session-'] })
+    await advanceCheckpoints(storage.db, ahead.map(partitionCheckpoint), head)
+    const behind = everyPartition(from).filter((p) => !ahead.includes(p))
+    const stored = await readCheckpoints(storage.db, everyPartition(from).map(partitionCheckpoint))
+    t.ok(
+      behind.every((p) => comparePositions(stored.get(partitionCheckpoint(p)) ?? START, head) < 0),
+      `partitions ${behind.join(', ')} stopped before the turns waiting for them, ${ahead.join(', ')} after every turn`,
+    )
 
-  // The new deployment, with another count.
-  const refused = runner(to)
-  await t.rejects(refused.start(), new PartitionCountMismatchError(from, to), 'an engine with another count refuses to start')
-  const message = await refused.start().then(
-    () => '',
-    (error: unknown) => assertionMessage(error),
-  )
-  t.ok(message.includes(`ENGINE_PARTITIONS is ${to}`) && message.includes(`for ${from} partitions`) && message.includes(`flowd engine repartition --partitions ${to}`), 'the refusal names both counts and the command')
-  t.equal(await recordedPartitionCount(storage.db), from, 'the refused engine changed nothing')
+    // The new deployment, with another count.
+    const refused = runner(to)
+    await t.rejects(refused.start(), new PartitionCountMismatchError(from, to), 'an engine with another count refuses to start')
+    const message = await refused.start().then(
+      () => '',
+      (error: unknown) => assertionMessage(error),
+    )
+    t.ok(message.includes(`ENGINE_PARTITIONS is ${to}`) && message.includes(`for ${from} partitions`) && message.includes(`flowd engine repartition --partitions ${to}`), 'the refusal names both counts and the command')
+    t.equal(await recordedPartitionCount(storage.db), from, 'the refused engine changed nothing')
 
-  const moved = await repartition(storage.db, to)
-  t.match(moved, { from, to }, 'repartition reports both counts')
-  t.equal(await recordedPartitionCount(storage.db), to, 'the new count is recorded')
-  const after = await readCheckpoints(storage.db, everyPartition(Math.max(from, to)).map(partitionCheckpoint))
-  t.same([...after.keys()].sort(), everyPartition(to).map(partitionCheckpoint).sort(), 'a checkpoint for each new partition, none for the others')
-  t.ok([...after.values()].every((position) => comparePositions(position, moved.position) === 0), 'every new partition goes on from one position')
+    const moved = await repartition(storage.db, to)
+    t.match(moved, { from, to }, 'repartition reports both counts')
+    t.equal(await recordedPartitionCount(storage.db), to, 'the new count is recorded')
+    const after = await readCheckpoints(storage.db, everyPartition(Math.max(from, to)).map(partitionCheckpoint))
+    t.same([...after.keys()].sort(), everyPartition(to).map(partitionCheckpoint).sort(), 'a checkpoint for each new partition, none for the others')
+    t.ok([...after.values()].every((position) => comparePositions(position, moved.position) === 0), 'every new partition goes on from one position')
 
-  const next = runner(to)
-  await next.start()
-  t.teardown(() => next.stop())
-  await settled([...greeted, ...waiting]).catch(() => t.fail('a session never got a turn it was waiting for'))
-  const twice: string[] = []
-  const missing: string[] = []
-  for (const sessionId of [...greeted, ...waiting]) {
-    const { triggers, turns } = await triggersAndTurns(store, sessionId)
-    if (new Set(turns).size !== turns.length) twice.push(sessionId)
-    if (triggers.some((trigger) => !turns.includes(trigger))) missing.push(sessionId)
-    if (turns.join() !== triggers.slice(0, turns.length).join()) twice.push(sessionId)
+    const next = runner(to)
+    await next.start()
+    try {
+      await settled([...greeted, ...waiting]).catch(() => t.fail('a session never got a turn it was waiting for'))
+      const twice: string[] = []
+      const missing: string[] = []
+      for (const sessionId of [...greeted, ...waiting]) {
+        const { triggers, turns } = await triggersAndTurns(store, sessionId)
+        if (new Set(turns).size !== turns.length) twice.push(sessionId)
+        if (triggers.some((trigger) => !turns.includes(trigger))) missing.push(sessionId)
+        if (turns.join() !== triggers.slice(0, turns.length).join()) twice.push(sessionId)
+      }
+      t.same(missing, [], 'every session has a turn for every trigger')
+      t.same(twice, [], 'no turn twice, each in its order')
+    } finally {
+      await next.stop()
+    }
   }
-  t.same(missing, [], 'every session has a turn for every trigger')
-  t.same(twice, [], 'no turn twice, each in its order')
+
+  await t.test('lowering the partition count (4 to 2)', (t) => changeCount(t, 4, 2, [0, 1]))
+  await t.test('raising the partition count (2 to 4)', (t) => changeCount(t, 2, 4, [0]))
 }
 
 for (const backend of reachableBackends) {
-  t.test(`lowering the partition count (4 to 2) on ${backend.name}`, async (t) => {
-    // Old partitions 0 and 1 ahead: new partition 0 holds old 0 and 2, new 1 holds old 1 and 3.
-    await changeCount(t, backend, 4, 2, [0, 1])
-  })
-
-  t.test(`raising the partition count (2 to 4) on ${backend.name}`, async (t) => {
-    await changeCount(t, backend, 2, 4, [0])
-  })
+  t.test(`changing the partition count on ${backend.name}`, (t) => changeCounts(t, backend))
 
   t.test(`a database whose checkpoints predate the recorded count, on ${backend.name}`, async (t) => {
     const storage = await backend.open(t)

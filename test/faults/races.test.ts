@@ -14,8 +14,18 @@ import { eventually } from '../helpers/wait.js'
 
 for (const backend of reachableBackends) {
   t.test(`races and outages on ${backend.name}`, async (t) => {
+    // One app for both: the engine and the deliveries it runs for the second leave the first's card
+    // alone (a card of no session sends no webhook).
+    const receiver = await startHttpsReceiver()
+    t.teardown(() => receiver.close())
+    const loopback = ['127.0.0.1/32']
+    const { app, admin, store } = await openTestApp(t, backend, {
+      config: loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: loopback.join(',') }),
+      engine: true,
+      webhooks: { allowedPrivateCidrs: loopback, caFile: receiver.caFile, retrySchedule: [0, 0.2, 0.4, 0.8, 1, 1, 1, 1, 1, 1, 1, 1], health: { failuresBeforeFailing: 5, probeSchedule: [0.5] } },
+    })
+
     await t.test('20 parallel moves of one card: it ends in a requested stage and its history agrees', async (t) => {
-      const { app, admin, store } = await openTestApp(t, backend)
       const headers = { 'x-api-key': admin.apiKey }
       const stages = Array.from({ length: 20 }, (_, i) => ({ name: `S${i}`, color: '#2196F3' }))
       const pipeline = (await app.inject({ method: 'POST', url: '/v1/kanban/pipelines', headers, payload: { name: 'Race', stages, fields: [] } })).json()
@@ -42,14 +52,6 @@ for (const backend of reachableBackends) {
     })
 
     await t.test('a receiver down for a while gets everything once back, in order per session', async (t) => {
-      const receiver = await startHttpsReceiver()
-      t.teardown(() => receiver.close())
-      const loopback = ['127.0.0.1/32']
-      const { app, admin } = await openTestApp(t, backend, {
-        config: loadConfig({ WEBHOOK_ALLOWED_PRIVATE_CIDRS: loopback.join(',') }),
-        engine: true,
-        webhooks: { allowedPrivateCidrs: loopback, caFile: receiver.caFile, retrySchedule: [0, 0.2, 0.4, 0.8, 1, 1, 1, 1, 1, 1, 1, 1], health: { failuresBeforeFailing: 5, probeSchedule: [0.5] } },
-      })
       const created = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: { 'x-api-key': admin.apiKey }, payload: { name: 'bot', callbackUrl: `${receiver.url}/hooks` } })
       const { apiKey, signingSecret } = created.json()
       const headers = { 'x-api-key': apiKey }

@@ -1,7 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { freePort } from './cli.js'
 
@@ -10,6 +12,10 @@ import { freePort } from './cli.js'
 
 const INSTALLS = '/usr/lib/postgresql'
 const COMMAND_TIMEOUT_MS = 30_000
+/** Beside the PGlite template (test/helpers/pglite-template.ts). */
+const CACHE_ROOT = fileURLToPath(new URL('../../node_modules/.cache/flowd-test/', import.meta.url))
+/** --no-sync and fsync=off at start: the files are thrown away; an immediate stop is still a crash to the server. */
+const INITDB_ARGS = ['-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']
 
 export type StopMode = 'immediate' | 'fast'
 
@@ -83,9 +89,35 @@ function run(as: RunAs, binary: string, args: string[]): Promise<void> {
 }
 
 /**
- * initdb's a fresh cluster in a temporary directory and starts it on a free port of 127.0.0.1,
- * destroyed at the test's teardown. Answers `{ skip }` with the reason when this machine cannot
- * run one (no server binaries, root without a usable `postgres` user, initdb failing).
+ * A data directory as initdb leaves it, owned by the user the server runs as: initdb takes about a
+ * second of CPU, a copy of its result a tenth of that. Made by the first process to need it, once
+ * per server install and user.
+ */
+async function initializedDataDir(as: RunAs, bin: string): Promise<string> {
+  const key = createHash('sha256').update(bin).update(readFileSync(join(bin, 'initdb'))).update(INITDB_ARGS.join(' ')).update(`${as.uid}:${as.gid}`).digest('hex').slice(0, 16)
+  const made = join(CACHE_ROOT, `postgres-data-${key}`)
+  if (existsSync(join(made, 'PG_VERSION'))) return made
+  mkdirSync(CACHE_ROOT, { recursive: true })
+  const building = mkdtempSync(join(CACHE_ROOT, 'building-postgres-'))
+  try {
+    chownSync(building, as.uid, as.gid)
+    await run(as, join(bin, 'initdb'), ['-D', join(building, 'data'), ...INITDB_ARGS])
+    try {
+      renameSync(join(building, 'data'), made)
+    } catch (error) {
+      // Another test process made it first: theirs is the same.
+      if (!existsSync(join(made, 'PG_VERSION'))) throw error
+    }
+    return made
+  } finally {
+    rmSync(building, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Starts a fresh cluster (a copy of an initdb'd data directory) in a temporary directory on a free
+ * port of 127.0.0.1, destroyed at the test's teardown. Answers `{ skip }` with the reason when this
+ * machine cannot run one (no server binaries, root without a usable `postgres` user, initdb failing).
  */
 export async function startPrivatePostgres(t: Test): Promise<PrivatePostgresOutcome> {
   const bin = findBinaries()
@@ -109,11 +141,11 @@ export async function startPrivatePostgres(t: Test): Promise<PrivatePostgresOutc
   chownSync(dir, as.uid, as.gid)
 
   try {
-    // --no-sync and fsync=off: the files are thrown away; an immediate stop is still a crash to the server.
-    await run(as, join(bin, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'])
+    // Copied by the server's user, keeping the owner and the modes the server insists on.
+    await run(as, 'cp', ['-a', await initializedDataDir(as, bin), dataDir])
   } catch (error) {
     await destroy()
-    return { skip: `initdb failed: ${error instanceof Error ? error.message : String(error)}` }
+    return { skip: `no data directory (initdb, or its copy, failed): ${error instanceof Error ? error.message : String(error)}` }
   }
 
   const port = await freePort()

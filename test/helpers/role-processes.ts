@@ -1,3 +1,5 @@
+import { allProjections } from '../../src/all-projections.js'
+import { SWEEPER_LEASE } from '../../src/engine/partitions.js'
 import type { ReceivedRequest } from './https-receiver.js'
 import { logEntries, type Service } from './service-process.js'
 import { expect } from './service-api.js'
@@ -31,6 +33,12 @@ export function leasesHeld(proc: Service): string[] {
   }
   return [...held].sort()
 }
+
+/** The lease of every read model. */
+export const projectionLeases = allProjections.map((p) => `projection:${p.name}`).sort()
+
+/** Whether an engine process has taken the sweeper's lease (by its logs). */
+export const sweeps = (engine: Service): boolean => logEntries<LeaseEntry>(engine, 'lease taken; active').some((entry) => entry.lease === SWEEPER_LEASE)
 
 /** The partitions an engine process logged last that it drives (`engine partitions held`); undefined before it first did. */
 export const partitionsLogged = (engine: Service): number[] | undefined => logEntries<{ partitions: number[] }>(engine, 'engine partitions held').at(-1)?.partitions

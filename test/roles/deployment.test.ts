@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { loadConfig } from '../../src/config.js'
+import { DEFAULT_ENGINE_PARTITIONS, loadConfig } from '../../src/config.js'
 import { connectionBudget } from '../../src/connection-budget.js'
 import { sessionStream, timerTriggerId } from '../../src/domain/session.js'
 import { fairShare } from '../../src/engine/partitions.js'
@@ -9,9 +9,9 @@ import { assertionMessage } from '../helpers/assertion-message.js'
 import { cliPath } from '../helpers/cli.js'
 import { echoFlow, pauseFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
-import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesHeld, parseWebhook, sessionEvents } from '../helpers/role-processes.js'
+import { ROLE_START_TIMEOUT_MS, WEBHOOK_ENV, leasesHeld, leasesLogged, parseWebhook, projectionLeases, sessionEvents, sweeps } from '../helpers/role-processes.js'
 import { call, expect } from '../helpers/service-api.js'
-import { EXIT_TIMEOUT_MS, logEntries, postgresStorageOn, running, startRole, stopGracefully, within, type Service } from '../helpers/service-process.js'
+import { EXIT_TIMEOUT_MS, logEntries, postgresStorageOn, running, startRole, stopGracefully, until, within, type Service } from '../helpers/service-process.js'
 import { localPortsTo, processOfLocalPort } from '../helpers/socket-owner.js'
 import { startPrivatePostgres } from '../helpers/private-postgres.js'
 import { postgresUrl, separatePool, takeServerAlone } from '../helpers/storage.js'
@@ -19,15 +19,19 @@ import { eventually, sleep } from '../helpers/wait.js'
 
 // A deployment split by role under steady load: 2 api, 3 engine, 2 projector and 2 dispatcher
 // processes against one fresh Postgres database, every process probed for readiness 10 times a
-// second and the database's connections counted every 100 ms. Mid-run two of the engines holding
-// partitions, the projector holding most read-model leases and a dispatcher with deliveries in
-// flight are SIGKILLed at once, and a new engine joins. Every acknowledged message gets exactly one turn and one
-// answered webhook, in per-session order; no kill holds a session's webhook back more than 3 s;
-// the connections stay within the sum of the processes' budgets (src/connection-budget.ts); the
-// partitions end spread over the live engines. Beside it all, another workspace's callback accepts
-// connections and never answers: it becomes failing and costs the load nothing. After it all,
-// 1,000 sessions created in a burst wait a few seconds at a delay: each timer fires once, its turn
-// runs once and its webhook arrives once.
+// second and the database's connections counted every 100 ms. The projectors share the read
+// models, each lease held by one and the other standing by on it; the engines share the
+// partitions, none held twice, and one of them sweeps. A process without the api role serves no
+// API. Mid-run two of the engines holding partitions (the sweeping one among them), the projector
+// holding most read-model leases and a dispatcher with deliveries in flight are SIGKILLed at once:
+// the surviving engine takes every partition and the sweeper, then a new engine joins; the other
+// projector takes every lease. Every acknowledged message gets exactly one turn and one answered webhook, in
+// per-session order; no kill holds a session's webhook back more than 3 s; the connections stay
+// within the sum of the processes' budgets (src/connection-budget.ts); the partitions end spread
+// over the live engines. Beside it all, another workspace's callback accepts connections and never
+// answers: it becomes failing and costs the load nothing. After it all, 200 sessions created in a
+// burst wait a few seconds at a delay: each timer fires once, its turn runs once and its webhook
+// arrives once.
 
 const SESSIONS = 20
 const MESSAGES_PER_SECOND = 30
@@ -48,6 +52,9 @@ const RECEIVER_ANSWER_DELAY_MS = 50
 const RECEIVER_HOLD_AT_KILL_MS = 1_000
 const DRAIN_TIMEOUT_MS = 60_000
 const TAKEOVER_TIMEOUT_MS = 30_000
+/** Engines count each other and ask for free partitions every second; a killed one's session ends at once. */
+const REBALANCE_TIMEOUT_MS = 60_000
+const PARTITIONS = DEFAULT_ENGINE_PARTITIONS
 /** Pools sized so that the whole deployment's budget fits this server's max_connections (100 by default). */
 const POOL_ENV = { API_POOL_SIZE: '3', ENGINE_POOL_SIZE: '3', PROJECTOR_POOL_SIZE: '8', DISPATCHER_POOL_SIZE: '3' }
 // The shortest claim lease: with the default 2 s a killed dispatcher's claims come out again 2 to
@@ -59,13 +66,18 @@ const HANGING_PATH = '/hanging'
 const HANGING_ANSWER_MS = 11_000
 const HANGING_SESSIONS = 10
 const PARTITIONS_LOGGED = 'engine partitions held'
-const TIMER_SESSIONS = 1_000
+/**
+ * Enough that every pass of the sweep finds more due timers than it fires side by side (16: the
+ * creates come 32 at a time, and each second of them brings dozens due), and that every partition
+ * of both live engines runs timer turns: the paths a larger burst takes, each timer checked.
+ */
+const TIMER_SESSIONS = 200
 /** Sessions created at once. */
 const TIMER_CREATES_IN_FLIGHT = 32
 /** The callback of the timers' sessions: their webhooks go to a destination of their own. */
 const TIMERS_PATH = '/timers'
 const TIMER_SECONDS = 3
-/** The sweep fires due timers one at a time. */
+/** Generous: on a loaded machine the timers fire seconds late. */
 const TIMERS_TIMEOUT_MS = 120_000
 
 interface Member {
@@ -229,9 +241,29 @@ const partitionsHeld = (engines: readonly Member[]) =>
       }),
   )
 
-/** The engines doing engine work, all but one of those holding partitions: a survivor keeps going. */
-const engineVictims = (engines: readonly Member[]): Member[] =>
-  [...partitionsHeld(engines)].filter(([, held]) => held.length > 0).map(([engine]) => engine).slice(1)
+/** The engines doing engine work, all but one of those holding partitions that does not sweep: a survivor keeps going, and the sweeper moves. */
+function engineVictims(engines: readonly Member[]): Member[] {
+  const working = [...partitionsHeld(engines)].filter(([, held]) => held.length > 0).map(([engine]) => engine)
+  const survivor = working.find((engine) => !sweeps(engine.service))
+  return survivor ? working.filter((engine) => engine !== survivor) : []
+}
+
+/** Why `engines` do not hold every partition between them with at most `share` each, none twice; undefined when they do. */
+function unevenSpread(engines: readonly Member[], share: number): string | undefined {
+  const held = partitionsHeld(engines)
+  const sets = engines.map((engine) => held.get(engine))
+  const each = sets.flatMap((set) => set ?? [])
+  const spread = sets.every((set) => set !== undefined && set.length <= share) && each.length === PARTITIONS && new Set(each).size === PARTITIONS
+  return spread ? undefined : assertionMessage(sets)
+}
+
+/** Waits until `engines` hold every partition between them, at most `share` each, none twice. */
+async function spreadOver(engines: readonly Member[], share: number, what: string): Promise<void> {
+  let last: string | undefined
+  await eventually(what, () => ((last = unevenSpread(engines, share)) === undefined ? true : undefined), REBALANCE_TIMEOUT_MS).catch((error: unknown) => {
+    throw new Error(`${assertionMessage(error, { maxLength: 300 })}; partitions held last: ${last}`)
+  })
+}
 
 /** The dispatcher that sent a webhook, arrived at `since` or later, that the receiver has not answered yet. */
 function dispatcherWithDeliveryInFlight(dispatchers: readonly Member[], receiver: HttpsReceiver, since: number): Member | undefined {
@@ -267,8 +299,8 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   const envOf = (role: Role) => (role === 'engine' || role === 'projector' ? { ...setup.env, LOG_LEVEL: 'info' } : setup.env)
 
   const members: Member[] = []
-  const join = async (role: Role, name: string) => {
-    const member = { name, role, service: await startRole(t, role, envOf(role), ROLE_START_TIMEOUT_MS) }
+  const join = async (role: Role, name: string): Promise<Member> => {
+    const member: Member = { name, role, service: await startRole(t, role, envOf(role), ROLE_START_TIMEOUT_MS) }
     members.push(member)
     return member
   }
@@ -276,6 +308,31 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   const ofRole = (role: Role) => members.filter((m) => m.role === role)
   const apis = ofRole('api').map((m) => m.service)
   const [api] = apis
+
+  // The projectors share the read models: each lease held by one, the other standing by on it.
+  const projectors = ofRole('projector')
+  const sharedOut = () =>
+    projectionLeases.every((lease) => {
+      const holders = projectors.filter((p) => leasesHeld(p.service).includes(lease))
+      const others = projectors.filter((p) => !holders.includes(p))
+      return holders.length === 1 && others.every((p) => leasesLogged(p.service, 'another process holds the lease; standing by').includes(lease))
+    })
+  await eventually('each read-model lease held by one projector, the other standing by on it', () => (sharedOut() ? true : undefined), ROLE_START_TIMEOUT_MS)
+  t.pass(`the ${projectionLeases.length} read-model leases are each held by one projector, the other standing by on it`)
+
+  const [someEngine] = ofRole('engine')
+  const noApi = await fetch(`${someEngine!.service.base}/v1/workspaces`, { headers: { 'x-api-key': admin } })
+  await noApi.arrayBuffer()
+  t.equal(noApi.status, 404, 'a process without the api role serves no API')
+  const ready = await fetch(`${someEngine!.service.base}/readyz`)
+  await ready.arrayBuffer()
+  t.equal(ready.status, 200, 'but answers /readyz: ready once the read models, applied elsewhere, are caught up')
+
+  const engineShare = fairShare(PARTITIONS, DEPLOYMENT.engine)
+  await spreadOver(ofRole('engine'), engineShare, `the ${DEPLOYMENT.engine} engines to share every partition`)
+  t.pass(`${DEPLOYMENT.engine} engines hold the ${PARTITIONS} partitions between them, at most ${engineShare} each, none twice`)
+  await eventually('an engine to take the sweeper lease', () => (ofRole('engine').some((e) => sweeps(e.service)) ? true : undefined), REBALANCE_TIMEOUT_MS)
+  t.equal(ofRole('engine').filter((e) => sweeps(e.service)).length, 1, 'one of them sweeps')
 
   const connections = countConnections(serverUrl!, database)
   t.teardown(() => connections.stop())
@@ -320,8 +377,11 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
     const victims = engineVictims(ofRole('engine'))
     return victims.length > 0 ? victims : undefined
   })
-  const projector = ofRole('projector').reduce((most, p) => (leasesHeld(p.service).length > leasesHeld(most.service).length ? p : most))
+  t.ok(engines.some((engine) => sweeps(engine.service)), 'the sweeping engine is among the engines killed')
+  const projector = projectors.reduce((most, p) => (leasesHeld(p.service).length > leasesHeld(most.service).length ? p : most))
   t.ok(leasesHeld(projector.service).length > 0, `${projector.name} holds read-model leases when killed`)
+  const takenByBoth = projectionLeases.filter((lease) => projectors.every((p) => leasesLogged(p.service, 'lease taken; active').includes(lease)))
+  t.same(takenByBoth, [], 'no read-model lease was taken by both projectors while both lived: the one standing by applied nothing under it')
   receiver.delay(RECEIVER_HOLD_AT_KILL_MS)
   const holdFrom = performance.now()
   const dispatcher = await eventually('a dispatcher with a delivery in flight', () => dispatcherWithDeliveryInFlight(ofRole('dispatcher'), receiver, holdFrom))
@@ -336,7 +396,12 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   receiver.delay(RECEIVER_ANSWER_DELAY_MS)
   for (const victim of victims) await within(victim.service.exited, EXIT_TIMEOUT_MS, () => `${victim.name} did not exit after SIGKILL`)
   t.pass(`SIGKILLed ${victims.map((v) => v.name).join(', ')}`)
-  await join('engine', 'engine 4 (joined after the kills)')
+  const survivor = ofRole('engine').find((engine) => engine.killedAt === undefined)!
+  await spreadOver([survivor], PARTITIONS, 'the surviving engine to hold every partition')
+  t.pass(`${survivor.name} holds all ${PARTITIONS} partitions`)
+  await eventually('the surviving engine to sweep', () => (sweeps(survivor.service) ? true : undefined), REBALANCE_TIMEOUT_MS)
+  t.pass(`${survivor.name} took the sweeper over`)
+  const joined = await join('engine', 'engine 4 (joined after the kills)')
   const joinedAt = performance.now()
 
   const { refused, skipped } = await load
@@ -412,6 +477,16 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
   )
   t.same([...new Set(probes.flatMap((p) => (p.status === undefined ? [] : [p.status])))].filter((s) => s !== 200 && s !== 503), [], 'every answer was 200 or 503')
 
+  await t.test('the surviving projector: every read-model lease, and the read models applied after the kill', async (t) => {
+    const remaining = projectors.find((p) => p.killedAt === undefined)!
+    await until(remaining.service, 'the surviving projector to hold every projection lease', TAKEOVER_TIMEOUT_MS, async () => projectionLeases.every((lease) => leasesHeld(remaining.service).includes(lease)))
+    t.pass(`${remaining.name} holds every projection lease, the killed one's taken over`)
+    const later = await expect(api!, apiKey, 201, 'POST', '/v1/flows', { name: 'Written after the projector died' })
+    const listed = async () => ((await expect(api!, apiKey, 200, 'GET', '/v1/flows?size=100')).content as { id: string }[]).some((f) => f.id === later.id)
+    await eventually('the new flow in the list', async () => ((await listed()) ? true : undefined), TAKEOVER_TIMEOUT_MS)
+    t.pass('a write after the kill becomes visible in a list: the surviving projector applies the read models')
+  })
+
   await t.test('the hanging destination: failing, apart from the load', async (t) => {
     const failing = await eventually('the hanging destination to be failing', async () => {
       const reply = await call(api!, hangingKey, 'GET', '/v1/webhooks/destinations?state=failing')
@@ -434,6 +509,7 @@ t.test('a deployment split by role under load, with kills and a joining engine, 
     await eventually('the partitions to spread over the live engines', () => (spread() ? true : undefined), TAKEOVER_TIMEOUT_MS).catch(() => undefined)
     const held = partitionsHeld(live)
     t.ok(spread(), `${all.size} partitions over ${live.length} live engines, each holding at most ${share}: ${[...held].map(([engine, partitions]) => `${engine.name} ${partitions.length}`).join(', ')}`)
+    t.notOk(sweeps(joined.service), `${joined.name} stands by for the sweeper lease ${survivor.name} holds`)
   })
 
   // After the load, so that the delays its webhooks had after the kills are the kills' alone.
