@@ -76,7 +76,6 @@ t.test('the editor in a real browser, checked with axe-core', { skip }, async (t
       await opened.page.setViewportSize({ width: 1280, height: 900 })
       await checkEditorLayout(t, opened.frame, `problems at 1280 px, ${look.lang} ${look.theme}`)
       await captureEditor(t, opened, 'problems-1280', look, { axe: false })
-      await opened.page.close()
     }
   })
 })

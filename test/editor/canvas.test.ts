@@ -185,7 +185,6 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
       const planExits = await editor.getByTestId('node-plan').locator('.exit-row span').allTextContents()
       t.same(planExits, ['Basic', 'Pro', lang === 'pt' ? 'inválida' : 'invalid'], `${lang}: a choice's exits are its buttons' titles and the invalid exit`)
       await captureEditor(t, opened, 'every-node-type', { lang, theme: 'light' }, { axe: false })
-      await page.close()
     }
   })
 
@@ -282,7 +281,6 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
       await waitInPage(frame, `document.querySelector('.react-flow__node[data-id="start"]').style.transform === ${JSON.stringify(tangled['start'])}`)
       t.same(await positions(), tangled, `${name}: one undo puts every node back where it was`)
       t.match(await editor.getByTestId('save-state').textContent(), look.lang === 'pt' ? /Todas as alterações salvas/ : /All changes saved/, `${name}: with nothing left to save`)
-      await page.close()
     }
   })
 
@@ -324,7 +322,6 @@ t.test('the editor canvas in a real browser', { skip }, async (t) => {
       await captureEditor(t, opened, 'narrow-folded', look, { axe: false })
       await page.keyboard.press('Enter')
       await editor.getByTestId('tab-variables').waitFor()
-      await page.close()
     }
   })
 })

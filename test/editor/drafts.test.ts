@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { Browser, FrameLocator, Page } from 'playwright-core'
+import type { FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
-import { openTestApp, type TestApp } from '../helpers/app.js'
+import { browserSkipReason, launchBrowser, pagePool, serveHostPage, waitForMessage } from '../helpers/browser.js'
+import { CHEAP_CLIENT_SECRET_COST, openTestApp, type TestApp } from '../helpers/app.js'
 import { oneBackend } from '../helpers/storage.js'
 
 // Saving over someone else's save, going back to a published version, and problems in words.
@@ -50,13 +50,13 @@ const question = {
 
 interface Setup {
   service: TestApp
-  browser: Browser
   api(method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<{ statusCode: number; json(): any }>
+  /** A page of its own for the editor at `path`, signed in: two opened in one test are two editors side by side. */
   open(t: Test, path: string): Promise<{ page: Page; editor: FrameLocator }>
 }
 
 async function setUp(t: Test): Promise<Setup> {
-  const service = await openTestApp(t, oneBackend)
+  const service = await openTestApp(t, oneBackend, { clientSecretCost: CHEAP_CLIENT_SECRET_COST })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }
@@ -65,15 +65,13 @@ async function setUp(t: Test): Promise<Setup> {
   const { clientId, clientSecret } = client.json()
   const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
   const host = await serveHostPage(t)
-  const browser = await launchBrowser(t)
+  const pages = pagePool(await launchBrowser(t))
   return {
     service,
-    browser,
     api: (method, url, payload) => service.app.inject({ method, url, headers: key, ...(payload && { payload }) }),
     async open(t, path) {
       const ott = await service.app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic, 'content-type': 'application/json' } })
-      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
-      t.teardown(() => page.close())
+      const page = await pages.take(t, { width: 1440, height: 900 })
       page.setDefaultTimeout(10_000)
       await page.goto(host.url(`${base}${path}`, ott.json().ott))
       await waitForMessage(page, 'authenticated')

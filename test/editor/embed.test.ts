@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import type { FrameLocator, Page } from 'playwright-core'
+import type { FrameLocator, Page, Response } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { awaitReadModels } from '../../src/commands/context.js'
 import { loadWorkspaceCatalog } from '../../src/commands/flows.js'
@@ -9,21 +9,22 @@ import { flow, flowStream } from '../../src/domain/flow.js'
 import { browserSkipReason, receivedMessages, waitForMessage } from '../helpers/browser.js'
 import { openEditorSetup, type EditorSetup } from '../helpers/editor.js'
 
-// One browser, one service and one host page for the whole file: each case opens its own page.
+// One browser, one service and one host page for the whole file: each case loads the host page anew.
 const skip = browserSkipReason()
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/editor/', import.meta.url))
 
 /** Opens the host page framing the editor at `path` (after the service's address) with `ott`. */
 async function openEditor(t: Test, setup: EditorSetup, path: string, ott: string): Promise<{ page: Page; editor: FrameLocator; tokens: string[] }> {
-  const page = await setup.browser.newPage({ viewport: { width: 1440, height: 900 } })
-  t.teardown(() => page.close())
+  const page = await setup.pages.take(t, { width: 1440, height: 900 })
   page.setDefaultTimeout(10_000)
   // The tokens the editor receives, to check that none ever reaches the host.
   const tokens: string[] = []
-  page.on('response', (response) => {
+  const keepTokens = (response: Response) => {
     if (!/\/auth\/(exchange|refresh)$/.test(response.url()) || !response.ok()) return
     void response.json().then((body: { access_token: string; refresh_token: string }) => tokens.push(body.access_token, body.refresh_token))
-  })
+  }
+  page.on('response', keepTokens)
+  t.teardown(() => void page.off('response', keepTokens))
   await page.goto(setup.hostUrl(`${setup.base}${path}`, ott))
   return { page, editor: page.frameLocator('#editor'), tokens }
 }

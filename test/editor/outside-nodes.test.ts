@@ -328,7 +328,6 @@ t.test('the outside nodes in the editor', { skip }, async (t) => {
       panel = await selectNode(editor, 'pay')
       if (look.lang === 'pt') t.match(await editor.getByTestId('node-pay').innerText(), /aguarda payment\.confirmed · 2 h[\s\S]*recebido[\s\S]*tempo esgotado/, 'the canvas speaks Portuguese')
       await captureEditor(t, opened, 'wait-for-event-form', look)
-      await opened.page.close()
 
       const preview = await startPreview(t, flowId, look)
       await preview.testPanel.getByTestId('test-event').waitFor()

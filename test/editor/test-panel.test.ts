@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Frame, FrameLocator, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { browserSkipReason, launchBrowser, serveHostPage, waitForMessage } from '../helpers/browser.js'
-import { openTestApp } from '../helpers/app.js'
+import { browserSkipReason, launchBrowser, pagePool, serveHostPage, waitForMessage } from '../helpers/browser.js'
+import { CHEAP_CLIENT_SECRET_COST, openTestApp } from '../helpers/app.js'
 import { checkAccessibility, LOOKS } from '../helpers/dashboard.js'
-import { checkEditorLayout } from '../helpers/editor.js'
+import { checkEditorLayout, editorSettled } from '../helpers/editor.js'
 import { oneBackend } from '../helpers/storage.js'
 
 // The editor's test panel against the real service and engine: a preview of the draft, talked to
@@ -51,7 +51,7 @@ const planFlow = {
 }
 
 t.test('the editor test panel', { skip }, async (t) => {
-  const service = await openTestApp(t, oneBackend, { engine: true })
+  const service = await openTestApp(t, oneBackend, { engine: true, clientSecretCost: CHEAP_CLIENT_SECRET_COST })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }
@@ -72,13 +72,12 @@ t.test('the editor test panel', { skip }, async (t) => {
   await call('POST', '/v1/variables', { name: 'vip', type: 'boolean' })
   await call('POST', '/v1/variables', { name: 'visits', type: 'number', defaultValue: 3 })
   const host = await serveHostPage(t)
-  const browser = await launchBrowser(t)
+  const pages = pagePool(await launchBrowser(t))
   await mkdir(ARTIFACTS, { recursive: true })
 
   /** The host page framing the editor of `flowId`, signed in, with the test panel open. */
   const openPanel = async (t: Test, flowId: string, look: { lang: 'en' | 'pt'; theme: 'light' | 'dark' }, width = 1440) => {
-    const page = await browser.newPage({ viewport: { width, height: 900 } })
-    t.teardown(() => page.close())
+    const page = await pages.take(t, { width, height: 900 })
     page.setDefaultTimeout(15_000)
     await page.goto(host.url(`${base}/editor/${look.lang}/flows/builder/${flowId}?theme=${look.theme}`, await ott()))
     await waitForMessage(page, 'authenticated')
@@ -99,7 +98,7 @@ t.test('the editor test panel', { skip }, async (t) => {
   const waitUntilWaitingAt = (editor: FrameLocator, nodeId: string) => editor.locator(`.react-flow__node.test-waiting[data-id="${nodeId}"]`).waitFor()
 
   const capture = async (t: Test, page: Page, frame: Frame, name: string, minCanvas?: number) => {
-    await page.waitForTimeout(150)
+    await editorSettled(frame)
     await page.screenshot({ path: `${ARTIFACTS}${name}.png` })
     await checkAccessibility(t, frame, name)
     await checkEditorLayout(t, frame, name, { minCanvas })

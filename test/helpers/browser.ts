@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
+import { chromium, type Browser, type Dialog, type Frame, type Page } from 'playwright-core'
 import type { Test } from 'tap'
 
 /** Debian's chromium; nothing here ever downloads a browser (.ci/run installs this package). */
@@ -31,6 +31,83 @@ export async function launchBrowser(t: Test): Promise<Browser> {
   })
   t.teardown(() => browser.close())
   return browser
+}
+
+/**
+ * Pages taken in turn by the tests of a file, each in a browser context of its own as
+ * `browser.newPage` makes it. A new page costs Chromium a renderer process and a load of the app
+ * with nothing cached, about a CPU-second; a page taken again loads the app from its context's
+ * cache. (Of two pages sharing a context, the older answers input slowly: a click there takes
+ * seconds.)
+ */
+export interface PagePool {
+  /**
+   * A page no running test holds, sized to `viewport`. It is `t`'s until `t` ends; then its routes
+   * are removed and it is blanked, so that the next test starts from an empty document as on a
+   * new page. Listeners a test adds to it are the test's to remove.
+   */
+  take(t: Test, viewport: { width: number; height: number }): Promise<Page>
+}
+
+/** A {@link PagePool} of `browser`'s. */
+export function pagePool(browser: Browser): PagePool {
+  const idle: Page[] = []
+  return {
+    async take(t, viewport) {
+      let reused = idle.pop()
+      while (reused?.isClosed()) reused = idle.pop()
+      if (reused) await reused.setViewportSize(viewport)
+      const page = reused ?? (await browser.newPage({ viewport }))
+      t.teardown(async () => {
+        // Closed by the test, or with the browser at the end of the file: nothing to hand back.
+        if (page.isClosed()) return
+        await page.unrouteAll({ behavior: 'ignoreErrors' })
+        await blank(page)
+        idle.push(page)
+      })
+      return page
+    },
+  }
+}
+
+/**
+ * Shows about:blank in `page`, agreeing to leave when the page asks first (an editor with unsaved
+ * changes does); any other dialog meanwhile is dismissed, as Playwright does unasked.
+ */
+export async function blank(page: Page): Promise<void> {
+  const agreeToLeave = (dialog: Dialog) => void (dialog.type() === 'beforeunload' ? dialog.accept() : dialog.dismiss())
+  page.on('dialog', agreeToLeave)
+  try {
+    await page.goto('about:blank')
+  } finally {
+    page.off('dialog', agreeToLeave)
+  }
+}
+
+/**
+ * Waits until what `target` shows is at rest, for a screenshot or a check of what is seen: its
+ * fonts loaded, no CSS animation or transition with an end still running, and the elements that
+ * script moves (`moving`, a selector: React Flow's viewport glides to a fitted view) unmoved and
+ * the page's size unchanged across three frames in a row. What still moves after five seconds,
+ * which nothing in the apps does, is taken as it is.
+ */
+export async function settled(target: Page | Frame, moving = ''): Promise<void> {
+  // A string, evaluated in the page (the tests' TypeScript has no DOM types).
+  await target.evaluate(`document.fonts.ready.then(() => new Promise((resolve) => {
+    const pose = () => [document.documentElement.scrollWidth, document.documentElement.scrollHeight, ...[...(${JSON.stringify(moving)} ? document.querySelectorAll(${JSON.stringify(moving)}) : [])].map((element) => getComputedStyle(element).transform)].join(' ')
+    const animating = () => document.getAnimations().some((animation) => animation.playState === 'running' && animation.effect && animation.effect.getComputedTiming().endTime !== Infinity)
+    const giveUp = performance.now() + 5000
+    let last = pose()
+    let still = 0
+    const frame = () => {
+      const now = pose()
+      still = now === last && !animating() ? still + 1 : 0
+      last = now
+      if (still >= 3 || performance.now() > giveUp) resolve(undefined)
+      else requestAnimationFrame(frame)
+    }
+    requestAnimationFrame(frame)
+  }))`)
 }
 
 export interface ReceivedMessage {

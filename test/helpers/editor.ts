@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Frame, FrameLocator, Locator, Page } from 'playwright-core'
 import type { Test } from 'tap'
-import { launchBrowser, serveHostPage, waitForMessage } from './browser.js'
+import { blank, launchBrowser, pagePool, serveHostPage, settled, waitForMessage, type PagePool } from './browser.js'
 import { checkAccessibility, type Look } from './dashboard.js'
-import { openTestApp, type TestApp } from './app.js'
+import { CHEAP_CLIENT_SECRET_COST, openTestApp, type TestApp } from './app.js'
 import { oneBackend } from './storage.js'
 
 /** Where the editor's browser tests write their screenshots (looked at by people, not compared). */
@@ -16,6 +16,8 @@ export interface EditorSetup {
   /** The service's address, e.g. `http://127.0.0.1:41234`. */
   base: string
   browser: Browser
+  /** The pages the file's editors open in (see {@link openEditor}). */
+  pages: PagePool
   /** The API key header of the service's admin. */
   key: { 'x-api-key': string }
   /** A new one-time token, as the customer's backend gets it. */
@@ -40,7 +42,8 @@ export interface OpenEditor {
  * `options` are the service's, as {@link openTestApp} takes them (the engine, the calls it may make).
  */
 export async function openEditorSetup(t: Test, options: Parameters<typeof openTestApp>[2] = {}): Promise<EditorSetup> {
-  const service = await openTestApp(t, oneBackend, options)
+  // Every editor opened signs in with the client's secret; its hashing is not what these files test.
+  const service = await openTestApp(t, oneBackend, { clientSecretCost: CHEAP_CLIENT_SECRET_COST, ...options })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const key = { 'x-api-key': service.admin.apiKey }
@@ -49,11 +52,13 @@ export async function openEditorSetup(t: Test, options: Parameters<typeof openTe
   const { clientId, clientSecret } = client.json()
   const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`
   const host = await serveHostPage(t)
+  const browser = await launchBrowser(t)
 
   return {
     service,
     base,
-    browser: await launchBrowser(t),
+    browser,
+    pages: pagePool(browser),
     key,
     hostUrl: host.url,
     async ott() {
@@ -72,9 +77,13 @@ export async function openEditorSetup(t: Test, options: Parameters<typeof openTe
   }
 }
 
+/** The page each test shows its editors in, taken from the setup's pool. */
+const editorPages = new WeakMap<Test, Page>()
+
 /**
  * Opens the host page (`width` × 900) framing the editor for `flowId` in `lang` and `theme`, and
- * waits until the editor shows the flow.
+ * waits until the editor shows the flow. A test has one page for its editors: an editor it opened
+ * before is left, with no question asked about unsaved changes, and this one loaded in its place.
  */
 export async function openEditor(
   t: Test,
@@ -82,8 +91,16 @@ export async function openEditor(
   flowId: string,
   { lang = 'en', theme = 'light', width = 1440 }: { lang?: 'en' | 'pt'; theme?: 'light' | 'dark'; width?: number } = {},
 ): Promise<OpenEditor> {
-  const page = await setup.browser.newPage({ viewport: { width, height: 900 } })
-  t.teardown(() => page.close())
+  const viewport = { width, height: 900 }
+  let page = editorPages.get(t)
+  if (page && !page.isClosed()) {
+    // A document of its own, as a new page would have: the host page's record of messages starts empty.
+    await blank(page)
+    await page.setViewportSize(viewport)
+  } else {
+    page = await setup.pages.take(t, viewport)
+    editorPages.set(t, page)
+  }
   page.setDefaultTimeout(10_000)
   await page.goto(setup.hostUrl(`${setup.base}/editor/${lang}/flows/builder/${flowId}?theme=${theme}`, await setup.ott()))
   await waitForMessage(page, 'authenticated')
@@ -131,12 +148,14 @@ export async function sampleFlow(setup: EditorSetup, name: string, definition: o
  */
 export async function captureEditor(t: Test, opened: OpenEditor, name: string, look: Look, { axe = true } = {}): Promise<void> {
   await mkdir(EDITOR_ARTIFACTS, { recursive: true })
-  // Let transitions and late layout settle before the picture.
-  await opened.page.waitForTimeout(250)
+  await editorSettled(opened.frame)
   await opened.page.screenshot({ path: `${EDITOR_ARTIFACTS}${name}-${look.lang}-${look.theme}.png` })
   if (!axe) return
   await checkAccessibility(t, opened.frame, `${name} (${look.lang}, ${look.theme})`)
 }
+
+/** Waits until the editor in `frame` is at rest: laid out, and the canvas done gliding to a fitted or centred view. */
+export const editorSettled = (frame: Frame): Promise<void> => settled(frame, '.react-flow__viewport')
 
 /** What {@link editorLayout} measures: every finding is a sentence naming what is wrong, empty when the layout holds. */
 export interface LayoutFindings {
