@@ -110,10 +110,17 @@ t.test('workspaces: created, keys shown once, embed code that works, the editor 
   await admin.getByRole('link', { name: 'Flows', exact: true }).click()
   await admin.getByLabel('Name', { exact: true }).fill('Support bot')
   await admin.getByRole('button', { name: 'Create flow' }).click()
-  await admin.waitForURL(/\/dashboard\/flows\/[0-9a-f-]{36}$/)
+  await admin.waitForURL(/\/dashboard\/flows\/[0-9a-f-]{36}\?workspace=/)
   const adminFlow = await service.app.inject({ method: 'GET', url: `/v1/flows/${new URL(admin.url()).pathname.split('/').at(-1)}`, headers: inSupport })
   t.match(adminFlow.json(), { name: 'Support bot', workspace: { id: workspaceId, name: 'Support Brazil' } }, "New flow creates in the chosen workspace")
   const supportFlowId = new URL(admin.url()).pathname.split('/').at(-1)!
+  // The address names the chosen workspace: opened in another signed-in tab, whose own choice is
+  // the key's workspace, it shows the same flow rather than a not-found.
+  t.equal(new URL(admin.url()).searchParams.get('workspace'), workspaceId, "the flow's address names its workspace")
+  const tab = await setup.signedInPage(t)
+  await tab.goto(admin.url())
+  await tab.getByRole('heading', { level: 1, name: 'Support bot' }).waitFor()
+  t.equal(await tab.locator('header').getByLabel('Workspace').inputValue(), workspaceId, 'in another tab the address chooses the workspace')
 
   // A pipeline with a card, from the empty Kanban screen, which says how to begin.
   await admin.getByRole('link', { name: 'Kanban', exact: true }).click()
@@ -138,7 +145,7 @@ t.test('workspaces: created, keys shown once, embed code that works, the editor 
   await start.getByLabel('Contact id').fill('5511999990000')
   await start.getByLabel('segment (Text)').fill('vip')
   await start.getByRole('button', { name: 'Start the session' }).click()
-  await admin.waitForURL(/\/dashboard\/sessions\/[0-9a-f-]{36}$/)
+  await admin.waitForURL(/\/dashboard\/sessions\/[0-9a-f-]{36}\?workspace=/)
   const sessionId = new URL(admin.url()).pathname.split('/').at(-1)!
   await admin.getByTestId('session-flow').getByRole('link', { name: 'Support bot' }).waitFor()
   const session = await service.app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: inSupport })
