@@ -160,6 +160,11 @@ t.test('workspaces: created, keys shown once, embed code that works, the editor 
   await admin.getByRole('link', { name: 'Sectors' }).click()
   await admin.getByText('No sectors yet: name the first below').waitFor()
   t.equal(await switcher.inputValue(), service.admin.workspaceId, 'switched back to the key\'s own workspace, whose sectors are its own')
+  // The organization's flows are listed from any workspace; one of another opens there.
+  await admin.getByRole('link', { name: 'Flows', exact: true }).click()
+  await admin.locator('tbody').getByRole('link', { name: 'Support bot', exact: true }).click()
+  await admin.getByRole('heading', { level: 1, name: 'Support bot' }).waitFor()
+  t.equal(await switcher.inputValue(), workspaceId, "a flow of another workspace, opened from the list, chooses its workspace")
 
   // The new key's own session: its workspace only, and everything made in it.
   const flow = await service.app.inject({ method: 'POST', url: '/v1/flows', headers: { 'x-api-key': apiKey }, payload: { name: 'Welcome' } })

@@ -12,6 +12,8 @@ interface ActingWorkspace {
   choose(workspaceId: string): void
   /** The organization's workspaces the session reaches (the first hundred), for the switcher. */
   workspaces: Async<Workspace[]>
+  /** The address of `path` showing a record of `workspaceId`: following it chooses that workspace. */
+  addressOf(path: string, workspaceId: string): string
 }
 
 type Workspace = paths['/v1/workspaces']['get']['responses'][200]['content']['application/json']['content'][number]
@@ -72,7 +74,11 @@ export function ActingWorkspaceProvider({ children }: { children: ReactNode }) {
       navigate(addressIn(workspaceId), { replace: true })
     }
   }, [named, workspaceId, admin, remembered, navigate, addressIn, info.workspaceId])
-  const value = useMemo(() => ({ workspaceId, choose, workspaces }), [workspaceId, choose, workspaces])
+  const addressOf = useCallback(
+    (path: string, recordWorkspaceId: string) => (recordWorkspaceId === info.workspaceId ? path : `${path}?${WORKSPACE_PARAM}=${recordWorkspaceId}`),
+    [info.workspaceId],
+  )
+  const value = useMemo(() => ({ workspaceId, choose, workspaces, addressOf }), [workspaceId, choose, workspaces, addressOf])
   return <ActingWorkspaceContext.Provider value={value}>{children}</ActingWorkspaceContext.Provider>
 }
 

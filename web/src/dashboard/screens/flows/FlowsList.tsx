@@ -57,36 +57,29 @@ export function FlowsListScreen() {
   )
 }
 
-/** The list's columns: another workspace's flow is listed, not opened (a flow is read through the signed-in key's workspace). */
+/** The list's columns: each flow opens in its own workspace, which following its link chooses. */
 function useColumns(): Column<FlowItem>[] {
   const t = useT()
-  const { workspaceId } = useActingWorkspace()
-  const reachable = (flow: FlowItem) => flow.workspace.id === workspaceId
+  const { addressOf } = useActingWorkspace()
+  const address = (flow: FlowItem, path = '') => addressOf(`/${flow.id}${path}`, flow.workspace.id)
   return [
-    {
-      header: t('common.name'),
-      namesRow: true,
-      cell: (flow) => (reachable(flow) ? <Link href={`/${flow.id}`}>{flow.name}</Link> : <span title={t('flows.list.otherWorkspace')}>{flow.name}</span>),
-    },
+    { header: t('common.name'), namesRow: true, cell: (flow) => <Link href={address(flow)}>{flow.name}</Link> },
     { header: t('flows.field.workspace'), cell: (flow) => flow.workspace.name },
     { header: t('common.createdAt'), cell: (flow) => <DateTime value={flow.createdAt} /> },
     { header: t('common.updatedAt'), cell: (flow) => <DateTime value={flow.updatedAt} /> },
     {
       header: t('common.actions'),
       className: 'flows-row-actions',
-      cell: (flow) =>
-        reachable(flow) ? (
-          <>
-            <Link href={`/${flow.id}/edit`} aria-label={t('flows.list.editNamed', { name: flow.name })}>
-              {t('flows.openEditor')}
-            </Link>
-            <Link href={`/${flow.id}/analytics`} aria-label={t('flows.list.analyticsNamed', { name: flow.name })}>
-              {t('flows.tab.analytics')}
-            </Link>
-          </>
-        ) : (
-          <span className="hint">{t('flows.list.otherWorkspace')}</span>
-        ),
+      cell: (flow) => (
+        <>
+          <Link href={address(flow, '/edit')} aria-label={t('flows.list.editNamed', { name: flow.name })}>
+            {t('flows.openEditor')}
+          </Link>
+          <Link href={address(flow, '/analytics')} aria-label={t('flows.list.analyticsNamed', { name: flow.name })}>
+            {t('flows.tab.analytics')}
+          </Link>
+        </>
+      ),
     },
   ]
 }

@@ -60,37 +60,29 @@ export function SessionLogsScreen() {
   )
 }
 
-/** The list's columns: sessions are read through the signed-in key's workspace, so another workspace's session is listed, not opened. */
+/** The list's columns: each session and flow opens in its own workspace, which following its link chooses. */
 function useColumns(names: Names): Column<LogEntry>[] {
   const t = useT()
-  const { workspaceId } = useActingWorkspace()
+  const { addressOf } = useActingWorkspace()
   return [
     {
       header: t('sessions.field.session'),
       className: 'mono',
-      cell: (entry) =>
-        entry.workspaceId === workspaceId ? (
-          <Link href={`/${entry.id}`} aria-label={t('sessions.logs.open', { id: shortId(entry.id) })} title={entry.id}>
-            {shortId(entry.id)}
-          </Link>
-        ) : (
-          <span title={t('sessions.logs.otherWorkspace')}>{shortId(entry.id)}</span>
-        ),
+      cell: (entry) => (
+        <Link href={addressOf(`/${entry.id}`, entry.workspaceId)} aria-label={t('sessions.logs.open', { id: shortId(entry.id) })} title={entry.id}>
+          {shortId(entry.id)}
+        </Link>
+      ),
     },
     { header: t('sessions.field.status'), cell: (entry) => <SessionStatusBadge status={entry.status} /> },
     { header: t('sessions.field.externalId'), cell: (entry) => entry.externalId ?? t('common.none') },
     {
       header: t('sessions.field.flow'),
-      cell: (entry) => {
-        const name = names.flows.get(entry.flowId) ?? <span className="mono">{shortId(entry.flowId)}</span>
-        return entry.workspaceId === workspaceId ? (
-          <Link href={`~/dashboard/flows/${entry.flowId}`} title={entry.flowId}>
-            {name}
-          </Link>
-        ) : (
-          name
-        )
-      },
+      cell: (entry) => (
+        <Link href={addressOf(`~/dashboard/flows/${entry.flowId}`, entry.workspaceId)} title={entry.flowId}>
+          {names.flows.get(entry.flowId) ?? <span className="mono">{shortId(entry.flowId)}</span>}
+        </Link>
+      ),
     },
     { header: t('sessions.field.workspace'), cell: (entry) => names.workspaces.get(entry.workspaceId) ?? <span className="mono">{shortId(entry.workspaceId)}</span> },
     { header: t('sessions.field.warnings'), cell: (entry) => entry.warnings },
