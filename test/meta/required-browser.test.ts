@@ -16,7 +16,7 @@ function skipReasonWith(env: Record<string, string>, path: string) {
 const missing = '/nonexistent/chromium'
 
 t.test('without REQUIRE_BROWSER a missing browser skips the browser tests, saying why', async (t) => {
-  t.same(skipReasonWith({}, missing), { status: 0, stdout: `${missing} is missing (apt-get install chromium; .ci/run installs it)`, stderr: '' })
+  t.same(skipReasonWith({}, missing), { status: 0, stdout: `${missing} is missing (apt-get install chromium-headless-shell; .ci/run installs it)`, stderr: '' })
 })
 
 t.test('with REQUIRE_BROWSER=1 a missing browser fails the test file instead of skipping it', async (t) => {
