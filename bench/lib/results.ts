@@ -74,6 +74,8 @@ export function latestResults(): BenchResult[] {
   const newest = new Map<string, BenchResult>()
   for (const file of files) {
     const result = JSON.parse(readFileSync(join(resultsDir, file), 'utf8')) as BenchResult
+    // Other records share the folder (the test suite's per-file times): they have no figures.
+    if (!Array.isArray(result.figures)) continue
     const seen = newest.get(result.benchmark)
     if (!seen || seen.date < result.date) newest.set(result.benchmark, result)
   }

@@ -600,6 +600,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ai-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the AI connections of the key's workspace
+         * @description A page of the workspace's connections in name order; a workspace holds at most 20.
+         */
+        get: operations["listAiConnections"];
+        put?: never;
+        /**
+         * Create an AI connection in the key's workspace
+         * @description The secret `apiKeySecret` names must exist (`PUT /v1/secrets/{name}` first). A name another connection of the workspace has, or a workspace holding 20 connections already, answers 409. The address is checked as a webhook's is: a host that is or resolves to a loopback, private or otherwise non-public address is refused unless the operator allowed its range.
+         */
+        post: operations["createAiConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an AI connection
+         * @description The connection's settings; the key is in the secret it names and never shown.
+         */
+        get: operations["getAiConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an AI connection
+         * @description The secret it named stays. Steps that use the connection leave by `error` from then on.
+         */
+        delete: operations["deleteAiConnection"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some of an AI connection's settings
+         * @description The fields given replace the connection's (`headers` as a whole), checked as on create; the others stay. Answers the connection as it is now.
+         */
+        patch: operations["updateAiConnection"];
+        trace?: never;
+    };
+    "/v1/ai-connections/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test an AI connection: reach the endpoint with its key and see whether it has the model
+         * @description Asks the endpoint for its model list as a flow's call would go (the same address checks, the key read from its secret); only when the endpoint lists no models, makes one call of a single token with the connection's model. Nothing is recorded. A connection that does not work answers 200 with `ok: false` and the problem in words.
+         */
+        post: operations["checkAiConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/http-requests/try": {
         parameters: {
             query?: never;
@@ -7251,6 +7323,969 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listAiConnections: {
+        parameters: {
+            query?: {
+                /** @description zero-based page index */
+                page?: number;
+                size?: number;
+            };
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        content: {
+                            /**
+                             * Format: uuid
+                             * @example 0190a0b0-0000-7000-8000-0000000000f1
+                             */
+                            id: string;
+                            /** @description unique in the workspace, compared without case and surrounding spaces */
+                            name: string;
+                            /** @description https; the protocol's paths are appended to it (`{baseUrl}/chat/completions`, `{baseUrl}/models`), so it usually ends in /v1. The same address rules as webhooks: public addresses only, unless the operator allowed a private range. */
+                            baseUrl: string;
+                            /** @description the name of the workspace secret holding the endpoint's key, sent as `Authorization: Bearer`; the key itself is never shown */
+                            apiKeySecret: string;
+                            /** @description the model a call asks for unless its node names another */
+                            model: string;
+                            /** @description headers added to every call (an organization or project header, a gateway's route); shown back as written, so never a secret. Authorization, Content-Type and the other headers of the protocol are the service's. */
+                            headers: {
+                                name: string;
+                                value: string;
+                            }[];
+                            /** @description the most tokens an answer may take (`max_tokens`); 1024 when not given */
+                            maxTokensPerCall: number;
+                            /** @description the most calls one session may make through this connection; 50 when not given */
+                            callsPerSession: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:15:30.123Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:15:30.123Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        totalElements: number;
+                        totalPages: number;
+                        /** @description zero-based page index */
+                        number: number;
+                        size: number;
+                        first: boolean;
+                        last: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createAiConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "OpenAI",
+                 *       "baseUrl": "https://api.openai.com/v1",
+                 *       "apiKeySecret": "openai",
+                 *       "model": "gpt-4o-mini"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description unique in the workspace, compared without case and surrounding spaces */
+                    name: string;
+                    /** @description https; the protocol's paths are appended to it (`{baseUrl}/chat/completions`, `{baseUrl}/models`), so it usually ends in /v1. The same address rules as webhooks: public addresses only, unless the operator allowed a private range. */
+                    baseUrl: string;
+                    /** @description the name of the workspace secret holding the endpoint's key, sent as `Authorization: Bearer`; the key itself is never shown */
+                    apiKeySecret: string;
+                    /** @description the model a call asks for unless its node names another */
+                    model: string;
+                    /** @description headers added to every call (an organization or project header, a gateway's route); shown back as written, so never a secret. Authorization, Content-Type and the other headers of the protocol are the service's. */
+                    headers?: {
+                        name: string;
+                        value: string;
+                    }[];
+                    /** @description the most tokens an answer may take (`max_tokens`); 1024 when not given */
+                    maxTokensPerCall?: number;
+                    /** @description the most calls one session may make through this connection; 50 when not given */
+                    callsPerSession?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description No body */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAiConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        id: string;
+                        /** @description unique in the workspace, compared without case and surrounding spaces */
+                        name: string;
+                        /** @description https; the protocol's paths are appended to it (`{baseUrl}/chat/completions`, `{baseUrl}/models`), so it usually ends in /v1. The same address rules as webhooks: public addresses only, unless the operator allowed a private range. */
+                        baseUrl: string;
+                        /** @description the name of the workspace secret holding the endpoint's key, sent as `Authorization: Bearer`; the key itself is never shown */
+                        apiKeySecret: string;
+                        /** @description the model a call asks for unless its node names another */
+                        model: string;
+                        /** @description headers added to every call (an organization or project header, a gateway's route); shown back as written, so never a secret. Authorization, Content-Type and the other headers of the protocol are the service's. */
+                        headers: {
+                            name: string;
+                            value: string;
+                        }[];
+                        /** @description the most tokens an answer may take (`max_tokens`); 1024 when not given */
+                        maxTokensPerCall: number;
+                        /** @description the most calls one session may make through this connection; 50 when not given */
+                        callsPerSession: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAiConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateAiConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "gpt-4o"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description unique in the workspace, compared without case and surrounding spaces */
+                    name?: string;
+                    /** @description https; the protocol's paths are appended to it (`{baseUrl}/chat/completions`, `{baseUrl}/models`), so it usually ends in /v1. The same address rules as webhooks: public addresses only, unless the operator allowed a private range. */
+                    baseUrl?: string;
+                    /** @description the name of the workspace secret holding the endpoint's key, sent as `Authorization: Bearer`; the key itself is never shown */
+                    apiKeySecret?: string;
+                    /** @description the model a call asks for unless its node names another */
+                    model?: string;
+                    /** @description headers added to every call (an organization or project header, a gateway's route); shown back as written, so never a secret. Authorization, Content-Type and the other headers of the protocol are the service's. */
+                    headers?: {
+                        name: string;
+                        value: string;
+                    }[];
+                    /** @description the most tokens an answer may take (`max_tokens`); 1024 when not given */
+                    maxTokensPerCall?: number;
+                    /** @description the most calls one session may make through this connection; 50 when not given */
+                    callsPerSession?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        id: string;
+                        /** @description unique in the workspace, compared without case and surrounding spaces */
+                        name: string;
+                        /** @description https; the protocol's paths are appended to it (`{baseUrl}/chat/completions`, `{baseUrl}/models`), so it usually ends in /v1. The same address rules as webhooks: public addresses only, unless the operator allowed a private range. */
+                        baseUrl: string;
+                        /** @description the name of the workspace secret holding the endpoint's key, sent as `Authorization: Bearer`; the key itself is never shown */
+                        apiKeySecret: string;
+                        /** @description the model a call asks for unless its node names another */
+                        model: string;
+                        /** @description headers added to every call (an organization or project header, a gateway's route); shown back as written, so never a secret. Authorization, Content-Type and the other headers of the protocol are the service's. */
+                        headers: {
+                            name: string;
+                            value: string;
+                        }[];
+                        /** @description the most tokens an answer may take (`max_tokens`); 1024 when not given */
+                        maxTokensPerCall: number;
+                        /** @description the most calls one session may make through this connection; 50 when not given */
+                        callsPerSession: number;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    checkAiConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true when a flow's call would get through: the endpoint was reached, took the key, and lists the model (or lists none and answered a one-token call) */
+                        ok: boolean;
+                        /** @description the model ids the endpoint lists, at most 100; empty when it lists none */
+                        models: string[];
+                        /** @description when not ok, what went wrong in words */
+                        problem?: string;
+                        durationMs: number;
+                    };
+                };
             };
             /** @description The request is invalid; `message` names the first failed check */
             400: {

@@ -19,13 +19,14 @@ export interface CallbackPolicy {
 }
 
 /**
- * The one check of a callback URL before it is stored: 400 with the reason when refused. A host
+ * The one check of a callback URL (or another URL the service calls, `field`) before it is stored:
+ * 400 with the reason when refused. A host
  * name is refused when any address it resolves to is not allowed; one that does not resolve
  * within 2 s is accepted, since every delivery resolves and checks it again.
  */
-export async function checkCallbackUrl(url: string, policy: CallbackPolicy): Promise<void> {
+export async function checkCallbackUrl(url: string, policy: CallbackPolicy, field = 'callbackUrl'): Promise<void> {
   const allowed = parseCidrs(policy.allowedPrivateCidrs ?? [])
-  const problem = callbackUrlProblem(url, allowed) ?? (await resolvedCallbackProblem(url, allowed, policy.resolve))
+  const problem = callbackUrlProblem(url, allowed, field) ?? (await resolvedCallbackProblem(url, allowed, policy.resolve, undefined, field))
   if (problem) throw new BadRequestError(problem)
 }
 

@@ -51,24 +51,25 @@ export function isAllowedAddress(address: string, allowed: readonly ParsedCidr[]
 }
 
 /**
- * Why a callback URL is refused, or undefined when it is acceptable. `new URL` canonicalises
+ * Why a callback URL (or another URL the service calls, named `field` in the message) is refused,
+ * or undefined when it is acceptable. `new URL` canonicalises
  * numeric host spellings (`2130706433`, `0x7f.1`, `127.1`) to dotted form before the check.
  * Host names are checked by `resolvedCallbackProblem`, and again at every delivery.
  */
-export function callbackUrlProblem(raw: string, allowed: readonly ParsedCidr[]): string | undefined {
+export function callbackUrlProblem(raw: string, allowed: readonly ParsedCidr[], field = 'callbackUrl'): string | undefined {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    return 'callbackUrl is not a valid URL'
+    return `${field} is not a valid URL`
   }
-  if (url.protocol !== 'https:') return 'callbackUrl must use https'
-  if (url.username || url.password) return 'callbackUrl must not carry a user name or password'
+  if (url.protocol !== 'https:') return `${field} must use https`
+  if (url.username || url.password) return `${field} must not carry a user name or password`
   // `localhost.` (a fully qualified name) is localhost too.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase()
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'callbackUrl must not point to localhost'
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${field} must not point to localhost`
   if (ipaddr.isValid(host) && !isAllowedAddress(host, allowed)) {
-    return `callbackUrl must not point to a loopback, private, link-local or otherwise non-public address (${host})`
+    return `${field} must not point to a loopback, private, link-local or otherwise non-public address (${host})`
   }
   return undefined
 }
@@ -84,6 +85,7 @@ export async function resolvedCallbackProblem(
   allowed: readonly ParsedCidr[],
   resolve: Resolver = systemResolver,
   timeoutMs = CALLBACK_RESOLVE_TIMEOUT_MS,
+  field = 'callbackUrl',
 ): Promise<string | undefined> {
   const host = new URL(raw).hostname
   if (isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0) return undefined
@@ -96,5 +98,5 @@ export async function resolvedCallbackProblem(
     .finally(() => clearTimeout(timer))
   const blocked = (addresses ?? []).filter((a) => !isAllowedAddress(a.address, allowed)).map((a) => a.address)
   if (blocked.length === 0) return undefined
-  return `callbackUrl host ${host} resolves to a loopback, private, link-local or otherwise non-public address (${blocked.join(', ')})`
+  return `${field} host ${host} resolves to a loopback, private, link-local or otherwise non-public address (${blocked.join(', ')})`
 }

@@ -358,6 +358,10 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
   // fuzzed change to its pipeline (a required field) cannot refuse them.
   const sparePipeline = (await api('POST', '/v1/kanban/pipelines', { name: 'Spares', stages: [{ name: 'New' }] })).body
   const client = (await api('POST', '/v1/clients', { name: 'Editor' })).body
+  await api('PUT', '/v1/secrets/model_key', { value: 'sk-fuzz' })
+  // The test app's DNS knows no names: a check of this connection fails at once, calling nothing.
+  const aiConnection = (model: string) => ({ name: unique('ai'), baseUrl: 'https://models.example.com/v1', apiKeySecret: 'model_key', model })
+  const { location: aiConnectionId } = await api('POST', '/v1/ai-connections', aiConnection('gpt-4o-mini'))
   const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`
   const ott = (await app.inject({ method: 'POST', url: '/auth/iframe-token', headers: { authorization: basic } })).json().ott
   const tokens = (await app.inject({ method: 'POST', url: '/auth/exchange', payload: { ott } })).json()
@@ -389,6 +393,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
     sessions: [session.sessionId],
     deliveries: [deliveryId!],
     workspaces: [admin.workspaceId],
+    'ai-connections': [aiConnectionId],
   }
   const fixtures: Fixtures = {
     ids,
@@ -401,6 +406,7 @@ export async function fuzzRoutes(t: Test, group: FuzzGroup): Promise<void> {
       variables: async () => (await api('POST', '/v1/variables', { name: unique('v'), type: 'number' })).body.id,
       cards: async () => (await api('POST', `/v1/kanban/pipelines/${sparePipeline.id}/cards`, { stageId: sparePipeline.stages[0].id })).body.id,
       clients: async () => (await api('POST', '/v1/clients', { name: unique('c') })).body.clientId,
+      'ai-connections': async () => (await api('POST', '/v1/ai-connections', aiConnection('m'))).location,
     },
   }
   // Path parameters whose name says what they hold; `:id` takes its resource from the segment before it.

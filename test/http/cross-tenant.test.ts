@@ -23,6 +23,7 @@ interface Ids {
   flowId: string
   variableId: string
   secretName: string
+  aiConnectionId: string
   sessionId: string
   pipelineId: string
   stageId: string
@@ -63,6 +64,11 @@ const requests: Record<string, (ids: Ids) => Built> = {
   'PATCH /v1/variables/{id}': (ids) => ({ url: `/v1/variables/${ids.variableId}`, payload: { description: 'changed' } }),
   'DELETE /v1/variables/{id}': (ids) => ({ url: `/v1/variables/${ids.variableId}` }),
   'DELETE /v1/secrets/{name}': (ids) => ({ url: `/v1/secrets/${ids.secretName}` }),
+  'GET /v1/ai-connections/{id}': (ids) => ({ url: `/v1/ai-connections/${ids.aiConnectionId}` }),
+  'PATCH /v1/ai-connections/{id}': (ids) => ({ url: `/v1/ai-connections/${ids.aiConnectionId}`, payload: { model: 'gpt-4o' } }),
+  'DELETE /v1/ai-connections/{id}': (ids) => ({ url: `/v1/ai-connections/${ids.aiConnectionId}` }),
+  // The test app's DNS knows no names: its owner's check answers at once that the endpoint could not be reached.
+  'POST /v1/ai-connections/{id}/check': (ids) => ({ url: `/v1/ai-connections/${ids.aiConnectionId}/check` }),
   'POST /v1/sessions/flows/{flowId}/create': (ids) => ({ url: `/v1/sessions/flows/${ids.flowId}/create`, payload: {} }),
   'POST /v1/sessions/{sessionId}/message': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/message`, payload: { type: 'text', text: { body: 'hello' } } }),
   'POST /v1/sessions/{sessionId}/events': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/events`, payload: { name: 'payment.confirmed' } }),
@@ -131,6 +137,7 @@ for (const backend of apiBackends) {
     const variable = await created('/v1/variables', { name: 'plan', type: 'string' })
     const secretName = 'shop_token'
     if ((await send(admin.apiKey, 'PUT', { url: `/v1/secrets/${secretName}`, payload: { value: 'sk_test_123' } })).statusCode !== 201) throw new Error('PUT /v1/secrets answered otherwise than 201')
+    const aiConnection = await created('/v1/ai-connections', { name: 'Models', baseUrl: 'https://models.example.com/v1', apiKeySecret: secretName, model: 'gpt-4o-mini' })
     const flow = await created('/v1/flows', { name: 'Greeter', definition: greeter })
     const pipeline = await created('/v1/kanban/pipelines', { name: 'Leads', stages: [{ name: 'New' }] })
     const card = await created(`/v1/kanban/pipelines/${pipeline.id}/cards`, { stageId: pipeline.stages[0].id })
@@ -152,6 +159,7 @@ for (const backend of apiBackends) {
       flowId: flow.id,
       variableId: variable.id,
       secretName,
+      aiConnectionId: aiConnection.id,
       sessionId: session.sessionId,
       pipelineId: pipeline.id,
       stageId: pipeline.stages[0].id,

@@ -114,7 +114,7 @@ for (const [path, operations] of Object.entries(openapi.paths)) {
 }
 
 const ajv = (formatsPlugin as unknown as (ajv: Ajv) => Ajv)(new Ajv({ allErrors: false, strict: false }))
-const CANDIDATES: unknown[] = [42, 'x', '', ' x', '#12', 'ab', true, null, {}, [], ['a', 'a'], { extra: 1 }]
+const CANDIDATES: unknown[] = [42, 'x', '', ' x', '#12', 'ab', true, null, {}, [], ['a', 'a'], { extra: 1 }, 'a\nb']
 
 /**
  * A schema of just `keyword` (as `schema` has it) and a value that fails it; 'never' when this

@@ -1,14 +1,13 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Value } from '@sinclair/typebox/value'
-import { revealSecrets } from '../../commands/secrets.js'
 import { interpolator } from '../../domain/interpolate.js'
 import { buildRequest, schema as HttpRequestData } from '../../domain/nodes/http-request.js'
 import { HttpCallAnswer, HttpCallRequest } from '../../domain/outside-call.js'
 import { VariableValue } from '../../domain/turn.js'
 import { makeCall } from '../../engine/outside-calls.js'
 import { BadRequestError } from '../../errors.js'
-import { createDeliveryAgent } from '../../webhooks/agent.js'
 import type { AppDeps } from '../app.js'
+import { outsideCallSettings } from '../context.js'
 import type { Tag } from '../openapi.js'
 import { errorResponses } from '../schemas.js'
 
@@ -24,9 +23,7 @@ const TriedCall = Type.Object({
 export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
-    // The same SSRF checks as a flow's calls and webhooks: the operator's private ranges and CA.
-    const agent = createDeliveryAgent({ allowedPrivateCidrs: deps.config.webhookAllowedPrivateCidrs, caFile: deps.config.webhookCaFile, lookup: deps.resolveHost })
-    app.addHook('onClose', () => agent.close())
+    const calls = outsideCallSettings(app, deps)
 
     app.post(
       '/http-requests/try',
@@ -56,8 +53,7 @@ export const routes =
         const scope = { system: {}, variables: request.body.variables ?? {} }
         const built = buildRequest(data, { scope: () => scope, interpolating: (use, options) => use(interpolator(scope, options).text) })
         if (typeof built === 'string') throw new BadRequestError(built)
-        const reveal = (workspaceId: string, names: readonly string[]) => revealSecrets({ store: deps.store, secrets: deps.secrets }, workspaceId, names)
-        const { request: sent, answer, durationMs } = await makeCall({ agent, revealSecrets: reveal }, { workspaceId: request.principal.workspaceId, index: 0, nodeId: 'try', request: built }, deps.logger)
+        const { request: sent, answer, durationMs } = await makeCall(calls, { workspaceId: request.principal.workspaceId, index: 0, nodeId: 'try', request: built }, deps.logger)
         return { request: sent, answer, durationMs }
       },
     )

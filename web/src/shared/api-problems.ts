@@ -119,6 +119,8 @@ const PATTERNS: Record<string, ApiProblemKey> = {
   '^[^,\\s](?:[^,]*[^,\\s])?$': 'api.pattern.tag',
   '^[A-Za-z0-9_]{1,64}$': 'api.pattern.secretName',
   '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$': 'api.pattern.eventName',
+  "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$": 'api.pattern.headerName',
+  [String.raw`^[\t\x20-\x7e\u0080-\uffff]*$`]: 'api.pattern.headerValue',
 }
 const FORMATS: Record<string, ApiProblemKey> = {
   uuid: 'api.format.uuid',
@@ -180,13 +182,14 @@ const RULES: Rule[] = [
   { pattern: /^must not nest deeper than (\d+) levels$/, say: 'api.tooDeep', params: limit },
   { pattern: /^is required when (?:interactive\.)?type is \S+$/, say: 'api.required' },
 
-  // Callback URLs (src/webhooks/callback-url.ts).
-  { pattern: /^callbackUrl is not a valid URL$/, say: 'api.callback.invalid' },
-  { pattern: /^callbackUrl must use https$/, say: 'api.callback.https' },
-  { pattern: /^callbackUrl must not carry a user name or password$/, say: 'api.callback.credentials' },
-  { pattern: /^callbackUrl must not point to localhost$/, say: 'api.callback.localhost' },
-  { pattern: /^callbackUrl must not point to a .*non-public address \((.*)\)$/, say: 'api.callback.private', params: (m) => ({ host: m[1]! }) },
-  { pattern: /^callbackUrl host (\S+) resolves to a .*non-public address/, say: 'api.callback.resolvesPrivate', params: (m) => ({ host: m[1]! }) },
+  // URLs the service calls: callback URLs, AI connections' base URLs (src/webhooks/callback-url.ts).
+  { pattern: /^\w+ is not a valid URL$/, say: 'api.callback.invalid' },
+  { pattern: /^\w+ must use https$/, say: 'api.callback.https' },
+  { pattern: /^\w+ must not carry a user name or password$/, say: 'api.callback.credentials' },
+  { pattern: /^\w+ must not point to localhost$/, say: 'api.callback.localhost' },
+  { pattern: /^\w+ must not point to a .*non-public address \((.*)\)$/, say: 'api.callback.private', params: (m) => ({ host: m[1]! }) },
+  { pattern: /^\w+ host (\S+) resolves to a .*non-public address/, say: 'api.callback.resolvesPrivate', params: (m) => ({ host: m[1]! }) },
+  { pattern: /^baseUrl must not carry a query or a fragment/, say: 'api.aiBaseUrlQuery' },
 
   // Workspaces, flows and sessions.
   { pattern: /^(.*) is not an IANA time zone$/, say: 'api.timezone' },
@@ -234,6 +237,13 @@ const RULES: Rule[] = [
   { pattern: /^value must not be empty$/, say: 'api.required' },
   { pattern: /^value must be at most (\S+) bytes of UTF-8/, say: 'api.tooManyBytes', params: limit },
   { pattern: /^this workspace holds (\S+) secrets, the most it may/, say: 'api.secretsFull', params: limit },
+  // AI connections (src/commands/ai-connections.ts, src/domain/ai-connection.ts).
+  { pattern: /^this workspace holds (\S+) AI connections, the most it may/, say: 'api.aiConnectionsFull', params: limit },
+  { pattern: /^this workspace has an AI connection named "(.*)" already$/, say: 'api.aiConnectionExists', params: (m) => ({ name: m[1]! }), field: 'name' },
+  { pattern: /^this workspace has no secret named "(.*)"; PUT /, say: 'api.aiNoSecret', params: (m) => ({ name: m[1]! }) },
+  { pattern: /^(\S+) is written by the service \(the key goes in apiKeySecret\)$/, say: 'api.aiReservedHeader', params: (m) => ({ name: m[1]! }) },
+  { pattern: /^(\S+) appears twice$/, say: 'api.aiHeaderTwice', params: (m) => ({ name: m[1]! }) },
+  { pattern: /^(?:name|model) must not be blank$/, say: 'api.required' },
   { pattern: /^the session holds (\S+) events no node has waited for yet/, say: 'api.eventsFull', params: limit },
   { pattern: /^is \S+ bytes of JSON; an event's data holds at most (\S+)$/, say: 'api.eventDataTooLarge', params: limit },
   { pattern: /^only a preview session's timer fires on demand/, say: 'api.timerLiveSession' },
