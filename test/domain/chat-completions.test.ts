@@ -1,6 +1,7 @@
 import t from 'tap'
 import { connectionCheck, modelIds, modelsRequest, needsPing, pingRequest } from '../../src/domain/chat-completions.js'
 import { redactedRequest, type HttpCallAnswer } from '../../src/domain/outside-call.js'
+import { examples } from '../helpers/decider-spec.js'
 
 const connection = { baseUrl: 'https://llm.example.com/v1', apiKeySecret: 'llm', model: 'm1', headers: [{ name: 'OpenAI-Project', value: 'p' }] }
 const ok = (body: unknown): HttpCallAnswer => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -24,11 +25,13 @@ t.test('the requests carry the key as its secret: recorded, they name it and hol
 })
 
 t.test("the protocol's model list, and only it", async (t) => {
-  t.same(modelIds(JSON.stringify({ object: 'list', data: [{ id: 'a' }, { id: 'b' }] })), ['a', 'b'])
-  t.same(modelIds(JSON.stringify({ data: [] })), [])
-  t.equal(modelIds(JSON.stringify({ data: [{ id: 'a' }, { name: 'b' }] })), undefined, 'an entry without an id')
-  t.equal(modelIds('<html>'), undefined, 'not JSON')
-  t.equal(modelIds(JSON.stringify({ models: ['a'] })), undefined, 'another shape')
+  examples(t, modelIds, [
+    ['a list', [JSON.stringify({ object: 'list', data: [{ id: 'a' }, { id: 'b' }] })], ['a', 'b']],
+    ['an empty list', [JSON.stringify({ data: [] })], []],
+    ['an entry without an id', [JSON.stringify({ data: [{ id: 'a' }, { name: 'b' }] })], undefined],
+    ['not JSON', ['<html>'], undefined],
+    ['another shape', [JSON.stringify({ models: ['a'] })], undefined],
+  ])
 })
 
 t.test('the outcome of a check', async (t) => {
