@@ -672,6 +672,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ai-steps/try": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an AI step once on a sample message
+         * @description Runs the step as a session's turn would with `message` as the user's last message and the sample `variables`: the prompt is built, the connection's endpoint called through the same agent, limits and timeout, and the answer read and checked. Answers the exit taken, what was sent and filled, the call and the tokens it took; nothing is recorded. 400 when the data is not an AI step's or its connection is not in the workspace.
+         */
+        post: operations["tryAiStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/http-requests/try": {
         parameters: {
             query?: never;
@@ -8385,6 +8405,202 @@ export interface operations {
             };
         };
     };
+    tryAiStep: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "step": {
+                 *         "connectionId": "0b5e8f0e-8a0d-4a51-9a43-3d1f0e6f2a10",
+                 *         "mode": "classify",
+                 *         "instructions": "You route customer messages.",
+                 *         "labels": [
+                 *           {
+                 *             "id": "cancel",
+                 *             "description": "wants to cancel"
+                 *           },
+                 *           {
+                 *             "id": "track",
+                 *             "description": "asks where an order is"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "message": "I want to cancel my plan"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the AI step's data */
+                    step: {
+                        connectionId: string;
+                        mode: "reply" | "classify" | "extract";
+                        model?: string;
+                        instructions: string;
+                        knowledge?: string;
+                        history?: number;
+                        labels?: {
+                            id: string;
+                            description: string;
+                        }[];
+                        fields?: {
+                            variable: string;
+                            type: "string" | "number" | "boolean" | "date" | "email" | "phone";
+                            description: string;
+                            required: boolean;
+                        }[];
+                        saveAs?: string;
+                        timeoutMs?: number;
+                    };
+                    /** @description what the user says */
+                    message: string;
+                    /** @description sample values of the variables the instructions read */
+                    variables?: {
+                        [key: string]: string | number | boolean | {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the exit the step left by: a label, other, success, missing or error */
+                        exit: string;
+                        /** @description the texts a reply step sent */
+                        messages: string[];
+                        /** @description the variables the step filled */
+                        variables: {
+                            [key: string]: string | number | boolean | {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /** @description why the step left by error or missing, and what it dropped */
+                        warnings: string[];
+                        /** @description the call as sent, the key written `{{secrets.NAME}}`; absent when no call was made */
+                        request?: {
+                            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                            url: string;
+                            headers: {
+                                name: string;
+                                value: string;
+                            }[];
+                            body: string | null;
+                            timeoutMs: number;
+                        };
+                        answer?: {
+                            status: number;
+                            headers: {
+                                [key: string]: string;
+                            };
+                            body: string;
+                        } | {
+                            error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                            message: string;
+                        };
+                        durationMs: number;
+                        usage: {
+                            promptTokens: number;
+                            completionTokens: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     tryHttpRequest: {
         parameters: {
             query?: never;
@@ -9931,6 +10147,12 @@ export interface operations {
                         /** @description inbound messages not yet processed */
                         pendingMessages: number;
                         warnings: number;
+                        /** @description the model calls the session's AI steps made and the tokens they took, as the endpoints counted them */
+                        modelUsage: {
+                            calls: number;
+                            promptTokens: number;
+                            completionTokens: number;
+                        };
                         /** @description why the session ended in error when the engine could not complete a turn (engine_error, invalid_turn); null otherwise */
                         failureReason: ("engine_error" | "invalid_turn") | null;
                         /**

@@ -25,14 +25,14 @@ export interface SessionVerdict {
 export type FlowLoader = (session: SessionFlowRef) => Promise<RunnableFlow | string>
 
 /** What a recorded turn says of its inputs besides the session's events before it. */
-type TurnRecord = Pick<Extract<SessionEvent, { type: 'TurnCompleted' }>['data'], 'messageId' | 'completedAt' | 'timeZone' | 'output'>
+type TurnRecord = Pick<Extract<SessionEvent, { type: 'TurnCompleted' }>['data'], 'messageId' | 'completedAt' | 'timeZone' | 'aiConnections' | 'output'>
 
 const asSessionEvent = (recorded: RecordedEvent): SessionEvent => ({ type: recorded.type, data: recorded.data }) as SessionEvent
 
 /**
  * Replays every recorded turn of one session: from the state the worker folded before the turn
  * (the recorded events before it), with the session's recorded flow version, the trigger it
- * answered, its recorded `completedAt` as the clock, its recorded `timeZone` and the branches its
+ * answered, its recorded `completedAt` as the clock, its recorded `timeZone` and AI connections and the branches its
  * split nodes drew (`choices`), the turn is produced again exactly as the worker produces it
  * (`playTurn`, then the decider) and compared with what was recorded.
  */
@@ -56,18 +56,18 @@ export async function verifySession(sessionId: string, events: readonly Recorded
 
 /**
  * What the worker would append for the oldest pending trigger at `completedAt` in `timeZone`,
- * taking the recorded choices; `null` when it would append nothing.
+ * with the recorded AI connections, taking the recorded choices; `null` when it would append nothing.
  */
 async function replayTurn(state: Session, recorded: TurnRecord, loadFlow: FlowLoader, interpret: Interpreter): Promise<SessionEvent | null> {
-  const { messageId, completedAt, timeZone } = recorded
+  const { messageId, completedAt, timeZone, aiConnections } = recorded
   if (state.status === 'none') return null
   const next = state.pending[0]
   if (!next || next.messageId !== messageId) return null
   const flow = await loadFlow(state)
-  const output = playTurn(interpret, flow, state, next, new Date(completedAt), timeZone, recorded.output.choices)
+  const output = playTurn(interpret, flow, state, next, new Date(completedAt), { timeZone, aiConnections, choices: recorded.output.choices })
   // A call the record lacks would have to be made: replay calls nothing, so the turn is not reproduced.
   if (output.status === 'calling') return null
-  const turn = { sessionId: state.sessionId, messageId, output, now: completedAt, ...(timeZone !== undefined && { timeZone }) }
+  const turn = { sessionId: state.sessionId, messageId, output, now: completedAt, ...(timeZone !== undefined && { timeZone }), ...(aiConnections !== undefined && { aiConnections }) }
   const [event] = session.decide({ type: 'CompleteTurn', data: turn }, state)
   return event ?? null
 }

@@ -3,6 +3,9 @@ import { flow, flowStream } from '../domain/flow.js'
 import { validateFlow, type Problem, type WorkspaceCatalog } from '../domain/validate-flow.js'
 import { sql } from 'kysely'
 import { newId } from '../ids.js'
+import { aiConnections, aiConnectionsStream } from '../domain/ai-connection.js'
+import type { EventStore } from '../eventstore/port.js'
+import { foldStream } from '../eventstore/stream-state.js'
 import { allVariables } from '../projections/variables.js'
 import type { DbOrTrx } from '../store/database.js'
 import { awaitReadModels, type CommandContext } from './context.js'
@@ -18,20 +21,28 @@ export interface FlowContext extends CommandContext {
  * The sectors, pipelines with their stages and fields, variables and flows a flow of the workspace
  * may refer to; `flowId`, the flow checked (once it exists), for its runFlow nodes' cycle check.
  */
-export async function loadWorkspaceCatalog(db: DbOrTrx, workspaceId: string, flowId?: string): Promise<WorkspaceCatalog> {
-  const [sectors, pipelines, variables, flows] = await Promise.all([
+export async function loadWorkspaceCatalog({ db, store }: CatalogSource, workspaceId: string, flowId?: string): Promise<WorkspaceCatalog> {
+  const [sectors, pipelines, variables, flows, connections] = await Promise.all([
     db.selectFrom('sectors').select('id').where('workspace_id', '=', workspaceId).execute(),
     db.selectFrom('kanban_pipelines').select(['id', 'stages', 'fields']).where('workspace_id', '=', workspaceId).execute(),
     allVariables(db, workspaceId),
     flowsRun(db, workspaceId),
+    foldStream(store, aiConnections, aiConnectionsStream(workspaceId)),
   ])
   return {
     sectorIds: new Set(sectors.map((s) => s.id)),
     pipelines: new Map(pipelines.map((p) => [p.id, { stageIds: new Set(p.stages.map((stage) => stage.id)), fields: p.fields }])),
     variables: new Map(variables.map((v) => [v.name, v.type])),
     flows: new Map(flows.map((f) => [f.id, { name: f.name, publishedVersion: Number(f.published_version), runs: f.runs }])),
+    aiConnections: new Set(Object.keys(connections.state.byId)),
     ...(flowId !== undefined && { flowId }),
   }
+}
+
+/** Where a workspace's catalog is read: its read models, and the event store for its AI connections. */
+export interface CatalogSource {
+  db: DbOrTrx
+  store: EventStore
 }
 
 /** The workspace's flows, each with the flows its newest version runs (its runFlow nodes' `flowId`). */
@@ -49,8 +60,8 @@ const flowsRun = (db: DbOrTrx, workspaceId: string) =>
     .execute()
 
 /** Every problem of a definition in the caller's workspace; none when it is valid. */
-export async function checkDefinition(db: DbOrTrx, scope: Scope, definition: unknown, flowId?: string): Promise<Problem[]> {
-  return validateFlow(definition, await loadWorkspaceCatalog(db, scope.workspaceId, flowId))
+export async function checkDefinition(source: CatalogSource, scope: Scope, definition: unknown, flowId?: string): Promise<Problem[]> {
+  return validateFlow(definition, await loadWorkspaceCatalog(source, scope.workspaceId, flowId))
 }
 
 export async function createFlow(ctx: FlowContext, scope: Scope, input: { name: string; definition?: unknown }): Promise<{ flowId: string }> {
@@ -63,7 +74,7 @@ export async function createFlow(ctx: FlowContext, scope: Scope, input: { name: 
       organizationId: scope.organizationId,
       name: input.name,
       definition: input.definition ?? startToEnd(),
-      catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId),
+      catalog: await loadWorkspaceCatalog(ctx, scope.workspaceId),
       now: ctx.now().toISOString(),
     },
   }, ctx.metadata)
@@ -89,7 +100,7 @@ export async function saveDraft(
       flowId,
       workspaceId: scope.workspaceId,
       definition,
-      catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId, flowId),
+      catalog: await loadWorkspaceCatalog(ctx, scope.workspaceId, flowId),
       now: ctx.now().toISOString(),
       ...(ifDraftVersion !== undefined && { ifDraftVersion }),
     },
@@ -112,7 +123,7 @@ export async function renameFlow(ctx: CommandContext, scope: Scope, flowId: stri
 export async function publishFlow(ctx: FlowContext, scope: Scope, flowId: string): Promise<{ version: number; publishedAt: string }> {
   const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
     type: 'PublishFlow',
-    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx.db, scope.workspaceId, flowId), now: ctx.now().toISOString() },
+    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx, scope.workspaceId, flowId), now: ctx.now().toISOString() },
   }, ctx.metadata)
   await awaitReadModels(ctx, result)
   if (result.state.status !== 'active' || !result.state.latest) throw new Error(`flow ${flowId} has no published version after publishing`)

@@ -54,6 +54,29 @@ const settingsSchema = {
 const Settings = Type.Object(settingsSchema)
 export type AiConnectionSettings = Static<typeof Settings>
 
+/**
+ * A connection as a turn used it, recorded with the turn (`TurnCompleted.aiConnections`): replay
+ * builds the same calls and applies the same limits from it, whatever the connection became since.
+ */
+export const ConnectionAsUsed = Type.Object({
+  baseUrl: settingsSchema.baseUrl,
+  apiKeySecret: settingsSchema.apiKeySecret,
+  model: settingsSchema.model,
+  headers: settingsSchema.headers,
+  maxTokensPerCall: settingsSchema.maxTokensPerCall,
+  callsPerSession: settingsSchema.callsPerSession,
+})
+export type ConnectionAsUsed = Static<typeof ConnectionAsUsed>
+
+export const connectionAsUsed = ({ baseUrl, apiKeySecret, model, headers, maxTokensPerCall, callsPerSession }: AiConnectionSettings): ConnectionAsUsed => ({
+  baseUrl,
+  apiKeySecret,
+  model,
+  headers,
+  maxTokensPerCall,
+  callsPerSession,
+})
+
 const AiConnectionCreated = Type.Object({ workspaceId: Uuid, id: Uuid, ...settingsSchema, createdAt: Timestamp })
 /** The connection's settings after the change, whole. */
 const AiConnectionChanged = Type.Object({ workspaceId: Uuid, id: Uuid, ...settingsSchema, changedAt: Timestamp })
@@ -90,15 +113,7 @@ function refuseTakenName(state: WorkspaceAiConnections, name: string, exceptId?:
   if (taken) throw new ConflictError(`this workspace has an AI connection named "${taken.name}" already`)
 }
 
-const settingsOf = ({ name, baseUrl, apiKeySecret, model, headers, maxTokensPerCall, callsPerSession }: AiConnectionSettings): AiConnectionSettings => ({
-  name,
-  baseUrl,
-  apiKeySecret,
-  model,
-  headers,
-  maxTokensPerCall,
-  callsPerSession,
-})
+const settingsOf = (settings: AiConnectionSettings): AiConnectionSettings => ({ name: settings.name, ...connectionAsUsed(settings) })
 
 const sameSettings = (a: AiConnectionSettings, b: AiConnectionSettings) => JSON.stringify(settingsOf(a)) === JSON.stringify(settingsOf(b))
 

@@ -114,3 +114,70 @@ export function connectionCheck(connection: Connection, models: HttpCallAnswer, 
 /** Whether the model list's answer leaves the question open, so that the one-token call must decide. */
 export const needsPing = (models: HttpCallAnswer): boolean =>
   !('error' in models) && models.status !== 401 && models.status !== 403 && (models.status < 200 || models.status >= 300 || modelIds(models.body) === undefined)
+
+/** One message of a chat completion's conversation. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string
+}
+
+/** What a flow's model call asks of the endpoint. */
+export interface CompletionAsk {
+  model: string
+  messages: readonly ChatMessage[]
+  maxTokens: number
+  /** The answer must be one JSON object (classify, extract): asked by the protocol's `response_format`, at temperature 0. */
+  json: boolean
+  timeoutMs: number
+}
+
+/** A chat completion as an outside call, the key as its secret's marker. */
+export const completionRequest = (connection: Connection, ask: CompletionAsk): HttpCallRequest => ({
+  method: 'POST',
+  url: `${connection.baseUrl}/chat/completions`,
+  headers: headersOf(connection, true),
+  body: JSON.stringify({
+    model: ask.model,
+    messages: ask.messages,
+    max_tokens: ask.maxTokens,
+    ...(ask.json && { temperature: 0, response_format: { type: 'json_object' } }),
+  }),
+  timeoutMs: ask.timeoutMs,
+})
+
+/** Tokens a call took, as the endpoint counted them (0 where it did not say). */
+export interface TokenUsage {
+  promptTokens: number
+  completionTokens: number
+}
+
+/** What a completion's recorded answer gave: the model's text, or why there is none, with the tokens it took either way. */
+export type Completion = { ok: true; text: string; usage: TokenUsage } | { ok: false; problem: string; usage: TokenUsage }
+
+const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0 }
+
+const tokenCount = (value: unknown): number => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : 0)
+
+/**
+ * Reads a chat completion (`choices[0].message.content`, `usage`). An answer cut at the token
+ * limit (`finish_reason` `length`) is a problem: its text ends mid-sentence, and its JSON does not
+ * close.
+ */
+export function parseCompletion(answer: HttpCallAnswer, connection: Connection, maxTokens: number): Completion {
+  const problem = callProblem(answer, connection, '/chat/completions')
+  if (problem !== undefined || 'error' in answer) return { ok: false, problem: problem ?? 'no answer', usage: NO_USAGE }
+  const parsed = parseJson(answer.body) as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | undefined
+  const usage: TokenUsage = { promptTokens: tokenCount(parsed?.usage?.prompt_tokens), completionTokens: tokenCount(parsed?.usage?.completion_tokens) }
+  const choice = Array.isArray(parsed?.choices) ? (parsed.choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined
+  const text = choice?.message?.content
+  if (typeof text !== 'string') return { ok: false, problem: 'the endpoint answered something other than a chat completion (no choices[0].message.content)', usage }
+  if (choice?.finish_reason === 'length') return { ok: false, problem: `the answer was cut at the connection's limit of ${maxTokens} tokens per call`, usage }
+  return { ok: true, text, usage }
+}
+
+/** The JSON object a structured answer holds, tolerating a fence around it; undefined when it holds none. */
+export function answerObject(text: string): Record<string, unknown> | undefined {
+  const unfenced = text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/i, '$1')
+  const parsed = parseJson(unfenced)
+  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined
+}

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { v5 as uuidV5 } from 'uuid'
-import { ConversationState, EVENTS_KEPT, InboundMessage, OutsideEvent, TurnOutput, VariableValue, type Trigger } from './turn.js'
+import { ConversationState, EVENTS_KEPT, InboundMessage, OutsideEvent, TurnOutput, VariableValue, extendedTranscript, type ModelCall, type TranscriptLine, type Trigger } from './turn.js'
+import { ConnectionAsUsed } from './ai-connection.js'
 import { FlowDefinition } from './flow-definition.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { Decider } from './decider.js'
@@ -61,6 +62,11 @@ const TurnCompleted = Type.Object({
    * replay reads it from here, as it reads the clock from `completedAt`.
    */
   timeZone: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * The AI connections the turn's flow uses, by id, as they stood for the turn (a deleted one is
+   * absent), present when its flow has AI steps: replay reads them from here.
+   */
+  aiConnections: Type.Optional(Type.Record(AnyKey, ConnectionAsUsed)),
   /** A turn that waits with a timer keeps the session from expiring before the timer fires: its new expiry. */
   expiresAt: Type.Optional(Timestamp),
 })
@@ -130,7 +136,7 @@ export type SessionCommand =
         now: string
       }
     }
-  | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string; timeZone?: string } }
+  | { type: 'CompleteTurn'; data: { sessionId: string; messageId: string; output: TurnOutput; now: string; timeZone?: string; aiConnections?: Record<string, ConnectionAsUsed> } }
   | { type: 'FailTurn'; data: { sessionId: string; messageId: string; reason: TurnFailureReason; now: string } }
   | { type: 'ExpireSession'; data: { sessionId: string; now: string } }
   | { type: 'RecordCallAnswer'; data: { sessionId: string; messageId: string; call: RecordedCall; now: string } }
@@ -179,12 +185,28 @@ export type Session =
       pending: PendingTurn[]
       /** The calls outside the oldest pending trigger's turn made so far, with their answers. */
       calls: RecordedCall[]
+      /** The conversation's newest texts, for AI steps' history. */
+      transcript: TranscriptLine[]
+      /** The model calls the session's AI steps made, and the tokens they took. */
+      modelUsage: ModelUsage
       /** Idempotency-Key (`messageKey`, `eventKey`) → the messageId it produced. */
       idempotencyKeys: Record<string, string>
       warnings: number
       /** Why the engine ended it in error, when it did (`TurnFailed`). */
       failureReason: TurnFailureReason | null
     }
+
+/** Model calls and the tokens they took, as the endpoints counted them. */
+export interface ModelUsage {
+  calls: number
+  promptTokens: number
+  completionTokens: number
+}
+
+export const NO_MODEL_USAGE: ModelUsage = { calls: 0, promptTokens: 0, completionTokens: 0 }
+
+export const addedModelUsage = (usage: ModelUsage, calls: readonly ModelCall[]): ModelUsage =>
+  calls.reduce((sum, call) => ({ calls: sum.calls + 1, promptTokens: sum.promptTokens + call.promptTokens, completionTokens: sum.completionTokens + call.completionTokens }), usage)
 
 /** Messages and events keep their Idempotency-Keys apart (`idempotencyKeys`): one key may be used for each. */
 export const messageKey = (idempotencyKey: string) => `message ${idempotencyKey}`
@@ -242,11 +264,12 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
       case 'CompleteTurn': {
         // A turn for anything but the oldest pending trigger was already taken by another worker.
         if (state.status === 'none' || state.pending[0]?.messageId !== command.data.messageId) return []
-        const { sessionId, messageId, output, now, timeZone } = command.data
+        const { sessionId, messageId, output, now, timeZone, aiConnections } = command.data
         const until = output.status === 'active' ? output.state.waitingAt?.until : undefined
         const waitExpiry = until === undefined ? undefined : addSeconds(until, state.ttlSeconds)
         const expiresAt = waitExpiry !== undefined && waitExpiry > state.expiresAt ? { expiresAt: waitExpiry } : {}
-        return [{ type: 'TurnCompleted', data: { sessionId, messageId, output, completedAt: now, ...(timeZone !== undefined && { timeZone }), ...expiresAt } }]
+        const inputs = { ...(timeZone !== undefined && { timeZone }), ...(aiConnections !== undefined && { aiConnections }) }
+        return [{ type: 'TurnCompleted', data: { sessionId, messageId, output, completedAt: now, ...inputs, ...expiresAt } }]
       }
       case 'FailTurn': {
         const { sessionId, messageId, reason, now } = command.data
@@ -318,6 +341,8 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           conversation: { waitingAt: null, variables: d.variables, lastTimestampMicros: 0, card: null },
           pending: [{ messageId: d.messageId, trigger: { type: 'start' } }],
           calls: [],
+          transcript: [],
+          modelUsage: NO_MODEL_USAGE,
           idempotencyKeys: {},
           warnings: 0,
           failureReason: null,
@@ -337,6 +362,7 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
         if (state.status === 'none') return state
         const { output, completedAt, messageId } = event.data
         const status: SessionStatus = state.status !== 'active' ? state.status : output.status
+        const trigger = state.pending.find((p) => p.messageId === messageId)?.trigger
         return {
           ...state,
           expiresAt: event.data.expiresAt ?? state.expiresAt,
@@ -345,6 +371,8 @@ export const session: Decider<SessionCommand, Session, SessionEvent> = {
           conversation: output.state,
           pending: state.pending.filter((p) => p.messageId !== messageId),
           calls: [],
+          transcript: trigger ? extendedTranscript(state.transcript, trigger, output.messages) : state.transcript,
+          modelUsage: addedModelUsage(state.modelUsage, output.modelCalls ?? []),
           warnings: state.warnings + output.warnings.length,
         }
       }

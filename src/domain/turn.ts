@@ -4,6 +4,7 @@ import type { TypedNode } from './nodes/index.js'
 import type { SubflowRef } from './nodes/node-type.js'
 import { AnyKey, Timestamp } from './schemas.js'
 import type { RecordedCall } from './outside-call.js'
+import type { ConnectionAsUsed } from './ai-connection.js'
 
 /**
  * The contract between the session's event stream and the interpreter: what a turn starts from,
@@ -69,6 +70,8 @@ export const ConversationState = Type.Object({
   held: Type.Optional(Type.Array(InboundMessage)),
   /** Calls outside the session's turns made, for the limit per session. */
   callsMade: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Model calls the session's AI steps made, by AI connection id, for each connection's limit per session. */
+  modelCalls: Type.Optional(Type.Record(AnyKey, Type.Integer({ minimum: 0 }))),
 })
 export type ConversationState = Static<typeof ConversationState>
 
@@ -126,6 +129,17 @@ export const SentMessage = Type.Intersect([OutgoingMessage, Type.Object({ nodeId
 export const Choice = Type.Object({ nodeId: Type.String(), branchId: Type.String(), flow: Type.Optional(FlowRef) })
 export type Choice = Static<typeof Choice>
 
+/** One model call an AI step made in a turn, with the tokens the endpoint counted for it. */
+export const ModelCall = Type.Object({
+  nodeId: Type.String(),
+  connectionId: Type.String(),
+  model: Type.String(),
+  promptTokens: Type.Integer({ minimum: 0 }),
+  completionTokens: Type.Integer({ minimum: 0 }),
+  durationMs: Type.Integer({ minimum: 0 }),
+})
+export type ModelCall = Static<typeof ModelCall>
+
 export const TurnOutput = Type.Object({
   /** Interpolated, in the webhook's shape, each with the node that produced it. */
   messages: Type.Array(SentMessage),
@@ -147,6 +161,8 @@ export const TurnOutput = Type.Object({
    * again. Absent when the turn drew none.
    */
   choices: Type.Optional(Type.Array(Choice)),
+  /** The model calls the turn's AI steps made, in order, with their token counts. Absent when it made none. */
+  modelCalls: Type.Optional(Type.Array(ModelCall)),
   status: Type.Union([Type.Literal('active'), Type.Literal('completed'), Type.Literal('error')]),
   state: ConversationState,
 })
@@ -173,6 +189,59 @@ export interface TurnContext {
   system: Record<string, VariableValue>
   /** The calls outside this turn made so far, recorded with their answers, in order. */
   calls?: readonly RecordedCall[]
+  /** The AI connections the flow's AI steps use, by id, as they stood for this turn; one missing is deleted. */
+  aiConnections?: Readonly<Record<string, ConnectionAsUsed>>
+  /** The conversation's last messages before this turn's trigger, oldest first, for AI steps that read it. */
+  transcript?: readonly TranscriptLine[]
+}
+
+/** A text of the conversation: one the user sent, or one the flow sent. */
+export const TranscriptLine = Type.Object({ role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]), text: Type.String() })
+export type TranscriptLine = Static<typeof TranscriptLine>
+
+/** The texts a session keeps for AI steps' history: the newest, the older dropped. */
+export const TRANSCRIPT_KEPT = 20
+
+/** What the user said in a trigger, as a template's `{{lastMessage}}` reads it; '' for triggers that are no message. */
+export const triggerText = (trigger: Trigger): string => {
+  if (trigger.type !== 'message') return ''
+  const { message } = trigger
+  switch (message.type) {
+    case 'text':
+      return message.text.body
+    case 'interactive':
+      return message.interactive.type === 'button_reply' ? message.interactive.button_reply.title : message.interactive.list_reply.title
+    default:
+      return message.media.caption ?? message.media.url
+  }
+}
+
+/** The words a message the flow sent shows a person; undefined for one without (a template). */
+export const sentText = (message: OutgoingMessage): string | undefined => {
+  switch (message.type) {
+    case 'text':
+      return message.text.body
+    case 'interactive':
+      return message.interactive.body.text
+    case 'media':
+      return message.media.caption
+    default:
+      return undefined
+  }
+}
+
+/** The transcript after a turn: its trigger's text and the texts it sent appended, the oldest past TRANSCRIPT_KEPT dropped. */
+export const extendedTranscript = (transcript: readonly TranscriptLine[], trigger: Trigger, sent: readonly OutgoingMessage[]): TranscriptLine[] => {
+  const said = triggerText(trigger)
+  const lines: TranscriptLine[] = [
+    ...transcript,
+    ...(said ? [{ role: 'user' as const, text: said }] : []),
+    ...sent.flatMap((message) => {
+      const text = sentText(message)
+      return text ? [{ role: 'assistant' as const, text }] : []
+    }),
+  ]
+  return lines.slice(-TRANSCRIPT_KEPT)
 }
 
 /** A flow a runFlow node runs, in the version that runs: its version number, nodes and edges. */

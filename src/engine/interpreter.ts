@@ -5,7 +5,8 @@ import { interpolateMessage } from './messages.js'
 import { nodeTypeOf, nodeTypes, type NodeTypes, type TypedNode } from '../domain/nodes/index.js'
 import type { FinishReason, Step, SubflowRef, Visit, Wake } from '../domain/nodes/node-type.js'
 import { DONE_HANDLE, MAX_SUBFLOW_DEPTH } from '../domain/nodes/run-flow.js'
-import { EVENTS_KEPT, MESSAGES_HELD, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type Subflow, type Subflows, subflowKey, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
+import { readsToday } from '../domain/nodes/ai.js'
+import { EVENTS_KEPT, MESSAGES_HELD, extendedTranscript, type Choice, type ConversationState, type InboundMessage, type OutsideEvent, type Trigger, type Subflow, type Subflows, subflowKey, type TurnContext, type TurnOutput, type VariableValue } from '../domain/turn.js'
 import { CALL_LIMITS, type CallNeeded, type HttpCallRequest, type RecordedCall } from '../domain/outside-call.js'
 import type { InterpolationOptions } from '../domain/interpolate.js'
 import { calendarDateAt } from '../domain/calendar-date.js'
@@ -41,6 +42,8 @@ interface Turn {
   calls: number
   /** The call the turn waits for, once it suspends. */
   needed?: CallNeeded
+  /** What the user said in the trigger, for the transcript AI steps read. */
+  trigger: Trigger
 }
 
 /** The state of a conversation that has not started yet, holding the session's initial variables. */
@@ -51,14 +54,20 @@ export const initialConversation = (variables: Record<string, VariableValue> = {
   card: null,
 })
 
+/** Every node a session of the flow may walk: its own and its sub-flows'. */
+const nodesWalked = (flow: RunnableFlow): TypedNode[] =>
+  [flow, ...[...(flow.subflows?.values() ?? [])].filter((subflow) => typeof subflow === 'object')].flatMap((walkedFlow) => walkedFlow.nodes)
+
 /**
- * Whether a turn of the flow may read `context.timeZone`: only a `date` question does. The engine
- * loads the workspace's zone, and records it with the turn, for such flows alone.
+ * Whether a turn of the flow may read `context.timeZone`: only a `date` question and an AI step
+ * extracting a date do. The engine loads the workspace's zone, and records it with the turn, for
+ * such flows alone.
  */
 export const readsTimeZone = (flow: RunnableFlow): boolean =>
-  [flow, ...[...(flow.subflows?.values() ?? [])].filter((subflow) => typeof subflow === 'object')].some((walkedFlow) =>
-    walkedFlow.nodes.some((node) => node.type === 'question' && node.data.input.kind === 'date'),
-  )
+  nodesWalked(flow).some((node) => (node.type === 'question' && node.data.input.kind === 'date') || (node.type === 'ai' && readsToday(node.data)))
+
+/** The AI connections the flow's AI steps call, which the engine loads, and records with the turn, for the flows that have some. */
+export const aiConnectionsCalled = (flow: RunnableFlow): string[] => [...new Set(nodesWalked(flow).flatMap((node) => (node.type === 'ai' ? [node.data.connectionId] : [])))]
 
 /**
  * Runs one turn of a conversation: from the start node (trigger `start`) or from the question the
@@ -66,7 +75,7 @@ export const readsTimeZone = (flow: RunnableFlow): boolean =>
  * time, ids and chance come from `context`, and neither `state` nor `flow` is modified.
  */
 export const runTurnOrCall = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes = nodeTypes): TurnOutput | CallNeeded => {
-  const turn = beginTurn(flow, state, context, types)
+  const turn = beginTurn(flow, state, trigger, context, types)
   const status = guarded(turn, () => answerHeld(turn, triggered(turn, trigger)))
   if (status === 'suspended') return turn.needed!
   if (status !== 'active') {
@@ -89,8 +98,9 @@ export const runTurn = (flow: RunnableFlow, state: ConversationState, trigger: T
   return output
 }
 
-const beginTurn = (flow: RunnableFlow, state: ConversationState, context: TurnContext, types: NodeTypes): Turn => {
+const beginTurn = (flow: RunnableFlow, state: ConversationState, trigger: Trigger, context: TurnContext, types: NodeTypes): Turn => {
   const turn: Turn = {
+    trigger,
     flow,
     types,
     here: walked(flow),
@@ -328,6 +338,7 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
   nodeId,
   scope: () => scope(turn),
   send: (messages) => send(turn, nodeId, messages),
+  sendAsWritten: (messages) => send(turn, nodeId, messages, false),
   interpolating: (use, options) => interpolating(turn, nodeId, use, options),
   assign: (name, value) => assign(turn, name, value),
   warn: (warning) => turn.out.warnings.push(warning),
@@ -366,6 +377,10 @@ const visiting = (turn: Turn, nodeId: string): Visit => ({
   now: () => nowMillis(turn),
   today: () => calendarDateAt(nowMillis(turn), turn.context.timeZone),
   callOutside: (request) => callOutside(turn, nodeId, request),
+  aiConnection: (id) => (turn.context.aiConnections && Object.hasOwn(turn.context.aiConnections, id) ? turn.context.aiConnections[id] : undefined),
+  callModel: (connectionId, request) => callModel(turn, nodeId, connectionId, request),
+  noteModelCall: (call) => void (turn.out.modelCalls ??= []).push({ nodeId, ...call }),
+  transcript: () => extendedTranscript(turn.context.transcript ?? [], turn.trigger, turn.out.messages),
   choose: (branches) => choose(turn, nodeId, branches),
 })
 
@@ -418,6 +433,20 @@ const callOutside = (turn: Turn, nodeId: string, request: HttpCallRequest): Reco
   return undefined
 }
 
+/**
+ * A model call through an AI connection: refused with `limit` once the session made the
+ * connection's calls per session, else the turn's next call outside, counted for the session once
+ * answered.
+ */
+const callModel = (turn: Turn, nodeId: string, connectionId: string, request: HttpCallRequest): RecordedCall | undefined => {
+  const made = turn.state.modelCalls?.[connectionId] ?? 0
+  const limit = turn.context.aiConnections?.[connectionId]?.callsPerSession ?? 0
+  if (made >= limit) return { index: turn.calls, nodeId, request, answer: { error: 'limit', message: `a session makes at most ${limit} calls through this AI connection` }, durationMs: 0 }
+  const call = callOutside(turn, nodeId, request)
+  if (call && !('error' in call.answer && call.answer.error === 'limit')) turn.state.modelCalls = { ...turn.state.modelCalls, [connectionId]: made + 1 }
+  return call
+}
+
 const sendable = TypeCompiler.Compile(OutgoingMessage)
 
 /** A text's length as the channel counts it (and `LIMITS` is written): in code points. */
@@ -432,8 +461,9 @@ const codePoints = (text: string): number => {
 // Interpolation can also lengthen a text past the channel's limit (a long reply saved and echoed):
 // such a text is cut at the limit, with a warning, rather than sent to be refused or split into
 // messages the flow did not draw.
-const send = (turn: Turn, nodeId: string, messages: readonly OutgoingMessage[]): void => {
-  const rendered = interpolating(turn, nodeId, (text) =>
+const send = (turn: Turn, nodeId: string, messages: readonly OutgoingMessage[], interpolated = true): void => {
+  const asWritten = <T>(use: (text: (template: string) => string) => T): T => use((template) => template)
+  const rendered = (interpolated ? <T>(use: (text: (template: string) => string) => T) => interpolating(turn, nodeId, use) : asWritten)((text) =>
     messages.map((message, index) => {
       if (!sendable.Check(message)) return null
       return interpolateMessage(message, (template, limit) => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import { v5 as uuidV5 } from 'uuid'
-import { PREVIEW_TURN_METADATA, isPreviewTurn, session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
+import { NO_MODEL_USAGE, PREVIEW_TURN_METADATA, addedModelUsage, isPreviewTurn, session, sessionStream, type PendingTurn, type Session, type SessionCommand, type SessionEvent, type TurnFailureReason } from '../domain/session.js'
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics/registry.js'
@@ -20,8 +20,9 @@ import { ConflictRetries, TurnKeepsConflictingError, parkedForConflicts } from '
 import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { FlowVersions } from './flow-versions.js'
 import { earliest, everyPartition, partitionCheckpoint, partitionOf, partitionPositions, type SessionPartitions } from './partitions.js'
-import { readsTimeZone, type RunnableFlow } from './interpreter.js'
-import type { Choice, ConversationState, KanbanAction, Trigger, TurnContext, TurnOutput } from '../domain/turn.js'
+import { aiConnectionsCalled, readsTimeZone, type RunnableFlow } from './interpreter.js'
+import { aiConnectionWithId, aiConnections, aiConnectionsStream, connectionAsUsed, type ConnectionAsUsed } from '../domain/ai-connection.js'
+import { triggerText, type Choice, type ConversationState, type KanbanAction, type ModelCall, type Trigger, type TurnContext, type TurnOutput } from '../domain/turn.js'
 import type { CallNeeded } from '../domain/outside-call.js'
 import type { OutsideCalls } from './outside-calls.js'
 import { scheduleTimers, timersSet } from './timers.js'
@@ -88,19 +89,6 @@ const movesCards = (recorded: RecordedEvent): boolean => {
   return event.type === 'TurnCompleted' && event.data.output.kanban.length > 0 && !isPreviewTurn(recorded.metadata)
 }
 type SessionCommandOf<Type extends SessionCommand['type']> = Extract<SessionCommand, { type: Type }>
-
-const lastMessageText = (trigger: Trigger): string => {
-  if (trigger.type !== 'message') return ''
-  const { message } = trigger
-  switch (message.type) {
-    case 'text':
-      return message.text.body
-    case 'interactive':
-      return message.interactive.type === 'button_reply' ? message.interactive.button_reply.title : message.interactive.list_reply.title
-    default:
-      return message.media.caption ?? message.media.url
-  }
-}
 
 /**
  * Runs conversations: follows the session streams of the partitions it drives, and for each
@@ -361,11 +349,12 @@ export class EngineWorker {
     const flow = await this.flows.ofSession(state)
     // Read only for the flows whose turns read it, so the others cost no query.
     const timeZone = typeof flow !== 'string' && readsTimeZone(flow) ? await workspaceTimeZone(this.db, state.workspaceId) : undefined
+    const aiConnections = typeof flow === 'string' ? undefined : await this.aiConnectionsOf(state.workspaceId, flow)
     const now = this.now()
     const endTurn = this.metrics?.engineTurnDuration.startTimer()
     let outcome: 'completed' | 'calling' | 'conflict' | 'error' = 'error'
     try {
-      const output = playTurn(this.interpret, flow, state, next, now, timeZone)
+      const output = playTurn(this.interpret, flow, state, next, now, { timeZone, aiConnections })
       if (output.status === 'calling') {
         if (!this.calls) throw new Error('this engine makes no calls outside')
         const preview = state.previewDefinition !== null
@@ -373,13 +362,33 @@ export class EngineWorker {
         outcome = 'calling'
         return 'idle'
       }
-      const turn = { sessionId, messageId: next.messageId, output, now: now.toISOString(), ...(timeZone !== undefined && { timeZone }) }
+      const turn = { sessionId, messageId: next.messageId, output, now: now.toISOString(), ...(timeZone !== undefined && { timeZone }), ...(aiConnections !== undefined && { aiConnections }) }
       const ran = await this.appendTurnEvent(state, revision, { type: 'CompleteTurn', data: turn }, 'turn')
       outcome = ran === 'conflict' ? 'conflict' : 'completed'
+      if (ran === 'ran') this.countModelCalls(output.modelCalls ?? [])
       return ran
     } finally {
       endTurn?.({ outcome })
     }
+  }
+
+  /** The AI connections the flow's AI steps call, as they stand now (a deleted one left out); undefined for a flow without AI steps. */
+  private async aiConnectionsOf(workspaceId: string, flow: RunnableFlow): Promise<Record<string, ConnectionAsUsed> | undefined> {
+    const called = aiConnectionsCalled(flow)
+    if (called.length === 0) return undefined
+    const { state } = await foldStream(this.store, aiConnections, aiConnectionsStream(workspaceId))
+    return Object.fromEntries(called.flatMap((id) => {
+      const connection = aiConnectionWithId(state, id)
+      return connection ? [[id, connectionAsUsed(connection)]] : []
+    }))
+  }
+
+  private countModelCalls(calls: readonly ModelCall[]): void {
+    if (!this.metrics || calls.length === 0) return
+    const usage = addedModelUsage(NO_MODEL_USAGE, calls)
+    this.metrics.modelCalls.inc(usage.calls)
+    this.metrics.modelTokens.inc({ kind: 'prompt' }, usage.promptTokens)
+    this.metrics.modelTokens.inc({ kind: 'completion' }, usage.completionTokens)
   }
 
   /** Ends the session in error with `TurnFailed` for its oldest pending trigger. */
@@ -481,21 +490,24 @@ export class EngineWorker {
   }
 }
 
+/** What a turn reads besides the session and its trigger, recorded with it where its flow needs it. */
+export interface TurnInputs {
+  /** The workspace's time zone; UTC when not given. */
+  timeZone?: string
+  /** The branches a recorded turn drew, which a replay takes. */
+  choices?: readonly Choice[]
+  /** The AI connections the flow's AI steps call, as they stood for the turn. */
+  aiConnections?: Readonly<Record<string, ConnectionAsUsed>>
+}
+
 /**
- * The turn for a session's oldest pending trigger, exactly as the worker runs it at `now` in
- * `timeZone` (UTC when not given): ids and draws derived from the session and the trigger, the time
- * given, the session's system variables. `flowd audit verify` replays recorded turns through it with
- * the recorded `completedAt`, `timeZone` and `choices`.
+ * The turn for a session's oldest pending trigger, exactly as the worker runs it at `now`: ids and
+ * draws derived from the session and the trigger, the time given, the session's system variables
+ * and texts so far. `flowd audit verify` replays recorded turns through it with the recorded
+ * `completedAt`, `timeZone`, `aiConnections` and `choices`.
  */
-export function playTurn(
-  interpret: Interpreter,
-  flow: RunnableFlow | string,
-  state: RunningSession,
-  next: PendingTurn,
-  now: Date,
-  timeZone = 'UTC',
-  choices?: readonly Choice[],
-): TurnOutput | CallNeeded {
+export function playTurn(interpret: Interpreter, flow: RunnableFlow | string, state: RunningSession, next: PendingTurn, now: Date, inputs: TurnInputs = {}): TurnOutput | CallNeeded {
+  const { timeZone = 'UTC', choices, aiConnections } = inputs
   if (typeof flow === 'string') return brokenFlowTurn(state.conversation, flow)
   let counter = 0
   let draws = 0
@@ -507,12 +519,14 @@ export function playTurn(
     // must draw the same branches before the call as the first run did.
     random: () => drawOf(`${state.sessionId}/${next.messageId}/${draws++}`),
     ...(choices !== undefined && { choices }),
+    ...(aiConnections !== undefined && { aiConnections }),
+    transcript: state.transcript,
     system: {
       sessionId: state.sessionId,
       externalId: state.externalId ?? '',
       flowId: state.flowId,
       workspaceId: state.workspaceId,
-      lastMessage: lastMessageText(next.trigger),
+      lastMessage: triggerText(next.trigger),
     },
     calls: state.calls,
   })

@@ -23,6 +23,7 @@ import { refuseDeepBodies, schemaErrorMessage, validatorCompiler } from './valid
 import { documentApiSecurity, registerOpenApi, serveOpenApi, tagsOf, type Tag } from './openapi.js'
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import * as aiConnections from './routes/ai-connections.js'
+import * as aiSteps from './routes/ai-steps.js'
 import * as apiKeys from './routes/api-keys.js'
 import * as auth from './routes/auth.js'
 import * as clients from './routes/clients.js'
@@ -88,7 +89,7 @@ interface ApiModule {
  * The modules of `/v1`, registered in this order; the document lists their tags in this order,
  * then those of the sign-in and the health routes.
  */
-const API = [workspaces, clients, apiKeys, sectors, flows, flowAnalytics, variables, secrets, aiConnections, httpRequests, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
+const API = [workspaces, clients, apiKeys, sectors, flows, flowAnalytics, variables, secrets, aiConnections, aiSteps, httpRequests, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
 
 /** Builds the HTTP application from its dependencies; it does not listen (tests use `inject`). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -75,6 +75,19 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly modelCalls = new Counter({
+    name: 'flowd_model_calls_total',
+    help: "Model calls AI steps made in the turns this process completed (preview sessions' included)",
+    registers: [this.registry],
+  })
+
+  readonly modelTokens = new Counter({
+    name: 'flowd_model_tokens_total',
+    help: 'Tokens the model calls of AI steps took, as the endpoints counted them, by kind (prompt, completion)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  })
+
   readonly webhookAttempts = new Counter({
     name: 'flowd_webhook_attempts_total',
     help: 'Webhook delivery attempts by the state they left the delivery in (delivered, failed: retried later, dead) and their result (2xx…5xx, timeout, network, blocked)',

@@ -148,7 +148,7 @@ t.test('node and edge structure is reported at its path', async (t) => {
 
 t.test('a node type the engine does not know', async (t) => {
   const definition = { schemaVersion: 1, nodes: [start(), { id: 'w', type: 'webhook', position: { x: 0, y: 0 }, data: {} }], edges: [edge('start', 'w')] }
-  t.same(problems(definition), ['nodes[1].type: unknown node type "webhook"; one of start, message, question, condition, split, setVariable, httpRequest, waitForEvent, delay, runFlow, transfer, kanbanMove, end'])
+  t.same(problems(definition), ['nodes[1].type: unknown node type "webhook"; one of start, message, question, condition, split, setVariable, httpRequest, ai, waitForEvent, delay, runFlow, transfer, kanbanMove, end'])
 })
 
 t.test("each node's data is checked against its type's schema", async (t) => {

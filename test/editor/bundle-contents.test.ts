@@ -17,5 +17,7 @@ t.test("the editor's bundle holds the node types' exits and limits, not their ch
   // What it must not carry: a check (validator), a run (interpreter), TypeBox's schema builder.
   t.notMatch(code, 'compares numbers; value must be a number', "the condition's check")
   t.notMatch(code, 'invalid reply to', "the question's run")
+  t.notMatch(code, 'describe the label: the model picks by the description', "the AI step's check")
+  t.notMatch(code, "Classify the user's message", "the AI step's prompt, which its run builds")
   t.notMatch(code, 'TypeBox.Kind', 'TypeBox')
 })

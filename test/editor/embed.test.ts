@@ -246,7 +246,7 @@ t.test('embedded editor in a real browser', { skip }, async (t) => {
       ],
     }
     const { workspaceId } = service.admin
-    const catalog = await loadWorkspaceCatalog(service.storage.db, workspaceId)
+    const catalog = await loadWorkspaceCatalog({ db: service.storage.db, store: service.store }, workspaceId)
     const asText = new Map([...catalog.pipelines].map(([id, p]) => [id, { ...p, fields: p.fields.map((f) => ({ ...f, type: 'text' as const, currency: null })) }]))
     const written = await handleCommand(
       service.store,

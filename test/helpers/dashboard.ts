@@ -6,6 +6,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { dashboardSignInUrl, issueSignInLink } from '../../src/auth/dashboard-sessions.js'
 import { hashApiKey } from '../../src/commands/api-keys.js'
+import type { Config } from '../../src/config.js'
 import { assertionMessage } from './assertion-message.js'
 import { launchBrowser, settled } from './browser.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from './app.js'
@@ -48,9 +49,9 @@ export interface DashboardSetup {
  */
 export async function openDashboard(
   t: Test,
-  options: { backend?: Backend; engine?: boolean; webhooks?: TestWebhookSettings; calls?: NonNullable<Parameters<typeof openTestApp>[2]>['calls'] } = {},
+  options: { backend?: Backend; engine?: boolean; webhooks?: TestWebhookSettings; calls?: NonNullable<Parameters<typeof openTestApp>[2]>['calls']; config?: Config } = {},
 ): Promise<DashboardSetup> {
-  const service = await openTestApp(t, options.backend ?? oneBackend, { engine: options.engine, webhooks: options.webhooks, calls: options.calls })
+  const service = await openTestApp(t, options.backend ?? oneBackend, { engine: options.engine, webhooks: options.webhooks, calls: options.calls, config: options.config })
   await service.app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   const browser = await launchBrowser(t)

@@ -2,7 +2,8 @@ import type { OutgoingMessage } from '../../src/domain/flow-definition.js'
 import { interpolator } from '../../src/domain/interpolate.js'
 import type { CheckContext, Segment, Visit, WaitTimer, WorkspaceCatalog } from '../../src/domain/nodes/node-type.js'
 import type { HttpCallRequest, RecordedCall } from '../../src/domain/outside-call.js'
-import type { ConversationState, KanbanAction, TurnFunction, VariableValue } from '../../src/domain/turn.js'
+import type { ConversationState, KanbanAction, ModelCall, TranscriptLine, TurnFunction, VariableValue } from '../../src/domain/turn.js'
+import type { ConnectionAsUsed } from '../../src/domain/ai-connection.js'
 
 /** The time of every recording visit (`visit.now()`), in milliseconds since the epoch: 2026-01-01T00:00:00Z. */
 export const VISIT_NOW = Date.UTC(2026, 0, 1)
@@ -19,11 +20,14 @@ export type Effect =
   | { callOutside: HttpCallRequest }
   | { waitForEvent: string; timeoutSeconds: number }
   | { choose: readonly { id: string; weight: number }[] }
+  | { sendAsWritten: readonly OutgoingMessage[] }
+  | { callModel: HttpCallRequest; connectionId: string }
+  | { noteModelCall: Omit<ModelCall, 'nodeId'> }
 
 /**
  * A `Visit` that records what a node does instead of running a turn, so a node type's `run` and
  * `resume` are specified alone: messages are recorded as written, templates read `variables`, and
- * calls outside get `answers` in order (none left: the call is not made yet), events are taken from
+ * calls outside and model calls get `answers` in order (none left: the call is not made yet), events are taken from
  * `kept`, and draws give the branch ids of `drawn` in order (none left: the first branch).
  */
 export function recordingVisit(
@@ -32,6 +36,8 @@ export function recordingVisit(
   answers: RecordedCall[] = [],
   kept: { name: string; data: Record<string, unknown> }[] = [],
   drawn: string[] = [],
+  connections: Record<string, ConnectionAsUsed> = {},
+  transcript: TranscriptLine[] = [],
 ) {
   const effects: Effect[] = []
   let issued = 0
@@ -40,6 +46,7 @@ export function recordingVisit(
     nodeId: 'node',
     scope,
     send: (messages) => void effects.push({ send: messages }),
+    sendAsWritten: (messages) => void effects.push({ sendAsWritten: messages }),
     interpolating: (use, options) => {
       const interpolate = interpolator(scope(), options)
       const result = use(interpolate.text)
@@ -61,6 +68,13 @@ export function recordingVisit(
       effects.push({ callOutside: request })
       return answers.shift()
     },
+    aiConnection: (id) => (Object.hasOwn(connections, id) ? connections[id] : undefined),
+    callModel: (connectionId, request) => {
+      effects.push({ callModel: request, connectionId })
+      return answers.shift()
+    },
+    noteModelCall: (call) => void effects.push({ noteModelCall: call }),
+    transcript: () => transcript,
     card,
     newId: () => `new-${++issued}`,
     now: () => VISIT_NOW,

@@ -1,15 +1,12 @@
 import { sql } from 'kysely'
 import { loadConfig } from '../../src/config.js'
 import t, { type Test } from 'tap'
-import { verifySession } from '../../src/audit/verify.js'
-import { FlowVersions } from '../../src/engine/flow-versions.js'
-import { runTurnOrCall } from '../../src/engine/interpreter.js'
 import { CALL_LIMITS } from '../../src/domain/outside-call.js'
-import { sessionStream } from '../../src/domain/session.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
+import { replayedTurns } from '../helpers/replay.js'
 import { orderLookup } from '../fixtures/order-lookup.js'
 import { capturedLogs } from '../helpers/captured-logs.js'
 
@@ -169,13 +166,7 @@ for (const backend of reachableBackends) {
       const calls = api.requests.length
       const sessions = await opened.storage.db.selectFrom('session_logs').select('id').where('flow_id', 'in', [flowId]).execute()
       t.ok(sessions.length >= 5)
-      const flows = new FlowVersions(opened.store)
-      let turns = 0
-      for (const { id } of sessions) {
-        const verdict = await verifySession(id, await opened.store.readStream(sessionStream(id)), (state) => flows.ofSession(state), runTurnOrCall)
-        t.same(verdict.divergences, [], `session ${id} reproduces`)
-        turns += verdict.turns
-      }
+      const turns = await replayedTurns(t, opened.store, sessions.map((session) => session.id))
       t.ok(turns >= sessions.length * 2, 'every turn was replayed')
       t.equal(api.requests.length, calls, 'the API counted no new call')
     })

@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox'
+import * as ai from './ai.js'
 import * as condition from './condition.js'
 import * as delay from './delay.js'
 import * as end from './end.js'
@@ -15,7 +16,7 @@ import * as transfer from './transfer.js'
 import * as waitForEvent from './wait-for-event.js'
 
 /** Every node type by its `type`, in the order the editor's palette offers them. */
-export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, waitForEvent, delay, runFlow, transfer, kanbanMove, end } satisfies NodeTypes
+export const nodeTypes = { start, message, question, condition, split, setVariable, httpRequest, ai, waitForEvent, delay, runFlow, transfer, kanbanMove, end } satisfies NodeTypes
 
 /** A registry of node types; the engine's functions take another one where a test extends it. */
 export type NodeTypes = Readonly<Record<string, NodeType>>

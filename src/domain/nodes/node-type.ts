@@ -4,7 +4,8 @@ import type { Field } from '../pipeline.js'
 import type { VariableType } from '../variables.js'
 import type { InterpolationOptions, Scope } from '../interpolate.js'
 import type { HttpCallRequest, RecordedCall } from '../outside-call.js'
-import type { ConversationState, InboundMessage, KanbanAction, TurnFunction, VariableValue } from '../turn.js'
+import type { ConversationState, InboundMessage, KanbanAction, ModelCall, TranscriptLine, TurnFunction, VariableValue } from '../turn.js'
+import type { ConnectionAsUsed } from '../ai-connection.js'
 
 /**
  * What one node type is: the schema of its `data`, its exits, the checks beyond its schema and how
@@ -99,6 +100,8 @@ export interface Visit {
   scope(): Scope
   /** Sends messages, interpolated; one the channel would refuse becomes a warning. */
   send(messages: readonly OutgoingMessage[]): void
+  /** Sends messages as written, not interpolated (a model's text): a text past the channel's limit is cut, with a warning. */
+  sendAsWritten(messages: readonly OutgoingMessage[]): void
   /** Interpolates within this visit, warning once per unknown variable. */
   interpolating<T>(use: (text: (template: string) => string) => T, options?: InterpolationOptions): T
   assign(name: string, value: VariableValue): void
@@ -132,6 +135,17 @@ export interface Visit {
    * not been made yet, and the visit must then `suspend` the turn.
    */
   callOutside(request: HttpCallRequest): RecordedCall | undefined
+  /** The workspace's AI connection of that id as this turn uses it; undefined when there is none. */
+  aiConnection(id: string): ConnectionAsUsed | undefined
+  /**
+   * A model call through the connection, as `callOutside`; once the session made the connection's
+   * calls per session, an answer of `limit` and no call.
+   */
+  callModel(connectionId: string, request: HttpCallRequest): RecordedCall | undefined
+  /** Records a model call's tokens with the turn. */
+  noteModelCall(call: Omit<ModelCall, 'nodeId'>): void
+  /** The conversation's texts, oldest first: the kept history, the trigger's text, then what this turn sent so far. */
+  transcript(): readonly TranscriptLine[]
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
@@ -150,6 +164,8 @@ export interface WorkspaceCatalog {
   flows?: ReadonlyMap<string, CatalogFlow>
   /** The flow being checked, once it exists: a runFlow node must not lead back to it. */
   flowId?: string
+  /** The workspace's AI connections by id; a catalog without them knows none. */
+  aiConnections?: ReadonlySet<string>
 }
 
 /** A flow as a runFlow node's checks see it: its newest version and the flows that version runs. */

@@ -298,7 +298,7 @@ export const routes =
         },
       },
       async (request) => {
-        const problems = await checkDefinition(deps.db, request.principal, request.body.definition)
+        const problems = await checkDefinition(deps, request.principal, request.body.definition)
         return { valid: problems.length === 0, problems }
       },
     )

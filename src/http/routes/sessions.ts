@@ -66,6 +66,10 @@ const SessionDetail = Type.Object({
   }),
   pendingMessages: Type.Integer({ description: 'inbound messages not yet processed' }),
   warnings: Type.Integer(),
+  modelUsage: Type.Object(
+    { calls: Type.Integer({ minimum: 0 }), promptTokens: Type.Integer({ minimum: 0 }), completionTokens: Type.Integer({ minimum: 0 }) },
+    { description: "the model calls the session's AI steps made and the tokens they took, as the endpoints counted them" },
+  ),
   failureReason: Type.Union([TurnFailureReason, Type.Null()], {
     description: 'why the session ended in error when the engine could not complete a turn (engine_error, invalid_turn); null otherwise',
   }),
@@ -293,6 +297,7 @@ export const routes =
           timer: pendingTimer(state.conversation.waitingAt),
           pendingMessages: state.pending.length,
           warnings: state.warnings,
+          modelUsage: state.modelUsage,
           failureReason: state.failureReason,
           startedAt: state.startedAt,
           expiresAt: state.expiresAt,

@@ -81,7 +81,7 @@ t.test("a registered node type's schema, checks and exits report problems at the
 
 t.test('without its registry line the type is unknown to the validator, toRunnable and the interpreter', async (t) => {
   const valid = definition({ variable: 'visits', by: 1 })
-  t.same(validateFlow(valid, catalog)[0], { path: 'nodes[1].type', message: 'unknown node type "increment"; one of start, message, question, condition, split, setVariable, httpRequest, waitForEvent, delay, runFlow, transfer, kanbanMove, end' })
+  t.same(validateFlow(valid, catalog)[0], { path: 'nodes[1].type', message: 'unknown node type "increment"; one of start, message, question, condition, split, setVariable, httpRequest, ai, waitForEvent, delay, runFlow, transfer, kanbanMove, end' })
   t.equal(toRunnable(valid), 'node count has unknown type increment')
   const flow = toRunnable(valid, types)
   if (typeof flow === 'string') return t.fail('the flow runs with the type')
@@ -108,5 +108,5 @@ t.test('nodeTypeOf', async (t) => {
     ['a type the registry lacks', [nodeTypes, 'increment'], undefined],
     ["a name of Object.prototype's is no type", [nodeTypes, 'toString'], undefined],
   ])
-  t.same(Object.keys(nodeTypes), ['start', 'message', 'question', 'condition', 'split', 'setVariable', 'httpRequest', 'waitForEvent', 'delay', 'runFlow', 'transfer', 'kanbanMove', 'end'], "the registry in the palette's order")
+  t.same(Object.keys(nodeTypes), ['start', 'message', 'question', 'condition', 'split', 'setVariable', 'httpRequest', 'ai', 'waitForEvent', 'delay', 'runFlow', 'transfer', 'kanbanMove', 'end'], "the registry in the palette's order")
 })

@@ -4,6 +4,7 @@ import { ActingWorkspaceProvider, useActingWorkspace } from './acting-workspace'
 import { Loading } from './components/ui'
 import { Layout } from './Layout'
 import { useT } from './i18n'
+import { AiConnectionsArea } from './screens/ai-connections'
 import { FlowsArea } from './screens/flows'
 import { KanbanArea } from './screens/kanban'
 import { SessionsArea } from './screens/sessions'
@@ -62,6 +63,9 @@ function SignedInScreens() {
         </Route>
         <Route path="/webhooks" nest>
           <WebhooksArea />
+        </Route>
+        <Route path="/ai-connections" nest>
+          <AiConnectionsArea />
         </Route>
         <Route>
           <NotFound />

@@ -11,6 +11,7 @@ const AREAS: { href: string; label: MessageKey }[] = [
   { href: '/sessions', label: 'nav.sessions' },
   { href: '/kanban', label: 'nav.kanban' },
   { href: '/webhooks', label: 'nav.webhooks' },
+  { href: '/ai-connections', label: 'nav.aiConnections' },
 ]
 
 /** The signed-in shell: the areas, language and theme, who is signed in, and sign-out. */

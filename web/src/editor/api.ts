@@ -66,6 +66,12 @@ export type OutsideEvent = Input<'/v1/sessions/{sessionId}/events', 'post'>
 export type TryRequestBody = Input<'/v1/http-requests/try', 'post'>
 /** The request as the service sent it (secrets as their placeholders), what came back, and how long it took. */
 export type TriedCall = Answer<'post', '/v1/http-requests/try'>
+/** A workspace's AI connection, which an ai node calls (its key stays in the secret it names). */
+export type AiConnection = Item<'/v1/ai-connections'>
+/** An ai node's data, a sample message of the contact and sample values of the variables it reads, for its "Try it". */
+export type TryAiStepBody = Input<'/v1/ai-steps/try', 'post'>
+/** The exit the step took on the sample, what it sent and filled, the call (key as its placeholder) and the tokens spent. */
+export type TriedAiStep = Answer<'post', '/v1/ai-steps/try'>
 type Tokens = Answer<'post', '/auth/exchange'>
 
 /**
@@ -262,6 +268,9 @@ export class FlowApi {
   secretNames = async (): Promise<string[]> => (await everyPage((page) => this.#client.GET('/v1/secrets', { params: { query: page } }))).map((secret) => secret.name)
   /** Sends an httpRequest node's call once, with sample values for its variables, and answers what came back. */
   tryHttpRequest = (body: TryRequestBody): Promise<TriedCall> => unwrap(this.#client.POST('/v1/http-requests/try', { body }))
+  aiConnections = () => everyPage((page) => this.#client.GET('/v1/ai-connections', { params: { query: page } }))
+  /** Runs an ai node once on a sample message, as a turn would, and answers what it did; nothing is recorded. */
+  tryAiStep = (body: TryAiStepBody): Promise<TriedAiStep> => unwrap(this.#client.POST('/v1/ai-steps/try', { body }))
 
   // The test panel: a preview session of the saved draft, talked to and followed as it runs.
   startPreview = (flowId: string, variables: Record<string, VariableValue>): Promise<PreviewSession> =>

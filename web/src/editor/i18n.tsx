@@ -166,6 +166,9 @@ const en = {
   'call.headers': 'Response headers ({count})',
   'call.body': 'Response body',
   'call.emptyBody': '(empty)',
+  'try.samples': 'Sample values',
+  'try.sample': 'Sample {name}',
+  'try.badSample': 'Not a valid {type}.',
 
   'kb.unset': '(not set)',
   'kb.true': 'Yes',
@@ -385,6 +388,9 @@ const pt: Record<MessageKey, string> = {
   'call.headers': 'Cabeçalhos da resposta ({count})',
   'call.body': 'Corpo da resposta',
   'call.emptyBody': '(vazio)',
+  'try.samples': 'Valores de exemplo',
+  'try.sample': 'Exemplo de {name}',
+  'try.badSample': 'Não é um valor válido do tipo {type}.',
 
   'kb.unset': '(não definido)',
   'kb.true': 'Sim',

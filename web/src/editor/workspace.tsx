@@ -1,9 +1,10 @@
-import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react'
-import type { FlowApi, FlowChoice, NewVariable, Pipeline, Sector, TriedCall, TryRequestBody, Variable, VariableChange } from './api'
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
+import type { AiConnection, FlowApi, FlowChoice, NewVariable, Pipeline, Sector, TriedAiStep, TriedCall, TryAiStepBody, TryRequestBody, Variable, VariableChange } from './api'
 
 /**
  * What the forms pick from: the workspace's sectors, pipelines, variables, secret names and other
- * flows, how to add to them, and the one call a form makes itself (an HTTP request's "Try it").
+ * flows and AI connections, how to add to them, and the calls a form makes itself (an HTTP request's
+ * and an AI step's "Try it").
  */
 export interface Workspace {
   sectors: Sector[]
@@ -16,7 +17,10 @@ export interface Workspace {
   secretNames(): Promise<string[]>
   /** The workspace's flows but the one edited, which a runFlow node may run, read when first asked for. */
   flows(): Promise<FlowChoice[]>
+  /** The workspace's AI connections, which an ai node may call, read when first asked for. */
+  aiConnections(): Promise<AiConnection[]>
   tryHttpRequest(body: TryRequestBody): Promise<TriedCall>
+  tryAiStep(body: TryAiStepBody): Promise<TriedAiStep>
 }
 
 const WorkspaceContext = createContext<Workspace | undefined>(undefined)
@@ -58,10 +62,11 @@ export function WorkspaceProvider({ api, flowId, initial, children }: { api: Flo
 
   const secretNames = useReadOnce(api.secretNames)
   const flows = useReadOnce(useCallback(async () => (await api.flows()).filter((flow) => flow.id !== flowId), [api, flowId]))
+  const aiConnections = useReadOnce(api.aiConnections)
 
   const value = useMemo(
-    () => ({ sectors, pipelines: initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, flows, tryHttpRequest: api.tryHttpRequest }),
-    [sectors, initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, flows, api],
+    () => ({ sectors, pipelines: initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, flows, aiConnections, tryHttpRequest: api.tryHttpRequest, tryAiStep: api.tryAiStep }),
+    [sectors, initial.pipelines, variables, createSector, createVariable, updateVariable, secretNames, flows, aiConnections, api],
   )
   return <WorkspaceContext.Provider value={value}>{children}</WorkspaceContext.Provider>
 }
@@ -83,4 +88,20 @@ export function useWorkspace(): Workspace {
   const workspace = useContext(WorkspaceContext)
   if (!workspace) throw new Error('useWorkspace outside WorkspaceProvider')
   return workspace
+}
+
+/** What `read` answers (a list the workspace reads when first asked for): 'loading' until it has, 'refused' when the service refused. */
+export function useAnswer<T>(read: () => Promise<T>): T | 'loading' | 'refused' {
+  const [answer, setAnswer] = useState<T | 'loading' | 'refused'>('loading')
+  useEffect(() => {
+    let current = true
+    read().then(
+      (found) => current && setAnswer(found),
+      () => current && setAnswer('refused'),
+    )
+    return () => {
+      current = false
+    }
+  }, [read])
+  return answer
 }

@@ -11,6 +11,7 @@ export const NODE_TYPE_NAMES: Record<Lang, Record<NodeTypeName, string>> = {
     split: 'A/B split',
     setVariable: 'Set variable',
     httpRequest: 'HTTP request',
+    ai: 'AI step',
     waitForEvent: 'Wait for event',
     delay: 'Delay',
     runFlow: 'Run flow',
@@ -26,6 +27,7 @@ export const NODE_TYPE_NAMES: Record<Lang, Record<NodeTypeName, string>> = {
     split: 'Teste A/B',
     setVariable: 'Definir variável',
     httpRequest: 'Requisição HTTP',
+    ai: 'Etapa de IA',
     waitForEvent: 'Aguardar evento',
     delay: 'Pausa',
     runFlow: 'Executar fluxo',
@@ -56,7 +58,7 @@ export const nodeName = (node: NamedNode, lang: Lang): string => nodeLabel(node)
 
 /**
  * A line of what the node says or does (a message's or question's first text, the variable it
- * sets, the request it sends, the event it waits for), to tell apart nodes of one type that have no label.
+ * sets, the request it sends, the event it waits for, an AI step's instructions), to tell apart nodes of one type that have no label.
  */
 export function nodeGist(node: NamedNode): string | undefined {
   const { data } = node
@@ -70,6 +72,7 @@ export function nodeGist(node: NamedNode): string | undefined {
   if (typeof data.variable === 'string' && node.type === 'setVariable') return data.variable
   if (typeof data.url === 'string' && data.url && node.type === 'httpRequest') return `${typeof data.method === 'string' ? data.method : ''} ${data.url}`.trim()
   if (typeof data.event === 'string' && data.event && node.type === 'waitForEvent') return data.event
+  if (typeof data.instructions === 'string' && data.instructions.trim() && node.type === 'ai') return data.instructions.trim().replace(/\s+/g, ' ')
   return undefined
 }
 

@@ -47,10 +47,11 @@ function FlowNodeView(props: NodeProps<FlowNode>) {
       {single && <Handle type="source" position={Position.Right} className="exit" />}
       {!single && exits.length > 0 && (
         <ul className="exits">
-          {exits.map((exit) => {
+          {exits.map((exit, i) => {
             const label = exitLabel(props, exit)
+            // Keyed by place too: while an id being typed is another exit's, two exits share it.
             return (
-              <li key={exit.id ?? ''} className={`exit-row ${exit.kind ?? 'choice'}`}>
+              <li key={`${i}:${exit.id ?? ''}`} className={`exit-row ${exit.kind ?? 'choice'}`}>
                 <span title={label}>{clip(label, 36)}</span>
                 <Handle type="source" position={Position.Right} id={exit.id ?? undefined} className="exit" />
               </li>

@@ -1,8 +1,8 @@
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react'
+import { useId, useRef, useState, type ReactNode } from 'react'
 import { SECRET_NAME_PATTERN } from '../../../../src/domain/secret-rules.js'
 import { useT } from '../i18n'
 import { SYSTEM_VARIABLES } from '../flow-definition'
-import { useWorkspace } from '../workspace'
+import { useAnswer, useWorkspace } from '../workspace'
 
 const length = (text: string) => [...text].length
 
@@ -78,6 +78,17 @@ export function NumberInput({
       />
     </Field>
   )
+}
+
+/**
+ * A whole number from `min` to `max`, or empty for its default; `rangeText` says so under the
+ * field, as its error when the number is out of range. The bounds are numbers, not a limits object
+ * of src/domain: an object handed to a component may be changed for all the bundler knows, and the
+ * schemas built from it would then stay in the editor's bundle, with TypeBox.
+ */
+export function WholeInRange({ label, min, max, value, rangeText, onChange }: { label: string; min: number; max: number; value: number | undefined; rangeText: string; onChange(value: number | undefined): void }) {
+  const wrong = value !== undefined && (!Number.isInteger(value) || value < min || value > max)
+  return <NumberInput label={label} min={min} max={max} value={value} error={wrong ? rangeText : undefined} hint={rangeText} onChange={onChange} />
 }
 
 export function Select<T extends string>({
@@ -277,19 +288,9 @@ export function VarText({
 function SecretMenu({ id, onInsert, onClose }: { id: string; onInsert(name: string): void; onClose(): void }) {
   const t = useT()
   const { secretNames } = useWorkspace()
-  const [names, setNames] = useState<string[] | 'loading' | 'refused'>('loading')
+  const names = useAnswer(secretNames)
   const [typed, setTyped] = useState('')
   const typedId = useId()
-  useEffect(() => {
-    let current = true
-    secretNames().then(
-      (list) => current && setNames(list),
-      () => current && setNames('refused'),
-    )
-    return () => {
-      current = false
-    }
-  }, [secretNames])
   const valid = SECRET_NAME_PATTERN.test(typed)
   const insertTyped = () => valid && onInsert(typed)
   return (

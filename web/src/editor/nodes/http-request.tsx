@@ -3,7 +3,7 @@ import * as httpRequest from '../../../../src/domain/nodes/http-request.js'
 import { wholePlaceholder } from '../../../../src/domain/interpolate.js'
 import { parseJsonPath } from '../../../../src/domain/json-path.js'
 import { CALL_LIMITS, HTTP_METHODS } from '../../../../src/domain/outside-call.js'
-import { ListControls, NumberInput, Select, TextInput, VarText, moveItem, replaceAt } from '../forms/fields'
+import { ListControls, Select, TextInput, VarText, WholeInRange, moveItem, replaceAt } from '../forms/fields'
 import { useWorkspace } from '../workspace'
 import { HttpTry } from './http-request-try'
 import { httpRequestStrings as strings } from './http-request-strings'
@@ -94,17 +94,12 @@ function HttpRequestForm({ data, onChange }: FormProps<Data>) {
 
       <BodyEditor data={data} onChange={onChange} />
 
-      <NumberInput
+      <WholeInRange
         label={t('http.timeout')}
         min={CALL_LIMITS.timeoutMs.min}
         max={CALL_LIMITS.timeoutMs.max}
         value={data.timeoutMs}
-        error={
-          data.timeoutMs !== undefined && (data.timeoutMs < CALL_LIMITS.timeoutMs.min || data.timeoutMs > CALL_LIMITS.timeoutMs.max || !Number.isInteger(data.timeoutMs))
-            ? t('http.timeoutRange', { min: CALL_LIMITS.timeoutMs.min, max: CALL_LIMITS.timeoutMs.max, default: CALL_LIMITS.timeoutMs.default })
-            : undefined
-        }
-        hint={t('http.timeoutRange', { min: CALL_LIMITS.timeoutMs.min, max: CALL_LIMITS.timeoutMs.max, default: CALL_LIMITS.timeoutMs.default })}
+        rangeText={t('http.timeoutRange', { min: CALL_LIMITS.timeoutMs.min, max: CALL_LIMITS.timeoutMs.max, default: CALL_LIMITS.timeoutMs.default })}
         onChange={(timeoutMs) => {
           const { timeoutMs: _t, ...rest } = data
           onChange(timeoutMs === undefined ? rest : { ...rest, timeoutMs })

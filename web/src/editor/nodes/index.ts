@@ -1,6 +1,7 @@
 import type { NodeData, NodeTypeName } from '../../../../src/domain/nodes/index.js'
 import type { Exit } from '../flow-definition'
 import { useLang, useT } from '../i18n'
+import { aiUi } from './ai'
 import { conditionUi } from './condition'
 import { delayUi } from './delay'
 import { endUi } from './end'
@@ -25,6 +26,7 @@ export const nodeUis = {
   split: splitUi,
   setVariable: setVariableUi,
   httpRequest: httpRequestUi,
+  ai: aiUi,
   waitForEvent: waitForEventUi,
   delay: delayUi,
   runFlow: runFlowUi,

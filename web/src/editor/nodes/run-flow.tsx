@@ -1,9 +1,7 @@
-import { useEffect, useState } from 'react'
 import * as runFlow from '../../../../src/domain/nodes/run-flow.js'
 import { NODE_TYPE_NAMES } from '../../shared/node-names'
-import type { FlowChoice } from '../api'
 import { Select } from '../forms/fields'
-import { useWorkspace } from '../workspace'
+import { useAnswer, useWorkspace } from '../workspace'
 import { nodeStrings, type FormProps, type NodeUi } from './node-ui'
 
 const strings = nodeStrings({
@@ -54,21 +52,7 @@ const strings = nodeStrings({
 type Data = runFlow.Data
 
 /** The flows a runFlow node may run, once the workspace has listed them. */
-function useCallableFlows(): FlowChoice[] | 'loading' | 'refused' {
-  const { flows } = useWorkspace()
-  const [list, setList] = useState<FlowChoice[] | 'loading' | 'refused'>('loading')
-  useEffect(() => {
-    let current = true
-    flows().then(
-      (found) => current && setList(found),
-      () => current && setList('refused'),
-    )
-    return () => {
-      current = false
-    }
-  }, [flows])
-  return list
-}
+const useCallableFlows = () => useAnswer(useWorkspace().flows)
 
 function RunFlowSummary({ data }: { data: Partial<Data> }) {
   const t = strings.useT()

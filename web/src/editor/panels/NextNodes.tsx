@@ -25,11 +25,12 @@ export function NextNodes({ node, graph, onLink }: NextNodesProps) {
   return (
     <fieldset className="group next-nodes" data-testid="next-nodes">
       <legend>{t('next.title')}</legend>
-      {exits.map((exit) => {
+      {exits.map((exit, i) => {
         const edge = graph.edges.find((e) => e.source === node.id && (e.sourceHandle ?? null) === exit.id)
         const label = exit.id === null ? t('next.node') : t('next.nodeOf', { exit: exitLabel(node, exit) })
         return (
-          <Field key={exit.id ?? ''} label={label}>
+          // Keyed by place too: while an id being typed is another exit's, two exits share it.
+          <Field key={`${i}:${exit.id ?? ''}`} label={label}>
             <select value={edge?.target ?? ''} onChange={(e) => onLink(exit.id, e.target.value || null)}>
               <option value="">{t('next.none')}</option>
               {targets.map((n) => (
