@@ -1,4 +1,5 @@
 import { analyticsCardStaysProjection } from './projections/analytics-card-stays.js'
+import { analyticsModelCallsProjection } from './projections/analytics-model-calls.js'
 import { analyticsSessionsProjection } from './projections/analytics-sessions.js'
 import { analyticsTransfersProjection } from './projections/analytics-transfers.js'
 import { apiKeysProjection } from './projections/api-keys.js'
@@ -30,4 +31,5 @@ export const allProjections: readonly Projection[] = [
   analyticsSessionsProjection,
   analyticsTransfersProjection,
   analyticsCardStaysProjection,
+  analyticsModelCallsProjection,
 ]

@@ -11,6 +11,7 @@ import { ROLES, type Role } from './roles.js'
 import type { CommandContext } from './commands/context.js'
 import { ENGINE_LEASE_APPLICATION_NAME } from './engine/partitions.js'
 import { ConversationRunner } from './engine/runner.js'
+import { GeneratedText } from './engine/generated-text.js'
 import { DispatcherRole } from './webhooks/dispatcher-role.js'
 import { countUnsettledDeliveries, oldestOpenDeliveryAt } from './webhooks/deliveries.js'
 import { countFailingDestinations } from './webhooks/destinations.js'
@@ -37,6 +38,8 @@ export interface Backend {
   webhooks: DispatcherRole
   /** The data keys of workspace secrets: what the API writes with and `revealSecrets` reads with. */
   secrets: SecretKeyring
+  /** The text of AI replies as the engine reads it, on its way to the session streams of every process. */
+  generatedText: GeneratedText
   /** One process at a time for leased work (Postgres); absent on the embedded database, one process. */
   leases: Leases | undefined
   /** True on the embedded PGlite default. */
@@ -89,6 +92,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
     const store = metrics ? countingAppends(adapter, metrics) : adapter
     const checkpointsMoved = storage.pool ? new WakeUp(CHECKPOINTS_CHANNEL, storage.pool) : undefined
     const readModels = new ProjectionRuntime(storage.db, store, allProjections, logger, { applyDb: storage.projectorDb, leases, checkpointsMoved, metrics })
+    const generatedText = new GeneratedText(storage.pool, logger)
     const conversations = new ConversationRunner({
       db: storage.db,
       store,
@@ -98,7 +102,7 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       leases: engineLeases,
       partitions: config.enginePartitions,
       // A flow's calls reach what webhooks may reach: the same private ranges and extra CA.
-      calls: { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, revealSecrets: (workspaceId, names) => revealSecrets({ store, secrets }, workspaceId, names) },
+      calls: { allowedPrivateCidrs: config.webhookAllowedPrivateCidrs, caFile: config.webhookCaFile, revealSecrets: (workspaceId, names) => revealSecrets({ store, secrets }, workspaceId, names), generatedText },
     })
     const webhooks = new DispatcherRole(
       storage.dispatcherDb,
@@ -116,11 +120,13 @@ export async function openBackend(config: Config, logger: Logger, metrics?: Metr
       conversations,
       webhooks,
       secrets,
+      generatedText,
       leases,
       embedded,
       async close() {
         await webhooks.close()
         await conversations.stop()
+        await generatedText.close()
         // At once, so that other engine processes stop counting this one.
         await engineLeases?.close()
         await readModels.stop()

@@ -16,6 +16,8 @@ export interface PoolSizes {
 
 /** Every process listens on two channels at most (`flowd_events`, `flowd_checkpoints`), each on a connection of the shared pool held for good. */
 const LISTEN_CONNECTIONS = 2
+/** An API process also listens for the text of AI replies that other processes generate, while a session stream is open. */
+const API_LISTEN_CONNECTIONS = 1
 /** Startup's migration check, then readiness (one statement however many probes wait on it), metrics and stored checkpoint reads. */
 const UPKEEP_CONNECTIONS = 1
 /** The projections' reads of their next batches: short statements beside the applies, which hold the projector pool. */
@@ -36,7 +38,7 @@ export function poolSizes(roles: readonly Role[], config: PoolSettings): PoolSiz
     shared:
       LISTEN_CONNECTIONS +
       UPKEEP_CONNECTIONS +
-      (has('api') ? config.apiPoolSize : 0) +
+      (has('api') ? config.apiPoolSize + API_LISTEN_CONNECTIONS : 0) +
       (has('engine') ? config.enginePoolSize : 0) +
       (has('projector') ? PROJECTOR_EVENT_READS : 0),
     projector: has('projector') ? projectorPoolSize(config) : 0,

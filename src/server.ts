@@ -56,6 +56,7 @@ export async function startService(config: Config, logger: Logger, roles: readon
       now: () => new Date(),
       secrets: backend.secrets,
       metrics,
+      generatedText: backend.generatedText,
       healthOnly: !roles.includes('api'),
     })
     await app.listen({ port: config.port, host: config.host })

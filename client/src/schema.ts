@@ -496,8 +496,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Sessions per day of a flow version, per node (the sessions that reached it, answered it and ended there: drop-off) and per split branch
-         * @description Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md). Each branch of a split node counts the sessions that drew it and how many of them completed.
+         * Sessions per day of a flow version, per node (the sessions that reached it, answered it and ended there: drop-off), per split branch, and the tokens its AI steps used
+         * @description Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md). Each branch of a split node counts the sessions that drew it and how many of them completed. `modelUsage` sums the model calls of its AI steps made in the range, per day and per model.
          */
         get: operations["getFlowAnalytics"];
         put?: never;
@@ -865,7 +865,7 @@ export interface paths {
         };
         /**
          * Follow a session's turns live (Server-Sent Events)
-         * @description A `text/event-stream`: one `turn` event per turn, its data exactly the webhook body the turn made (same `messageId`, `changes`), its `id` the turn's position in the log. Turns recorded before the request come first, then live ones. Send `Last-Event-ID` (browsers do when they reconnect) to resume after that turn. An `end` event (`{status}`) closes the stream when the session ends: at once for a session that has ended already. Comments (`: keep-alive`) keep an idle stream open through proxies. With `debug=true`, a `debug` event before each turn tells the path of nodes, the variables, warnings, transfers and kanban actions, and a `call` event tells each call outside a turn made (an httpRequest node: the request as sent with secrets redacted, the answer, the duration). The editor's token reaches preview sessions of its workspace.
+         * @description A `text/event-stream`: one `turn` event per turn, its data exactly the webhook body the turn made (same `messageId`, `changes`), its `id` the turn's position in the log. Turns recorded before the request come first, then live ones. Send `Last-Event-ID` (browsers do when they reconnect) to resume after that turn. An `end` event (`{status}`) closes the stream when the session ends: at once for a session that has ended already. While an AI step replies, `text` events (`{messageId, nodeId, text}`, no `id`) carry its text piece by piece as the model generates it; the `turn` event then carries the whole message, as the webhook does. Comments (`: keep-alive`) keep an idle stream open through proxies. With `debug=true`, a `debug` event before each turn tells the path of nodes, the variables, warnings, transfers and kanban actions, and a `call` event tells each call outside a turn made (an httpRequest node: the request as sent with secrets redacted, the answer, the duration). The editor's token reaches preview sessions of its workspace.
          */
         get: operations["streamSession"];
         put?: never;
@@ -6241,6 +6241,40 @@ export interface operations {
                             /** @description of those, completed */
                             completed: number;
                         }[];
+                        /** @description the model calls the AI steps of the version's sessions made in the range (since `since`, when they were made, whenever the session started; every one without dateRange), with their tokens: in all, per day and per model. Preview sessions are not counted */
+                        modelUsage: {
+                            /** @description model calls made */
+                            calls: number;
+                            /** @description prompt tokens, as the endpoints counted them */
+                            promptTokens: number;
+                            /** @description completion tokens, as the endpoints counted them */
+                            completionTokens: number;
+                            /** @description per day the calls were made on, in the workspace's time zone (UTC without one): only days with calls, oldest first */
+                            days: {
+                                /**
+                                 * Format: date
+                                 * @example 2026-11-22
+                                 */
+                                date: string;
+                                /** @description model calls made */
+                                calls: number;
+                                /** @description prompt tokens, as the endpoints counted them */
+                                promptTokens: number;
+                                /** @description completion tokens, as the endpoints counted them */
+                                completionTokens: number;
+                            }[];
+                            /** @description per model, as the connection names it: the most tokens first */
+                            models: {
+                                /** @example gpt-4o-mini */
+                                model: string;
+                                /** @description model calls made */
+                                calls: number;
+                                /** @description prompt tokens, as the endpoints counted them */
+                                promptTokens: number;
+                                /** @description completion tokens, as the endpoints counted them */
+                                completionTokens: number;
+                            }[];
+                        };
                     };
                 };
             };
@@ -8500,6 +8534,8 @@ export interface operations {
                             }[];
                             body: string | null;
                             timeoutMs: number;
+                            /** @enum {boolean} */
+                            streamsText?: true;
                         };
                         answer?: {
                             status: number;
@@ -8679,6 +8715,8 @@ export interface operations {
                             }[];
                             body: string | null;
                             timeoutMs: number;
+                            /** @enum {boolean} */
+                            streamsText?: true;
                         };
                         answer: {
                             status: number;
@@ -10654,6 +10692,8 @@ export interface operations {
                                 }[];
                                 body: string | null;
                                 timeoutMs: number;
+                                /** @enum {boolean} */
+                                streamsText?: true;
                             };
                             answer: {
                                 status: number;

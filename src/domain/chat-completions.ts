@@ -10,10 +10,10 @@ import { CALL_LIMITS, secretMarker, type HttpCallAnswer, type HttpCallRequest } 
 
 type Connection = Pick<AiConnectionSettings, 'baseUrl' | 'apiKeySecret' | 'model' | 'headers'>
 
-const headersOf = (connection: Connection, withBody: boolean) => [
+const headersOf = (connection: Connection, withBody: boolean, accept = 'application/json') => [
   ...connection.headers,
   { name: 'Authorization', value: `Bearer ${secretMarker(connection.apiKeySecret)}` },
-  { name: 'Accept', value: 'application/json' },
+  { name: 'Accept', value: accept },
   ...(withBody ? [{ name: 'Content-Type', value: 'application/json' }] : []),
 ]
 
@@ -128,6 +128,8 @@ export interface CompletionAsk {
   maxTokens: number
   /** The answer must be one JSON object (classify, extract): asked by the protocol's `response_format`, at temperature 0. */
   json: boolean
+  /** The answer is streamed (`stream: true`, with its usage in the last chunk), so that its text can be shown as it comes. */
+  stream?: boolean
   timeoutMs: number
 }
 
@@ -135,14 +137,16 @@ export interface CompletionAsk {
 export const completionRequest = (connection: Connection, ask: CompletionAsk): HttpCallRequest => ({
   method: 'POST',
   url: `${connection.baseUrl}/chat/completions`,
-  headers: headersOf(connection, true),
+  headers: headersOf(connection, true, ask.stream ? 'text/event-stream' : 'application/json'),
   body: JSON.stringify({
     model: ask.model,
     messages: ask.messages,
     max_tokens: ask.maxTokens,
     ...(ask.json && { temperature: 0, response_format: { type: 'json_object' } }),
+    ...(ask.stream && { stream: true, stream_options: { include_usage: true } }),
   }),
   timeoutMs: ask.timeoutMs,
+  ...(ask.stream && { streamsText: true as const }),
 })
 
 /** Tokens a call took, as the endpoint counted them (0 where it did not say). */
@@ -159,20 +163,54 @@ const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0 }
 const tokenCount = (value: unknown): number => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : 0)
 
 /**
- * Reads a chat completion (`choices[0].message.content`, `usage`). An answer cut at the token
+ * Reads a chat completion (`choices[0].message.content`, `usage`), whole or streamed as chunks. An answer cut at the token
  * limit (`finish_reason` `length`) is a problem: its text ends mid-sentence, and its JSON does not
  * close.
  */
 export function parseCompletion(answer: HttpCallAnswer, connection: Connection, maxTokens: number): Completion {
   const problem = callProblem(answer, connection, '/chat/completions')
   if (problem !== undefined || 'error' in answer) return { ok: false, problem: problem ?? 'no answer', usage: NO_USAGE }
-  const parsed = parseJson(answer.body) as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | undefined
+  const parsed = (parseJson(answer.body) ?? streamedCompletion(answer.body)) as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | undefined
   const usage: TokenUsage = { promptTokens: tokenCount(parsed?.usage?.prompt_tokens), completionTokens: tokenCount(parsed?.usage?.completion_tokens) }
   const choice = Array.isArray(parsed?.choices) ? (parsed.choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined
   const text = choice?.message?.content
   if (typeof text !== 'string') return { ok: false, problem: 'the endpoint answered something other than a chat completion (no choices[0].message.content)', usage }
   if (choice?.finish_reason === 'length') return { ok: false, problem: `the answer was cut at the connection's limit of ${maxTokens} tokens per call`, usage }
   return { ok: true, text, usage }
+}
+
+/** One chunk of a streamed completion as the protocol sends it. */
+interface CompletionChunk {
+  choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[]
+  usage?: unknown
+}
+
+/** The chunks of a streamed answer (`data: {…}` lines of server-sent events, up to `data: [DONE]`). */
+export function completionChunks(body: string): CompletionChunk[] {
+  const chunks: CompletionChunk[] = []
+  for (const line of body.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue
+    const data = line.slice(5).trim()
+    if (data === '[DONE]') break
+    const chunk = parseJson(data)
+    if (chunk && typeof chunk === 'object') chunks.push(chunk as CompletionChunk)
+  }
+  return chunks
+}
+
+/** The text a chunk adds to the answer; '' for one that adds none. */
+export const chunkText = (chunk: CompletionChunk): string => {
+  const content = chunk.choices?.[0]?.delta?.content
+  return typeof content === 'string' ? content : ''
+}
+
+/** A streamed answer put together as the one completion it amounts to; undefined when the body holds no chunk. */
+function streamedCompletion(body: string): { choices: { message: { content: string }; finish_reason: unknown }[]; usage?: unknown } | undefined {
+  const chunks = completionChunks(body)
+  if (chunks.length === 0) return undefined
+  const finishReason = chunks.map((chunk) => chunk.choices?.[0]?.finish_reason).findLast((reason) => typeof reason === 'string')
+  const usage = chunks.map((chunk) => chunk.usage).findLast((given) => given !== undefined && given !== null)
+  return { choices: [{ message: { content: chunks.map(chunkText).join('') }, finish_reason: finishReason }], ...(usage !== undefined && { usage }) }
 }
 
 /** The JSON object a structured answer holds, tolerating a fence around it; undefined when it holds none. */

@@ -17,6 +17,11 @@ export const HttpCallRequest = Type.Object({
   headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
   body: Type.Union([Type.String(), Type.Null()]),
   timeoutMs: Type.Integer({ minimum: 1 }),
+  /**
+   * The answer comes as server-sent events of chat completion chunks (an AI reply): the engine
+   * hands their text to the session's open streams as it arrives, and records the whole answer.
+   */
+  streamsText: Type.Optional(Type.Literal(true)),
 })
 export type HttpCallRequest = Static<typeof HttpCallRequest>
 

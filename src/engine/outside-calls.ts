@@ -15,6 +15,8 @@ import {
   type RecordedCall,
 } from '../domain/outside-call.js'
 import type { Logger } from '../logger.js'
+import { chunkText, completionChunks } from '../domain/chat-completions.js'
+import type { GeneratedText } from './generated-text.js'
 import type { Database } from '../store/database.js'
 import { BlockedAddressError, CONNECT_TIMEOUT_MS, readCapped } from '../webhooks/agent.js'
 
@@ -44,6 +46,8 @@ export interface OutsideCallSettings {
   perOrganization?: number
   /** Calls of one organization to one origin in flight at once. */
   perDestination?: number
+  /** Where the text of a streamed AI reply goes as it arrives: the session's open streams. */
+  generatedText?: GeneratedText
 }
 
 export const CALLS_PER_ORGANIZATION = 16
@@ -128,7 +132,9 @@ export class OutsideCalls {
   private queued(job: CallJob): Promise<RecordedCall> {
     const organization = this.limiter(this.byOrganization, job.organizationId, this.settings.perOrganization ?? CALLS_PER_ORGANIZATION)
     const destination = this.limiter(this.byDestination, `${job.organizationId} ${originOf(job.request.url)}`, this.settings.perDestination ?? CALLS_PER_DESTINATION)
-    return organization(() => destination(() => makeCall(this.settings, job, this.logger)))
+    const generated = this.settings.generatedText
+    const onText = job.request.streamsText && generated ? (text: string) => generated.publish({ sessionId: job.sessionId, messageId: job.messageId, nodeId: job.nodeId, text }) : undefined
+    return organization(() => destination(() => makeCall(this.settings, job, this.logger, onText)))
   }
 
   private limiter(limiters: Map<string, LimitFunction>, key: string, concurrency: number): <T>(fn: () => Promise<T>) => Promise<T> {
@@ -146,12 +152,14 @@ export class OutsideCalls {
 /**
  * Makes one call: fills in the secrets it names (a missing one answers `secret` and sends
  * nothing), sends it through the agent, and answers it as recorded: the request with each secret
- * as its placeholder, the answer with every secret value used replaced the same way.
+ * as its placeholder, the answer with every secret value used replaced the same way. A streamed
+ * answer's text goes to `onText` piece by piece as it arrives.
  */
 export async function makeCall(
   settings: Pick<OutsideCallSettings, 'agent' | 'revealSecrets'>,
   job: Pick<CallJob, 'workspaceId' | 'index' | 'nodeId' | 'request'>,
   logger: Pick<Logger, 'error'>,
+  onText?: (text: string) => void,
 ): Promise<RecordedCall> {
   const recorded = (answer: HttpCallAnswer, durationMs: number): RecordedCall => ({ index: job.index, nodeId: job.nodeId, request: redactedRequest(job.request), answer, durationMs })
   const names = secretsOfRequest(job.request)
@@ -169,12 +177,16 @@ export async function makeCall(
   if (broken) return recorded({ error: 'secret', message: `the secret ${broken} holds a line break and cannot go in a header` }, 0)
   const fill = (text: string) => fillSecrets(text, (name) => secrets.get(name)!)
   const started = performance.now()
-  const answer = await send(settings.agent, {
-    ...job.request,
-    url: fill(job.request.url),
-    headers: job.request.headers.map((header) => ({ name: header.name, value: fill(header.value) })),
-    body: job.request.body === null ? null : fill(job.request.body),
-  })
+  const answer = await send(
+    settings.agent,
+    {
+      ...job.request,
+      url: fill(job.request.url),
+      headers: job.request.headers.map((header) => ({ name: header.name, value: fill(header.value) })),
+      body: job.request.body === null ? null : fill(job.request.body),
+    },
+    onText,
+  )
   return recorded(redactAnswer(answer, secrets), Math.round(performance.now() - started))
 }
 
@@ -199,7 +211,7 @@ function redactAnswer(answer: HttpCallAnswer, secrets: ReadonlyMap<string, strin
 }
 
 /** One request through the agent: redirects are not followed, the whole exchange is bounded by its timeout. */
-async function send(agent: Agent, request: HttpCallRequest): Promise<HttpCallAnswer> {
+async function send(agent: Agent, request: HttpCallRequest, onText?: (text: string) => void): Promise<HttpCallAnswer> {
   const failed = (error: CallErrorCode, message: string): HttpCallAnswer => ({ error, message })
   try {
     const response = await undiciRequest(request.url, {
@@ -211,7 +223,8 @@ async function send(agent: Agent, request: HttpCallRequest): Promise<HttpCallAns
       bodyTimeout: request.timeoutMs,
       signal: AbortSignal.timeout(request.timeoutMs),
     })
-    const { text, truncated } = await readCapped(response.body, CALL_LIMITS.responseBytes)
+    const streamed = onText && response.statusCode >= 200 && response.statusCode < 300
+    const { text, truncated } = streamed ? await readStreamedText(response.body, CALL_LIMITS.responseBytes, onText) : await readCapped(response.body, CALL_LIMITS.responseBytes)
     if (truncated) return failed('too_large', `the answer is longer than ${CALL_LIMITS.responseBytes / 1024} KB`)
     const headers: Record<string, string> = {}
     for (const name of RECORDED_HEADERS) {
@@ -222,6 +235,36 @@ async function send(agent: Agent, request: HttpCallRequest): Promise<HttpCallAns
   } catch (error) {
     return failed(...describe(error, request.timeoutMs))
   }
+}
+
+/**
+ * Reads a streamed completion as `readCapped` reads any answer, handing each chunk's text to
+ * `onText` as its server-sent event line arrives.
+ */
+async function readStreamedText(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number, onText: (text: string) => void): Promise<{ text: string; truncated: boolean }> {
+  const decoder = new TextDecoder('utf-8')
+  let text = ''
+  let line = ''
+  let size = 0
+  for await (const chunk of body) {
+    const room = limit - size
+    const taken = chunk.length > room ? chunk.subarray(0, room) : chunk
+    size += taken.length
+    const decoded = decoder.decode(taken, { stream: true })
+    text += decoded
+    line += decoded
+    const lines = line.split('\n')
+    line = lines.pop() ?? ''
+    for (const complete of lines) {
+      const piece = completionChunks(complete).map(chunkText).join('')
+      if (piece) onText(piece)
+    }
+    if (chunk.length > room) {
+      body.destroy()
+      return { text, truncated: true }
+    }
+  }
+  return { text: text + decoder.decode(), truncated: false }
 }
 
 /** Why a call got no answer, in words a flow builder can act on; never a stack. */

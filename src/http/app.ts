@@ -24,6 +24,7 @@ import { documentApiSecurity, registerOpenApi, serveOpenApi, tagsOf, type Tag } 
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import * as aiConnections from './routes/ai-connections.js'
 import * as aiSteps from './routes/ai-steps.js'
+import type { GeneratedText } from '../engine/generated-text.js'
 import * as apiKeys from './routes/api-keys.js'
 import * as auth from './routes/auth.js'
 import * as clients from './routes/clients.js'
@@ -70,6 +71,8 @@ export interface AppDeps {
   clientSecretCost?: ScryptCost
   /** This process's metrics: requests are timed into it and `/metrics` serves it. None: neither. */
   metrics?: Metrics
+  /** The text of AI replies as the engine reads it, for session streams (`Backend.generatedText`); none: streams show replies with their turn. */
+  generatedText?: GeneratedText
   /** Serve only /healthz, /readyz and /metrics: a process without the api role (see `flowd start --role`). */
   healthOnly?: boolean
 }

@@ -1,8 +1,8 @@
-import { sql, type RawBuilder, type Transaction } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import { isPreviewTurn, type SessionEvent } from '../domain/session.js'
 import type { RecordedEvent } from '../eventstore/port.js'
-import type { Database, DbOrTrx } from '../store/database.js'
-import { ALWAYS, ROWS_PER_STATEMENT, defineProjection, slices, type TypedFold } from './projection.js'
+import type { DbOrTrx } from '../store/database.js'
+import { InsertOnlyFold, defineProjection } from './projection.js'
 
 interface Transfer {
   session_id: string
@@ -12,14 +12,8 @@ interface Transfer {
   node_id: string | null
 }
 
-/** Every transfer the fold's turns asked for, written in one statement. */
-class TransfersFold implements TypedFold<SessionEvent> {
-  private readonly rows: Transfer[] = []
-
-  get rowsHeld(): number {
-    return this.rows.length
-  }
-
+/** Every transfer the fold's turns asked for. */
+class TransfersFold extends InsertOnlyFold<SessionEvent, Transfer> {
   async add(_db: DbOrTrx, events: readonly { event: SessionEvent; recorded: RecordedEvent }[]): Promise<void> {
     for (const { event, recorded } of events) {
       if (event.type !== 'TurnCompleted' || isPreviewTurn(recorded.metadata)) continue
@@ -31,25 +25,15 @@ class TransfersFold implements TypedFold<SessionEvent> {
     }
   }
 
-  async write(trx: Transaction<Database>): Promise<void> {
-    for (const part of this.parts(ALWAYS)) await part.execute(trx)
-  }
-
-  /** The same write as one statement with the checkpoint's move: most batches hold no transfer, and move the checkpoint alone. */
-  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
-    if (this.rows.length > ROWS_PER_STATEMENT) return undefined
-    return this.parts(checkpointMoved)
-  }
-
-  private parts(onlyIf: RawBuilder<boolean>): RawBuilder<unknown>[] {
+  protected insert(rows: readonly Transfer[], onlyIf: RawBuilder<boolean>): RawBuilder<unknown> {
     // Microseconds since the epoch, exactly: timestamptz keeps microseconds.
-    return slices(this.rows).map((rows) => sql`
+    return sql`
       insert into analytics_transfers (session_id, timestamp_micros, target_type, target_id, node_id, transferred_at)
       select v.session_id, v.timestamp_micros, v.target_type, v.target_id, v.node_id, timestamptz 'epoch' + v.timestamp_micros * interval '1 microsecond'
       from jsonb_to_recordset(cast(${JSON.stringify(rows)} as jsonb))
         as v(session_id uuid, timestamp_micros bigint, target_type text, target_id text, node_id text)
       where ${onlyIf}
-      on conflict (session_id, timestamp_micros) do nothing`)
+      on conflict (session_id, timestamp_micros) do nothing`
   }
 }
 

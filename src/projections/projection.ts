@@ -162,6 +162,38 @@ export async function insertInChunks<Row extends object>(rows: readonly Row[], i
   await inChunks(rows, Math.min(ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length)), insert)
 }
 
+/**
+ * A fold whose rows are only ever inserted, each once (`on conflict do nothing` on their key): no
+ * part of its write depends on another, so a live batch is written in one statement with its
+ * checkpoint's move. A subclass folds events into `rows` and says how a slice of them is inserted.
+ */
+export abstract class InsertOnlyFold<Event, Row> implements TypedFold<Event> {
+  protected readonly rows: Row[] = []
+
+  get rowsHeld(): number {
+    return this.rows.length
+  }
+
+  abstract add(db: DbOrTrx, events: readonly { event: Event; recorded: RecordedEvent }[]): Promise<void>
+
+  /** The insert of `rows` (at most ROWS_PER_STATEMENT), writing nothing unless `onlyIf` holds. */
+  protected abstract insert(rows: readonly Row[], onlyIf: RawBuilder<boolean>): RawBuilder<unknown>
+
+  async write(trx: Transaction<Database>): Promise<void> {
+    for (const part of this.parts(ALWAYS)) await part.execute(trx)
+  }
+
+  /** Most batches hold no such row, and move the checkpoint alone. */
+  inOneStatement(checkpointMoved: RawBuilder<boolean>): RawBuilder<unknown>[] | undefined {
+    if (this.rows.length > ROWS_PER_STATEMENT) return undefined
+    return this.parts(checkpointMoved)
+  }
+
+  private parts(onlyIf: RawBuilder<boolean>): RawBuilder<unknown>[] {
+    return slices(this.rows).map((rows) => this.insert(rows, onlyIf))
+  }
+}
+
 /** The writes of consecutive events, merged (one row written once however many of them change it). */
 export interface MergedWrites {
   readonly rowsHeld: number

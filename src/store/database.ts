@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { AnalyticsCardStaysTable } from './tables/analytics-card-stays.js'
+import type { AnalyticsModelCallsTable } from './tables/analytics-model-calls.js'
 import type { AnalyticsSessionNodesTable } from './tables/analytics-session-nodes.js'
 import type { AnalyticsSessionsTable } from './tables/analytics-sessions.js'
 import type { AnalyticsTransfersTable } from './tables/analytics-transfers.js'
@@ -76,6 +77,7 @@ export interface Database {
   analytics_session_nodes: AnalyticsSessionNodesTable
   analytics_transfers: AnalyticsTransfersTable
   analytics_card_stays: AnalyticsCardStaysTable
+  analytics_model_calls: AnalyticsModelCallsTable
 }
 
 export type Db = Kysely<Database>

@@ -7,7 +7,7 @@ import type { Position } from '../../src/eventstore/port.js'
 import type { Bootstrapped } from '../../src/commands/tenancy.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import type { Backend } from '../helpers/storage.js'
-import type { TurnOutput } from '../../src/domain/turn.js'
+import type { ModelCall, TurnOutput } from '../../src/domain/turn.js'
 import { START, buttonReply, buttons, chain, context, edge, end, message, question, text, transfer, turn } from '../helpers/engine.js'
 
 /**
@@ -27,6 +27,10 @@ import { START, buttonReply, buttons, chain, context, edge, end, message, questi
  * created in New 03-08 11:05, still there. Turns come from the real interpreter; the session and
  * card events are appended with these times, the rest (workspace, flow, sector, pipeline) made
  * through the API.
+ *
+ * Three reply turns record model calls, as AI steps would (the read models take them from the
+ * turn, whatever its nodes): A's "small" 120 + 30 tokens (prompt + completion); B's "small" twice,
+ * 100 + 20 and 80 + 25, and "large" 400 + 90; D's second "large" 300 + 60 (`MODEL_CALLS`).
  */
 export const NOW = new Date('2026-03-10T12:00:00.000Z')
 
@@ -55,6 +59,22 @@ const supportFlow = (sectorId: string): RunnableFlow => ({
 
 const at = (time: string) => new Date(`2026-03-${time}:00.000Z`)
 
+const modelCall = (model: string, promptTokens: number, completionTokens: number): ModelCall => ({
+  nodeId: 'ask',
+  connectionId: '01a20247-0000-7000-8000-00000000a1a1',
+  model,
+  promptTokens,
+  completionTokens,
+  durationMs: 800,
+})
+
+/** The model calls of the data set's reply turns, by the session's letter (see the table above). */
+export const MODEL_CALLS = {
+  A: [modelCall('small', 120, 30)],
+  B: [modelCall('small', 100, 20), modelCall('small', 80, 25), modelCall('large', 400, 90)],
+  D: [modelCall('large', 300, 60)],
+}
+
 export async function buildDataSet(t: Test, backend: Backend): Promise<DataSet> {
   const test = await openTestApp(t, backend, { now: () => NOW })
   return { test, ...(await addDataSet(test, test.admin)) }
@@ -82,7 +102,7 @@ export async function addDataSet(test: TestApp, owner: Bootstrapped): Promise<Om
     last.set(`${stream.split('-')[0]}-`, position)
   }
 
-  const session = async (start: string, replies: { at: string; trigger: Parameters<typeof turn>[2] }[], ending?: { expiredAt: string }) => {
+  const session = async (start: string, replies: { at: string; trigger: Parameters<typeof turn>[2]; modelCalls?: ModelCall[] }[], ending?: { expiredAt: string }) => {
     const sessionId = randomUUID()
     const stream = sessionStream(sessionId)
     const startedAt = at(start)
@@ -118,17 +138,18 @@ export async function addDataSet(test: TestApp, owner: Bootstrapped): Promise<Om
         expiresAt: new Date(receivedAt.getTime() + 1_800_000).toISOString(),
       })
       output = turn(definition, output.state, reply.trigger, context({ nowMicros: receivedAt.getTime() * 1000 }))
+      if (reply.modelCalls) output = { ...output, modelCalls: reply.modelCalls }
       await completeTurn(messageId, output, receivedAt)
     }
     if (ending) await append(stream, 'SessionExpired', { sessionId, expiredAt: at(ending.expiredAt).toISOString() })
   }
 
-  await session('08T10:00', [{ at: '08T10:02', trigger: buttonReply('sales', 'Sales') }])
-  await session('08T11:00', [{ at: '08T11:05', trigger: buttonReply('support', 'Support') }])
+  await session('08T10:00', [{ at: '08T10:02', trigger: buttonReply('sales', 'Sales'), modelCalls: MODEL_CALLS.A }])
+  await session('08T11:00', [{ at: '08T11:05', trigger: buttonReply('support', 'Support'), modelCalls: MODEL_CALLS.B }])
   await session('09T09:00', [], { expiredAt: '09T09:30' })
   await session('09T15:00', [
     { at: '09T15:01', trigger: { type: 'message', message: { type: 'text', text: { body: 'hello' } } } },
-    { at: '09T15:04', trigger: buttonReply('sales', 'Sales') },
+    { at: '09T15:04', trigger: buttonReply('sales', 'Sales'), modelCalls: MODEL_CALLS.D },
   ])
   await session('10T08:00', [])
 

@@ -54,5 +54,11 @@ export const EXPECTED: unknown[][] = [
   ],
   // A, B and D answered; D's first, invalid reply does not count.
   [{ flow_name: 'Support', node_id: 'ask', sessions_reached: 5, sessions_answered: 3, answered_pct: 60 }],
+  // 03-08: A's "small" call and B's two, B's "large" one; 03-09: D's "large" one.
+  [
+    { day: '2026-03-08', model: 'large', calls: 1, prompt_tokens: 400, completion_tokens: 90, sessions: 1 },
+    { day: '2026-03-08', model: 'small', calls: 3, prompt_tokens: 300, completion_tokens: 75, sessions: 2 },
+    { day: '2026-03-09', model: 'large', calls: 1, prompt_tokens: 300, completion_tokens: 60, sessions: 1 },
+  ],
 ]
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
+import { sessionStream } from '../../src/domain/session.js'
+import type { ModelCall } from '../../src/domain/turn.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { buildDataSet } from './data-set.js'
 
@@ -33,7 +35,38 @@ for (const backend of reachableBackends) {
         { nodeId: 'end', type: 'end', ...zero, reached: 1, endedHere: 1, completedHere: 1 },
       ],
       branches: [],
+      // A's and B's reply turns on 03-08, D's second on 03-09 (see data-set.ts).
+      modelUsage: {
+        calls: 5,
+        promptTokens: 1000,
+        completionTokens: 225,
+        days: [
+          { date: '2026-03-08', calls: 4, promptTokens: 700, completionTokens: 165 },
+          { date: '2026-03-09', calls: 1, promptTokens: 300, completionTokens: 60 },
+        ],
+        models: [
+          { model: 'large', calls: 2, promptTokens: 700, completionTokens: 150 },
+          { model: 'small', calls: 3, promptTokens: 300, completionTokens: 75 },
+        ],
+      },
     })
+
+    // The same figures as the model calls the flow's sessions recorded in the log.
+    const sessions = await test.storage.db.selectFrom('analytics_sessions').select('session_id').where('flow_id', '=', flowId).execute()
+    const recorded: ModelCall[] = []
+    for (const { session_id } of sessions) {
+      for (const event of await test.store.readStream(sessionStream(session_id))) {
+        if (event.type === 'TurnCompleted') recorded.push(...((event.data as { output: { modelCalls?: ModelCall[] } }).output.modelCalls ?? []))
+      }
+    }
+    const sum = (calls: readonly ModelCall[]) => ({
+      calls: calls.length,
+      promptTokens: calls.reduce((total, call) => total + call.promptTokens, 0),
+      completionTokens: calls.reduce((total, call) => total + call.completionTokens, 0),
+    })
+    t.ok(recorded.length > 0, 'the sessions recorded model calls')
+    t.match(all.json().modelUsage, sum(recorded), "the totals are the sums of the sessions' recorded calls")
+    for (const { model, ...figures } of all.json().modelUsage.models) t.same(figures, sum(recorded.filter((call) => call.model === model)), `${model}: the sums of its recorded calls`)
 
     // Now is 03-10 12:00 UTC (the workspace has no zone): today is 03-10, last7days from 03-04.
     const today = await get(`/v1/flows/${flowId}/analytics?version=1&dateRange=today`)
@@ -41,6 +74,7 @@ for (const backend of reachableBackends) {
     t.match(today.json(), { dateRange: 'today', since: '2026-03-10T00:00:00.000Z', sessions: { total: 1, running: 1 } })
     t.same(today.json().days, [{ date: '2026-03-10', started: 1, completed: 0 }], 'the days of the range only')
     t.match(today.json().nodes[2], { nodeId: 'ask', reached: 1, answered: 0, waitingHere: 1 })
+    t.same(today.json().modelUsage, { calls: 0, promptTokens: 0, completionTokens: 0, days: [], models: [] }, 'no model call today')
     t.match((await get(`/v1/flows/${flowId}/analytics?dateRange=last7days`)).json(), { since: '2026-03-04T00:00:00.000Z', sessions: { total: 5 } })
 
     for (const query of ['version=0', 'version=x', 'version=2', 'dateRange=yesterday']) {

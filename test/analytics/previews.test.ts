@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { sessionStream } from '../../src/domain/session.js'
 import { analyticsCardStaysProjection } from '../../src/projections/analytics-card-stays.js'
+import { analyticsModelCallsProjection } from '../../src/projections/analytics-model-calls.js'
 import { analyticsSessionsProjection } from '../../src/projections/analytics-sessions.js'
 import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
@@ -11,6 +12,8 @@ import { reachableBackends } from '../helpers/storage.js'
 // A preview (the editor's test panel) runs on the real engine, but it is not a conversation of the
 // workspace: it writes no analytics row, live or rebuilt. A session of the published flow, beside it,
 // shows the read models did catch up.
+
+const ANALYTICS_PROJECTIONS = [analyticsSessionsProjection, analyticsTransfersProjection, analyticsCardStaysProjection, analyticsModelCallsProjection]
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -38,7 +41,7 @@ async function settled(test: TestApp, call: (method: 'GET' | 'POST', url: string
 /** Per analytics table and view, the rows that name `sessionId`. */
 async function rowsNaming(test: TestApp, sessionId: string): Promise<Record<string, number>> {
   const views = await sql<{ name: string }>`select table_name as name from information_schema.views where table_schema = 'analytics' order by 1`.execute(test.storage.db)
-  const tables = [analyticsSessionsProjection, analyticsTransfersProjection, analyticsCardStaysProjection].flatMap((p) => p.tables.map((table) => `public.${table}`))
+  const tables = ANALYTICS_PROJECTIONS.flatMap((p) => p.tables.map((table) => `public.${table}`))
   const counts: Record<string, number> = {}
   for (const relation of [...tables, ...views.rows.map((view) => `analytics.${view.name}`)]) {
     const { rows } = await sql<{ n: number }>`select count(*)::integer as n from ${sql.raw(relation)} as r where to_jsonb(r)::text like ${`%${sessionId}%`}`.execute(test.storage.db)
@@ -71,7 +74,7 @@ for (const backend of reachableBackends) {
     t.same(nonzero(await rowsNaming(test, preview)), [], 'no analytics table or view names the preview')
     t.ok(nonzero(await rowsNaming(test, real)).includes('analytics.transfers'), 'the analytics views show the published session')
 
-    for (const projection of [analyticsSessionsProjection, analyticsTransfersProjection, analyticsCardStaysProjection]) await rebuildProjection(test.storage, test.store, projection)
+    for (const projection of ANALYTICS_PROJECTIONS) await rebuildProjection(test.storage, test.store, projection)
     t.same(nonzero(await rowsNaming(test, preview)), [], 'nor after a rebuild')
     t.equal(await transfersOf(real), 1, "the session's transfer is rebuilt")
   })

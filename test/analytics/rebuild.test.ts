@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import t from 'tap'
 import { analyticsCardStaysProjection } from '../../src/projections/analytics-card-stays.js'
+import { analyticsModelCallsProjection } from '../../src/projections/analytics-model-calls.js'
 import { analyticsSessionsProjection } from '../../src/projections/analytics-sessions.js'
 import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
 import { rebuildProjection } from '../../src/projections/rebuild.js'
@@ -8,7 +9,7 @@ import type { Database } from '../../src/store/database.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { NOW, buildDataSet } from './data-set.js'
 
-const ANALYTICS_PROJECTIONS = [analyticsSessionsProjection, analyticsTransfersProjection, analyticsCardStaysProjection]
+const ANALYTICS_PROJECTIONS = [analyticsSessionsProjection, analyticsTransfersProjection, analyticsCardStaysProjection, analyticsModelCallsProjection]
 
 /**
  * What the database's clock, not the events, puts in a view: a stay still open lasts until today
@@ -37,7 +38,7 @@ for (const backend of reachableBackends) {
   t.test(`rebuilding the analytics read models reproduces every row (${backend.name})`, async (t) => {
     const { test } = await buildDataSet(t, backend)
     const before = await snapshot(test.storage.db)
-    t.equal(Object.keys(before).length, 4 + 10, 'four tables and ten views')
+    t.equal(Object.keys(before).length, 5 + 11, 'five tables and eleven views')
     for (const [relation, rows] of Object.entries(before)) t.ok(rows.length > 0, `${relation} has rows to compare`)
 
     // The live runtime may replay a stretch itself; either way the tables were emptied first.

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { connectionCheck, modelIds, modelsRequest, needsPing, pingRequest } from '../../src/domain/chat-completions.js'
+import { answerObject, chunkText, completionChunks, completionRequest, connectionCheck, modelIds, modelsRequest, needsPing, parseCompletion, pingRequest } from '../../src/domain/chat-completions.js'
 import { redactedRequest, type HttpCallAnswer } from '../../src/domain/outside-call.js'
 import { examples } from '../helpers/decider-spec.js'
 
@@ -58,4 +58,30 @@ t.test('the outcome of a check', async (t) => {
     problem: 'https://llm.example.com/v1/chat/completions answered 400: model m1 not found',
   })
   t.match(connectionCheck(connection, status(500)), { ok: false, problem: /a call to its chat completions is needed/ }, 'without the call, no verdict')
+})
+
+t.test('a completion, whole or streamed as chunks', async (t) => {
+  const asked = completionRequest(connection, { model: 'm2', messages: [{ role: 'user', content: 'hi' }], maxTokens: 20, json: false, stream: true, timeoutMs: 5000 })
+  t.match(asked, { streamsText: true, url: 'https://llm.example.com/v1/chat/completions', headers: [{ name: 'OpenAI-Project' }, { name: 'Authorization' }, { name: 'Accept', value: 'text/event-stream' }, { name: 'Content-Type' }] })
+  t.same(JSON.parse(asked.body!), { model: 'm2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20, stream: true, stream_options: { include_usage: true } })
+  t.notOk('streamsText' in completionRequest(connection, { model: 'm2', messages: [], maxTokens: 20, json: true, timeoutMs: 5000 }), 'a structured answer comes whole')
+
+  const chunk = (content: string | null, finish: string | null = null, usage?: object) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }], ...(usage && { usage }) })}\n\n`
+  const streamed = (body: string): HttpCallAnswer => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body })
+  const body = chunk('Hel') + chunk('lo') + chunk(null, 'stop', { prompt_tokens: 9, completion_tokens: 2 }) + 'data: [DONE]\n\n'
+  examples(t, (answer: HttpCallAnswer) => parseCompletion(answer, connection, 20), [
+    ['a whole completion', [ok({ choices: [{ message: { content: 'Hello' }, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 2 } })], { ok: true, text: 'Hello', usage: { promptTokens: 9, completionTokens: 2 } }],
+    ['a streamed one, its usage in the last chunk', [streamed(body)], { ok: true, text: 'Hello', usage: { promptTokens: 9, completionTokens: 2 } }],
+    ['a stream without usage', [streamed(chunk('Hi') + chunk(null, 'stop'))], { ok: true, text: 'Hi', usage: { promptTokens: 0, completionTokens: 0 } }],
+    ['a stream cut at the token limit', [streamed(chunk('Hel') + chunk(null, 'length'))], { ok: false, problem: "the answer was cut at the connection's limit of 20 tokens per call", usage: { promptTokens: 0, completionTokens: 0 } }],
+    ['an empty body', [status(200, '')], { ok: false, problem: 'the endpoint answered something other than a chat completion (no choices[0].message.content)', usage: { promptTokens: 0, completionTokens: 0 } }],
+    ['an error status', [status(429, '{"error":{"message":"slow down"}}')], { ok: false, problem: 'https://llm.example.com/v1/chat/completions answered 429: slow down', usage: { promptTokens: 0, completionTokens: 0 } }],
+  ])
+  t.same(completionChunks(body).map(chunkText), ['Hel', 'lo', ''], "each chunk's text, up to [DONE]")
+  examples(t, answerObject, [
+    ['an object', ['{"a":1}'], { a: 1 }],
+    ['a fenced object', ['```json\n{"a":1}\n```'], { a: 1 }],
+    ['a list', ['[1]'], undefined],
+    ['prose', ['the label is a'], undefined],
+  ])
 })

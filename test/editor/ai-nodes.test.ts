@@ -1,10 +1,9 @@
 import type { FrameLocator, Locator } from 'playwright-core'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
 import { browserSkipReason, waitForMessage } from '../helpers/browser.js'
 import { startChatCompletionsServer, type ChatRequest } from '../helpers/chat-completions-server.js'
 import { LOOKS } from '../helpers/dashboard.js'
-import { addFromPalette, captureEditor, checkEditorLayout, link, openEditor, openEditorSetup, sampleFlow, selectNode, type EditorSetup } from '../helpers/editor.js'
+import { addFromPalette, captureEditor, checkEditorLayout, link, openEditor, openEditorSetupCalling, sampleFlow, selectNode } from '../helpers/editor.js'
 
 // The AI step in the editor against the real service and a real HTTPS chat completions endpoint
 // whose answers the test writes: the form of each mode filled as a person would, the exits it gives
@@ -34,17 +33,9 @@ const varField = (editor: FrameLocator, scope: Locator, label: string) => scope.
 t.test('the AI step in the editor', { skip }, async (t) => {
   const model = await startChatCompletionsServer(MODEL_KEY)
   t.teardown(() => model.close())
-  const setup: EditorSetup = await openEditorSetup(t, {
-    // "Try it" may reach the local endpoint, whose certificate it trusts; a connection's address is checked as a webhook's.
-    calls: { allowedPrivateCidrs: ['127.0.0.1/32'], caFile: model.caFile },
-    config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: model.caFile }),
-  })
-  const { app } = setup.service
-  const call = async (method: 'POST' | 'PUT', url: string, payload: object) => {
-    const response = await app.inject({ method, url, headers: setup.key, payload })
-    if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
-    return response
-  }
+  // "Try it" may reach the local endpoint.
+  const setup = await openEditorSetupCalling(t, model.caFile)
+  const { call } = setup
   for (const [name, type] of [['customerName', 'string'], ['topic', 'string'], ['answer', 'string'], ['orderNumber', 'number'], ['wantsRefund', 'boolean']] as const) {
     await call('POST', '/v1/variables', { name, type, ...(name === 'customerName' && { defaultValue: 'Ana' }) })
   }

@@ -1,9 +1,8 @@
 import type { FrameLocator, Locator } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { loadConfig } from '../../src/config.js'
 import { browserSkipReason, waitForMessage } from '../helpers/browser.js'
 import { LOOKS, type Look } from '../helpers/dashboard.js'
-import { captureEditor, checkEditorLayout, link, openEditor, openEditorSetup, sampleFlow, selectNode, type EditorSetup, type OpenEditor } from '../helpers/editor.js'
+import { captureEditor, checkEditorLayout, link, openEditor, openEditorSetupCalling, sampleFlow, selectNode, type OpenEditor } from '../helpers/editor.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
 
 // The nodes that reach outside the conversation, in the editor against the real service: an HTTP
@@ -60,17 +59,9 @@ const varField = (editor: FrameLocator, scope: Locator, label: string) => scope.
 t.test('the outside nodes in the editor', { skip }, async (t) => {
   const api = await startHttpsReceiver()
   t.teardown(() => api.close())
-  const setup: EditorSetup = await openEditorSetup(t, {
-    engine: true,
-    // The engine's calls and "Try it" may reach the local API, whose certificate they trust.
-    calls: { allowedPrivateCidrs: ['127.0.0.1/32'], caFile: api.caFile },
-    config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: api.caFile }),
-  })
-  const { app } = setup.service
-  const call = async (method: 'POST' | 'PUT', url: string, payload: object) => {
-    const response = await app.inject({ method, url, headers: setup.key, payload })
-    if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
-  }
+  // The engine's calls and "Try it" may reach the local API.
+  const setup = await openEditorSetupCalling(t, api.caFile, { engine: true })
+  const { call } = setup
   await call('POST', '/v1/variables', { name: 'order', type: 'string', defaultValue: '1234' })
   await call('POST', '/v1/variables', { name: 'orderStatus', type: 'string' })
   await call('POST', '/v1/variables', { name: 'httpStatus', type: 'number' })

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import type { EventStore } from '../../src/eventstore/port.js'
 import { PostgresEventStore } from '../../src/eventstore/postgres.js'
 import { buildApp } from '../../src/http/app.js'
+import { GeneratedText } from '../../src/engine/generated-text.js'
 import { ConversationRunner } from '../../src/engine/runner.js'
 import type { Resolver } from '../../src/webhooks/callback-url.js'
 import { DispatcherRole, type DispatcherRoleSettings } from '../../src/webhooks/dispatcher-role.js'
@@ -113,6 +114,8 @@ export async function openTestApp(
   const readModels = new ProjectionRuntime(storage.projectorDb, store, allProjections, silentLogger)
   await readModels.start()
   const secrets = testKeyring(storage.db)
+  // The engine and the API share it as in one process of every role.
+  const generatedText = new GeneratedText(storage.pool, silentLogger)
   const app = await buildApp({
     // Tests poll lists through one key faster than the default limit; test/http/rate-limit.test.ts covers the limits.
     config: options.config ?? loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' }),
@@ -127,8 +130,9 @@ export async function openTestApp(
     // Tests never ask real DNS: a callback host name is unknown (and so accepted) unless a test says otherwise.
     resolveHost: options.resolveHost ?? fakeDns({}),
     clientSecretCost: options.clientSecretCost,
+    generatedText,
   })
-  const calls = options.calls && { ...options.calls, lookup: options.calls.lookup ?? fakeDns({}), revealSecrets: (workspaceId: string, names: readonly string[]) => revealSecrets({ store, secrets }, workspaceId, names) }
+  const calls = options.calls && { ...options.calls, lookup: options.calls.lookup ?? fakeDns({}), revealSecrets: (workspaceId: string, names: readonly string[]) => revealSecrets({ store, secrets }, workspaceId, names), generatedText }
   const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: options.logger ?? silentLogger, now, sweepIntervalMs: 200, calls }) : undefined
   await conversations?.start()
   const webhooks = options.webhooks
@@ -139,6 +143,7 @@ export async function openTestApp(
     await app.close()
     await webhooks?.close()
     await conversations?.stop()
+    await generatedText.close()
     await readModels.stop()
     await store.close()
   })

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Frame, FrameLocator, Locator, Page } from 'playwright-core'
 import type { Test } from 'tap'
+import { loadConfig } from '../../src/config.js'
 import { blank, launchBrowser, pagePool, serveHostPage, settled, waitForMessage, type PagePool } from './browser.js'
 import { checkAccessibility, type Look } from './dashboard.js'
 import { CHEAP_CLIENT_SECRET_COST, openTestApp, type TestApp } from './app.js'
@@ -73,6 +74,32 @@ export async function openEditorSetup(t: Test, options: Parameters<typeof openTe
     },
     async draft(flowId) {
       return (await service.app.inject({ method: 'GET', url: `/v1/flows/${flowId}`, headers: key })).json().definition
+    },
+  }
+}
+
+/** {@link EditorSetup} with `call`: the admin's request to the service, which throws when it is refused. */
+export interface CallingEditorSetup extends EditorSetup {
+  call(method: 'POST' | 'PUT', url: string, payload: object): Promise<Awaited<ReturnType<TestApp['app']['inject']>>>
+}
+
+/**
+ * {@link openEditorSetup} for flows that call a local HTTPS server of the test's (an API, a chat
+ * completions endpoint): the engine's calls and "Try it" may reach 127.0.0.1 and trust the
+ * server's certificate, `caFile`; a connection's address is checked as a webhook's.
+ */
+export async function openEditorSetupCalling(t: Test, caFile: string, { engine = false } = {}): Promise<CallingEditorSetup> {
+  const setup = await openEditorSetup(t, {
+    engine,
+    calls: { allowedPrivateCidrs: ['127.0.0.1/32'], caFile },
+    config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: caFile }),
+  })
+  return {
+    ...setup,
+    async call(method, url, payload) {
+      const response = await setup.service.app.inject({ method, url, headers: setup.key, payload })
+      if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
+      return response
     },
   }
 }

@@ -12,6 +12,7 @@ import { startHttpsReceiver } from '../helpers/https-receiver.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 import { replayedTurns } from '../helpers/replay.js'
+import { curlStream } from '../helpers/sse.js'
 
 // AI steps black box: a flow's classify, extract and reply steps call a real HTTPS server of the
 // test's own that speaks the chat completions protocol; what it answers is scripted per test, no
@@ -222,9 +223,34 @@ for (const backend of reachableBackends) {
       t.match(modelCall, { nodeId: 'answer', connectionId, model: 'test-model', completionTokens: wordCount('Shipping takes 3 days, and returns are free for 30 days.') })
       t.ok(modelCall.promptTokens > 10, 'the prompt tokens the endpoint counted are recorded')
 
+      await t.test('the session stream shows the text in pieces as it is generated, before the turn', async (t) => {
+        const base = await app.listen({ host: '127.0.0.1', port: 0 })
+        const { sessionId } = (await ok('POST', `/v1/sessions/flows/${replies}/create`, { variables: { shop: 'Acme' } }, bot)).json
+        const stream = curlStream(t, `${base}/v1/sessions/${sessionId}/stream`, { 'x-api-key': bot })
+        await eventually('the first turn on the stream', async () => (stream.events.some((e) => e.event === 'turn') ? true : undefined))
+        const reply = 'Shipping takes 3 days, and returns are free for 30 days.'
+        await ok('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'How long does shipping take?' } }, bot)
+        await eventually('the reply on the stream', async () => (stream.events.filter((e) => e.event === 'turn').length === 2 ? true : undefined))
+        stream.stop()
+        const answered = stream.events.findIndex((e) => e.event === 'turn' && e.data.includes(reply))
+        const pieces = stream.events.slice(0, answered).filter((e) => e.event === 'text').map((e) => JSON.parse(e.data))
+        t.ok(pieces.length >= wordCount(reply), `the text came in pieces (${pieces.length}) before its turn`)
+        t.equal(pieces.map((piece) => piece.text).join(''), reply, 'the pieces make up the text the turn sends')
+        t.match(pieces[0], { nodeId: 'answer', messageId: /^[0-9a-f-]{36}$/ })
+        t.ok(stream.events.filter((e) => e.event === 'text').every((e) => e.id === undefined), 'pieces carry no id: a resumed stream gets the turn')
+        const asked = model.requests.at(-1)!
+        t.match(asked.body, { stream: true, stream_options: { include_usage: true } }, 'a reply is asked for as a stream')
+        const recorded = (await ok('GET', `/v1/sessions/${sessionId}/events?size=50`, undefined, bot)).json.content.find((e: { type: string }) => e.type === 'OutsideCallAnswered')
+        t.match(recorded.data, { request: { streamsText: true }, answer: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: /^data: / } }, 'the streamed answer is recorded as it came')
+        const turn = (await ok('GET', `/v1/sessions/${sessionId}`, undefined, bot)).json
+        t.match(turn.modelUsage, { calls: 1, completionTokens: wordCount(reply) }, 'its usage is read from the last chunk')
+      })
+
       const long = 'word '.repeat(1200).trim()
       model.answerWith(() => long)
+      model.streamGapMs = 0
       const cut = await converse(replies, 'Tell me everything')
+      model.streamGapMs = 20
       model.answerWith(scriptedModel)
       t.equal([...cut.said.at(-1)!].length, 4096, "a text past the channel's limit is cut to it")
       t.match(cut.warnings.join('\n'), /cut to the channel's 4096/)
@@ -368,13 +394,17 @@ for (const backend of reachableBackends) {
       for (const { id } of sessions) {
         const events = (await ok('GET', `/v1/sessions/${id}/events?size=500`)).json.content
         const answers = events.filter((e: { type: string; data: { answer: object } }) => e.type === 'OutsideCallAnswered' && 'status' in e.data.answer)
-        const usageOf = (body: string) => {
+        const none = { prompt_tokens: 0, completion_tokens: 0 }
+        const parsed = (text: string) => {
           try {
-            return JSON.parse(body).usage ?? { prompt_tokens: 0, completion_tokens: 0 }
+            return JSON.parse(text)
           } catch {
-            return { prompt_tokens: 0, completion_tokens: 0 }
+            return undefined
           }
         }
+        // A whole completion's usage, or a streamed one's: in its last chunk.
+        const usageOf = (body: string) =>
+          parsed(body)?.usage ?? body.split('\n').filter((line) => line.startsWith('data: {')).map((line) => parsed(line.slice(6))?.usage).findLast(Boolean) ?? none
         const counted = answers.map((e: { data: { answer: { body: string } } }) => usageOf(e.data.answer.body))
         const expected = {
           calls: answers.length,

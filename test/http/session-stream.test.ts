@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { issueApiKey } from '../../src/commands/api-keys.js'
 import { bootstrap, createOrganization, createWorkspace } from '../../src/commands/tenancy.js'
@@ -8,52 +7,12 @@ import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
 import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
+import { curlStream } from '../helpers/sse.js'
 
 // The session stream as a client sees it: `curl -N` against the listening service, compared with
 // the webhooks a real HTTPS receiver got for the same turns.
 
 const LOOPBACK = ['127.0.0.1/32']
-
-interface SseEvent {
-  event: string
-  id?: string
-  data: string
-}
-
-/** `curl -N` on a stream: the events parsed as they arrive, and a way to stop it. */
-function curlStream(t: Test, url: string, headers: Record<string, string>) {
-  const args = ['-sS', '-N', url, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`])]
-  const curl = spawn('curl', args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  const events: SseEvent[] = []
-  let raw = ''
-  let buffer = ''
-  curl.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    raw += chunk
-    buffer += chunk
-    let end: number
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      const event: SseEvent = { event: 'message', data: '' }
-      let isEvent = false
-      for (const line of block.split('\n')) {
-        const [field, ...rest] = line.split(': ')
-        const value = rest.join(': ')
-        if (field === 'event') event.event = value
-        else if (field === 'id') event.id = value
-        else if (field === 'data') event.data = value
-        else continue
-        isEvent = true
-      }
-      if (isEvent) events.push(event)
-    }
-  })
-  const exited = new Promise<number | null>((resolve) => curl.once('exit', resolve))
-  t.teardown(() => {
-    curl.kill()
-  })
-  return { events, raw: () => raw, exited, stop: () => curl.kill() }
-}
 
 for (const backend of reachableBackends) {
   t.test(`session streams on ${backend.name}`, async (t) => {

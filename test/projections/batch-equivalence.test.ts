@@ -6,6 +6,7 @@ import t from 'tap'
 import { invalidReplyWarning } from '../../src/domain/turn.js'
 import { START, type RecordedEvent } from '../../src/eventstore/port.js'
 import { analyticsCardStaysProjection } from '../../src/projections/analytics-card-stays.js'
+import { analyticsModelCallsProjection } from '../../src/projections/analytics-model-calls.js'
 import { analyticsSessionsProjection } from '../../src/projections/analytics-sessions.js'
 import { analyticsTransfersProjection } from '../../src/projections/analytics-transfers.js'
 import { cardsProjection } from '../../src/projections/cards.js'
@@ -36,7 +37,7 @@ const RUNS = testEverything ? 250 : 25
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124)
 t.comment(`FUZZ_SEED=${SEED}: ${RUNS} histories a property on each store`)
 const seedOf = (backend: Backend) => SEED + reachableBackends.indexOf(backend)
-const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, cardsProjection, analyticsCardStaysProjection, webhookOutboxProjection]
+const BATCHED: Projection[] = [sessionLogsProjection, analyticsSessionsProjection, analyticsTransfersProjection, analyticsModelCallsProjection, cardsProjection, analyticsCardStaysProjection, webhookOutboxProjection]
 /** Tables a projection writes beyond the ones a rebuild empties: the outbox's deliveries survive rebuilds. */
 const ALSO_WRITES: Record<string, string[]> = { [webhookOutboxProjection.name]: ['webhook_deliveries'] }
 const writtenBy = (projection: Projection) => [...projection.tables, ...(ALSO_WRITES[projection.name] ?? [])]
@@ -106,7 +107,9 @@ function history(steps: readonly Step[]): RecordedEvent[] {
           const functions = Array.from({ length: s.transfers }, (_, i) => ({ type: 'transfer', targetType: i === 0 ? 'sector' : 'agent', targetId: `target-${i}`, timestamp: micros++ }))
           const warnings = s.invalid && s.visited[0] ? [invalidReplyWarning(s.visited[0])] : []
           const messages = Array.from({ length: s.sent }, (_, i) => ({ type: 'text', text: { body: `reply ${i}` }, nodeId: s.visited[0] ?? 'start' }))
-          const output = { status: s.status, visited: s.visited, warnings, functions, messages, kanban: [] }
+          // A model call per message sent, as a reply step makes: models alternate, so a turn may call two.
+          const modelCalls = messages.map((_, i) => ({ nodeId: 'ask', connectionId: 'ai', model: (s.target + i) % 2 === 0 ? 'small' : 'large', promptTokens: 10 + i, completionTokens: 1 + s.transfers, durationMs: 5 }))
+          const output = { status: s.status, visited: s.visited, warnings, functions, messages, kanban: [], ...(modelCalls.length > 0 && { modelCalls }) }
           push(stream, 'TurnCompleted', { sessionId, messageId: randomUUID(), completedAt: at(), output })
         }
       }
@@ -277,6 +280,7 @@ const IN_ONE_STATEMENT = [
   { projection: webhookOutboxProjection, fallsBack: true },
   { projection: sessionLogsProjection, fallsBack: true },
   { projection: analyticsTransfersProjection, fallsBack: false },
+  { projection: analyticsModelCallsProjection, fallsBack: false },
 ]
 
 for (const backend of reachableBackends) for (const { projection, fallsBack } of IN_ONE_STATEMENT) {

@@ -191,6 +191,7 @@ export const run = ({ data }: NodeOf<typeof schema>, visit: Visit): Step => {
     messages: promptOf(data, visit, said),
     maxTokens: connection.maxTokensPerCall,
     json: data.mode !== 'reply',
+    stream: data.mode === 'reply',
     timeoutMs: data.timeoutMs ?? AI_STEP_LIMITS.timeoutMs.default,
   })
   const call = visit.callModel(data.connectionId, request)

@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { FlowDefinition } from '../../domain/flow-definition.js'
 import * as split from '../../domain/nodes/split.js'
 import { BadRequestError, NotFoundError } from '../../errors.js'
+import { flowModelUsage } from '../../projections/analytics-model-calls.js'
 import { flowVersionAnalytics } from '../../projections/analytics-sessions.js'
 import { dateRangeSince, workspaceTimeZone } from '../../projections/date-range.js'
 import { findFlow, findFlowVersion } from '../../projections/flows.js'
@@ -33,6 +34,28 @@ const BranchAnalytics = Type.Object({
   completed: Type.Integer({ minimum: 0, description: 'of those, completed' }),
 })
 
+const ModelUsageFigures = {
+  calls: Type.Integer({ minimum: 0, description: 'model calls made' }),
+  promptTokens: Type.Integer({ minimum: 0, description: 'prompt tokens, as the endpoints counted them' }),
+  completionTokens: Type.Integer({ minimum: 0, description: 'completion tokens, as the endpoints counted them' }),
+}
+
+const ModelUsage = Type.Object(
+  {
+    ...ModelUsageFigures,
+    days: Type.Array(Type.Object({ date: Type.String({ format: 'date', examples: ['2026-11-22'] }), ...ModelUsageFigures }), {
+      description: "per day the calls were made on, in the workspace's time zone (UTC without one): only days with calls, oldest first",
+    }),
+    models: Type.Array(Type.Object({ model: Type.String({ examples: ['gpt-4o-mini'] }), ...ModelUsageFigures }), {
+      description: "per model, as the connection names it: the most tokens first",
+    }),
+  },
+  {
+    description:
+      "the model calls the AI steps of the version's sessions made in the range (since `since`, when they were made, whenever the session started; every one without dateRange), with their tokens: in all, per day and per model. Preview sessions are not counted",
+  },
+)
+
 /** Every branch of every split node of a definition, in its order. */
 const splitBranches = (definition: FlowDefinition) =>
   definition.nodes.flatMap((node) => (node.type === 'split' && Value.Check(split.schema, node.data) ? node.data.branches.map((branch) => ({ nodeId: node.id, branchId: branch.id })) : []))
@@ -54,6 +77,7 @@ const FlowAnalytics = Type.Object(
     ),
     nodes: Type.Array(NodeAnalytics, { description: "every node of the version, in the definition's order" }),
     branches: Type.Array(BranchAnalytics, { description: "every branch of every split node of the version, in the definition's order: the A/B test's sessions and completions per branch" }),
+    modelUsage: ModelUsage,
   },
   { title: 'Flow analytics' },
 )
@@ -69,9 +93,9 @@ export const routes =
         schema: {
           tags: [openApiTag.name],
           operationId: 'getFlowAnalytics',
-          summary: 'Sessions per day of a flow version, per node (the sessions that reached it, answered it and ended there: drop-off) and per split branch',
+          summary: 'Sessions per day of a flow version, per node (the sessions that reached it, answered it and ended there: drop-off), per split branch, and the tokens its AI steps used',
           description:
-            'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md). Each branch of a split node counts the sessions that drew it and how many of them completed.',
+            'Counts the sessions of one published version (the newest without `version`) started in `dateRange` (every one without it), from the analytics read models (docs/analytics.md). Each branch of a split node counts the sessions that drew it and how many of them completed. `modelUsage` sums the model calls of its AI steps made in the range, per day and per model.',
           params: Type.Object({ id: Uuid }),
           querystring: Type.Object({
             version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT32, description: 'a published version; the newest without it' })),
@@ -90,15 +114,19 @@ export const routes =
         if (!published) throw new BadRequestError(`querystring/version: flow ${flowId} has no published version ${version} (the newest is ${flow.publishedVersion})`)
         const dateRange = request.query.dateRange ?? null
         const since = await dateRangeSince(deps.db, { dateRange: dateRange ?? undefined, now: deps.now(), workspaceId })
-        const analytics = await flowVersionAnalytics(deps.db, {
-          flowId,
-          version,
-          startedSince: since,
-          timeZone: await workspaceTimeZone(deps.db, workspaceId),
-          definitionNodes: published.definition.nodes.map(({ id, type }) => ({ id, type })),
-          definitionBranches: splitBranches(published.definition),
-        })
-        return { flowId, version, dateRange, since: since?.toISOString() ?? null, ...analytics }
+        const timeZone = await workspaceTimeZone(deps.db, workspaceId)
+        const [analytics, modelUsage] = await Promise.all([
+          flowVersionAnalytics(deps.db, {
+            flowId,
+            version,
+            startedSince: since,
+            timeZone,
+            definitionNodes: published.definition.nodes.map(({ id, type }) => ({ id, type })),
+            definitionBranches: splitBranches(published.definition),
+          }),
+          flowModelUsage(deps.db, { flowId, version, since, timeZone }),
+        ])
+        return { flowId, version, dateRange, since: since?.toISOString() ?? null, ...analytics, modelUsage }
       },
     )
   }

@@ -72,6 +72,7 @@ export const routes =
             'A `text/event-stream`: one `turn` event per turn, its data exactly the webhook body the turn made (same `messageId`, `changes`), its `id` the turn\'s position in the log.',
             'Turns recorded before the request come first, then live ones. Send `Last-Event-ID` (browsers do when they reconnect) to resume after that turn.',
             'An `end` event (`{status}`) closes the stream when the session ends: at once for a session that has ended already.',
+            'While an AI step replies, `text` events (`{messageId, nodeId, text}`, no `id`) carry its text piece by piece as the model generates it; the `turn` event then carries the whole message, as the webhook does.',
             'Comments (`: keep-alive`) keep an idle stream open through proxies. With `debug=true`, a `debug` event before each turn tells the path of nodes, the variables, warnings, transfers and kanban actions, and a `call` event tells each call outside a turn made (an httpRequest node: the request as sent with secrets redacted, the answer, the duration).',
             'The editor\'s token reaches preview sessions of its workspace.',
           ].join(' '),
@@ -123,11 +124,13 @@ export const routes =
         const heartbeat = setInterval(() => response.write(': keep-alive\n\n'), heartbeatMs)
         heartbeat.unref()
         let closed = false
+        let stopPieces = () => {}
         const close = () => {
           if (closed) return
           closed = true
           clearInterval(heartbeat)
           detach()
+          stopPieces()
           open.delete(response)
           deps.metrics?.sessionStreamsOpen.dec()
           const left = (openByWorkspace.get(workspaceId) ?? 1) - 1
@@ -150,6 +153,14 @@ export const routes =
         for (const recorded of history.recorded) send(recorded)
         for (const recorded of live) send(recorded)
         deliver = send
+        // Pieces of replies being generated: a view of the moment, without an id, never replayed.
+        if (!closed && deps.generatedText) {
+          const stop = await deps.generatedText.listen(sessionId, ({ messageId, nodeId, text }) => {
+            if (!closed) response.write(frame('text', { messageId, nodeId, text }))
+          })
+          if (closed) stop()
+          else stopPieces = stop
+        }
         // A session that ended before `after` has nothing left to tell: it ends at once.
         if (!closed && history.state.status !== 'active') {
           response.write(frame('end', { status: history.state.status }))

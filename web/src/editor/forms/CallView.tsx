@@ -15,9 +15,25 @@ const succeeded = (answer: HttpCallAnswer) => !('error' in answer) && answer.sta
 /**
  * The request line, the status (or why there is none) and the duration, then what was sent and
  * what came back, each behind a disclosure. `onPick` makes the body's values pick their path;
- * `bodyOpen` shows the body at once. `exit` is the node's exit the call led to, when known.
+ * `bodyOpen` shows the body at once. `outcome` ends the status line (the node's exit the call led
+ * to, an AI call's tokens); `children`, what the call meant (an AI step's prompt and answer), come
+ * before the raw request and answer.
  */
-export function CallView({ call, onPick, bodyOpen = false, exit, testId }: { call: ShownCall; onPick?(path: string): void; bodyOpen?: boolean; exit?: ReactNode; testId?: string }) {
+export function CallView({
+  call,
+  onPick,
+  bodyOpen = false,
+  outcome,
+  testId,
+  children,
+}: {
+  call: ShownCall
+  onPick?(path: string): void
+  bodyOpen?: boolean
+  outcome?: ReactNode
+  testId?: string
+  children?: ReactNode
+}) {
   const t = useT()
   const { request, answer, durationMs } = call
   return (
@@ -38,9 +54,10 @@ export function CallView({ call, onPick, bodyOpen = false, exit, testId }: { cal
           </span>
         )}
         <span className="muted"> · {t('call.duration', { ms: durationMs })}</span>
-        {exit}
+        {outcome}
       </p>
       {'error' in answer && <p className="call-message">{answer.message}</p>}
+      {children}
       <details>
         <summary>{t('call.sent')}</summary>
         <table className="call-headers">

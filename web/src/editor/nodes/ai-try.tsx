@@ -8,26 +8,9 @@ import { Field } from '../forms/fields'
 import { SampleValues, useSamples, variablesRead } from '../forms/SampleValues'
 import { useLang } from '../i18n'
 import { useWorkspace } from '../workspace'
+import { PromptView } from './ai-exchange'
 import { aiExitWord, aiStrings as strings } from './ai-strings'
 
-interface PromptMessage {
-  role: string
-  content: string
-}
-
-/** The messages of a chat completions request's body, read defensively: none when it holds none. */
-function promptOf(body: string | null | undefined): PromptMessage[] {
-  try {
-    const messages: unknown = body ? (JSON.parse(body) as { messages?: unknown }).messages : undefined
-    if (!Array.isArray(messages)) return []
-    return messages.map((message: { role?: unknown; content?: unknown }) => ({ role: String(message?.role ?? ''), content: typeof message?.content === 'string' ? message.content : JSON.stringify(message?.content) }))
-  } catch {
-    return []
-  }
-}
-
-const ROLES = ['system', 'user', 'assistant'] as const
-const isRole = (role: string): role is (typeof ROLES)[number] => (ROLES as readonly string[]).includes(role)
 const shown = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
 
 /**
@@ -82,7 +65,6 @@ export function AiTry({ data }: { data: Data }) {
 
 function TriedView({ sample, tried, exitWord }: { sample: string; tried: TriedAiStep; exitWord(exit: string): string }) {
   const t = strings.useT()
-  const prompt = promptOf(tried.request?.body)
   const filled = Object.entries(tried.variables)
   const entries: ChatEntry[] = [
     { kind: 'contact', key: 'sample', message: { type: 'text', text: { body: sample } } },
@@ -96,7 +78,7 @@ function TriedView({ sample, tried, exitWord }: { sample: string; tried: TriedAi
         </span>
         <span className="muted" data-testid="ai-try-tokens">
           {' '}
-          · {t('try.tokens', { prompt: tried.usage.promptTokens, completion: tried.usage.completionTokens, ms: tried.durationMs })}
+          · {t('ai.tokens', { prompt: tried.usage.promptTokens, completion: tried.usage.completionTokens })} · {t('call.duration', { ms: tried.durationMs })}
         </span>
       </p>
       {tried.warnings.length > 0 && (
@@ -127,17 +109,7 @@ function TriedView({ sample, tried, exitWord }: { sample: string; tried: TriedAi
       ) : (
         tried.messages.length === 0 && <p className="muted">{t('try.noneFilled')}</p>
       )}
-      {prompt.length > 0 && (
-        <details className="call-view" data-testid="ai-try-prompt">
-          <summary>{t('try.prompt', { count: prompt.length })}</summary>
-          {prompt.map((line, i) => (
-            <div key={i}>
-              <p className="muted">{isRole(line.role) ? t(`try.role.${line.role}`) : line.role}</p>
-              <pre className="json-body">{line.content}</pre>
-            </div>
-          ))}
-        </details>
-      )}
+      <PromptView body={tried.request?.body} testId="ai-try-prompt" />
       {tried.request && tried.answer && (
         <details className="call-view" data-testid="ai-try-call">
           <summary>{t('try.call')}</summary>

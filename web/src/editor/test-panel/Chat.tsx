@@ -4,13 +4,15 @@ import { ChatTranscript, type ChatEntry as Line } from '../../shared/chat-transc
 import { LengthCounter } from '../../shared/text-length'
 import type { InboundMessage } from '../api'
 import { useLang, useT, type Translate } from '../i18n'
-import type { ChatEntry } from './conversation'
+import type { ChatEntry, Writing } from './conversation'
 
 // The preview's conversation, where the person testing the flow is its contact: they answer the
 // bot's buttons and list rows as the contact's app would, or type a reply.
 
 export interface ChatProps {
   entries: ChatEntry[]
+  /** Replies an AI step is writing, shown after the conversation until their turn brings them whole. */
+  writing: Writing[]
   /** The person can answer: the session is active. */
   open: boolean
   /** Why the service refused a message the person sent, by the message's key: it was not sent. */
@@ -18,29 +20,34 @@ export interface ChatProps {
   onSend(message: InboundMessage): void
 }
 
-export function Chat({ entries, open, refused, onSend }: ChatProps) {
+export function Chat({ entries, writing, open, refused, onSend }: ChatProps) {
   const t = useT()
-  const list = useRef<HTMLOListElement>(null)
+  const log = useRef<HTMLDivElement>(null)
   const lines = entries.flatMap((entry) => linesOf(entry, refused, t))
+  const written = writing.reduce((length, reply) => length + reply.text.length, 0)
   useEffect(() => {
-    const element = list.current
+    const element = log.current
     if (element) element.scrollTop = element.scrollHeight
-  }, [lines.length])
+  }, [lines.length, written])
   return (
     <div className="test-chat">
       {/* Focusable, so the conversation scrolls with the keyboard. */}
-      <ChatTranscript
-        ref={list}
-        className="test-chat-log"
-        aria-label={t('test.conversation')}
-        aria-live="polite"
-        tabIndex={0}
-        data-testid="test-chat"
-        t={t}
-        asContact
-        onAnswer={open ? onSend : undefined}
-        entries={lines}
-      />
+      <div ref={log} className="test-chat-log" role="region" aria-label={t('test.conversation')} tabIndex={0} data-testid="test-chat">
+        <ChatTranscript aria-live="polite" t={t} asContact onAnswer={open ? onSend : undefined} entries={lines} />
+        {/* A list of its own, busy while it grows: a screen reader says the reply once, whole, when its turn puts it in the conversation. */}
+        {writing.length > 0 && (
+          <ChatTranscript
+            className="test-chat-writing"
+            aria-label={t('test.writing')}
+            aria-live="polite"
+            aria-busy="true"
+            t={t}
+            asContact
+            data-testid="test-writing"
+            entries={writing.map((reply) => ({ kind: 'bot', key: `${reply.messageId}/${reply.nodeId}`, message: { type: 'text', text: { body: reply.text } } }))}
+          />
+        )}
+      </div>
       <Composer open={open} onSend={onSend} />
     </div>
   )

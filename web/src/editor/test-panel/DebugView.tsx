@@ -1,5 +1,7 @@
 import type { VariableValue } from '../api'
 import { CallView } from '../forms/CallView'
+import { AiExchange, completionOf } from '../nodes/ai-exchange'
+import { aiStrings } from '../nodes/ai-strings'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
 import type { Conversation, TurnCall, TurnDebug } from './conversation'
@@ -7,6 +9,8 @@ import type { Conversation, TurnCall, TurnDebug } from './conversation'
 /** Names a node, and an exit of a node, as the canvas does. */
 export interface Naming {
   nodeName(id: string): string
+  /** The node's type in the draft; undefined for a node it no longer has. */
+  nodeType(id: string): string | undefined
   exitName(nodeId: string, exit: string): string
 }
 
@@ -123,14 +127,20 @@ function Turn({ turn, index, calls, naming }: { turn: TurnDebug; index: number; 
   )
 }
 
-/** The calls of a turn, each as sent and answered, with the exit it led to once the turn is known. */
+/**
+ * The calls of a turn, each as sent and answered, with the exit it led to once the turn is known;
+ * an AI step's with its prompt by role, the model's text and the tokens it took above.
+ */
 function Calls({ calls, turn, naming }: { calls: TurnCall[]; turn: TurnDebug | undefined; naming: Naming }) {
   const t = useT()
+  const ai = aiStrings.useT()
   if (calls.length === 0) return null
   return (
     <ul className="test-calls" aria-label={t('test.debug.calls')}>
       {calls.map((call) => {
-        const exit = exitOf(call, turn)
+        // An AI step's exit is the label the model chose, or success: its turn's path tells which.
+        const completion = naming.nodeType(call.nodeId) === 'ai' ? completionOf(call.answer) : undefined
+        const exit = completion ? undefined : exitOf(call, turn)
         return (
           <li key={`${call.messageId}-${call.index}`} data-testid="test-call">
             <p className="test-call-node">
@@ -138,15 +148,25 @@ function Calls({ calls, turn, naming }: { calls: TurnCall[]; turn: TurnDebug | u
             </p>
             <CallView
               call={call}
-              exit={
-                exit && (
-                  <span className={`test-call-exit ${exit}`} data-testid="test-call-exit">
-                    {' '}
-                    · {t('test.debug.exit', { exit: naming.exitName(call.nodeId, exit) })}
-                  </span>
-                )
+              outcome={
+                <>
+                  {completion && (
+                    <span className="muted" data-testid="test-call-tokens">
+                      {' '}
+                      · {ai('ai.tokens', { prompt: completion.usage.promptTokens, completion: completion.usage.completionTokens })}
+                    </span>
+                  )}
+                  {exit && (
+                    <span className={`test-call-exit ${exit}`} data-testid="test-call-exit">
+                      {' '}
+                      · {t('test.debug.exit', { exit: naming.exitName(call.nodeId, exit) })}
+                    </span>
+                  )}
+                </>
               }
-            />
+            >
+              {completion && <AiExchange requestBody={call.request.body} completion={completion} />}
+            </CallView>
           </li>
         )
       })}

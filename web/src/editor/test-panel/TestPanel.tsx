@@ -97,7 +97,11 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           setReconnecting(false)
           dispatch({ type: 'streamed', event })
         },
-        onReconnecting: () => !controller.signal.aborted && setReconnecting(true),
+        onReconnecting: () => {
+          if (controller.signal.aborted) return
+          setReconnecting(true)
+          dispatch({ type: 'reconnecting' })
+        },
         onStopped: (refusal) => {
           if (refusal && !controller.signal.aborted) setNotice(t('test.streamStopped', { message: errorText(refusal, t) }))
         },
@@ -159,6 +163,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
 
   const naming: Naming = {
     nodeName,
+    nodeType: (id) => nodes.find((n) => n.id === id)?.type,
     exitName: (nodeId, exit) => {
       const node = nodes.find((n) => n.id === nodeId)
       return node ? exitLabel(node, { id: exit }) : exit
@@ -240,7 +245,7 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           </div>
           <div className="test-view" role="tabpanel" id={`${ids}-view-${view}`} aria-labelledby={`${ids}-tab-${view}`}>
             {view === 'chat' ? (
-              <Chat entries={conversation.chat} open={conversation.status === 'active'} refused={refused} onSend={(message) => void send(message)} />
+              <Chat entries={conversation.chat} writing={conversation.writing} open={conversation.status === 'active'} refused={refused} onSend={(message) => void send(message)} />
             ) : (
               <DebugView conversation={conversation} naming={naming} />
             )}

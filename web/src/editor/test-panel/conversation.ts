@@ -51,6 +51,13 @@ export interface TurnCall extends RecordedCall {
   messageId: string
 }
 
+/** A reply an AI step is writing: its text so far, from the stream's `text` events, until its turn brings the whole message. */
+export interface Writing {
+  messageId: string
+  nodeId: string
+  text: string
+}
+
 export type ChatEntry =
   | { kind: 'bot'; key: string; message: BotMessage }
   | { kind: 'person'; key: string; message: InboundMessage }
@@ -65,6 +72,10 @@ export interface Conversation {
   turns: TurnDebug[]
   /** Each call outside the session's turns made, oldest first; a turn's calls come before its debug event. */
   calls: TurnCall[]
+  /** The replies being written, oldest first: a turn's go when the turn comes, with its messages or without (it failed). */
+  writing: Writing[]
+  /** The turns the stream told, by message id: a piece of text arriving late for one of them starts no reply. */
+  told: string[]
   variables: Record<string, VariableValue>
   /** Names of the variables the last turn set. */
   changed: string[]
@@ -77,6 +88,8 @@ export const newConversation = (variables: Record<string, VariableValue>): Conve
   chat: [],
   turns: [],
   calls: [],
+  writing: [],
+  told: [],
   variables,
   changed: [],
   waitingAt: null,
@@ -88,6 +101,8 @@ export type ConversationEvent =
   | { type: 'sent'; key: string; message: InboundMessage }
   | { type: 'posted'; key: string; name: string }
   | { type: 'streamed'; event: SseEvent }
+  /** The stream was cut: pieces of text missed cannot come again, so the replies being written wait for their turns. */
+  | { type: 'reconnecting' }
 
 export function evolveConversation(state: Conversation, event: ConversationEvent): Conversation {
   switch (event.type) {
@@ -97,6 +112,8 @@ export function evolveConversation(state: Conversation, event: ConversationEvent
       return { ...state, chat: [...state.chat, { kind: 'event', key: event.key, name: event.name }] }
     case 'streamed':
       return streamed(state, event.event)
+    case 'reconnecting':
+      return state.writing.length === 0 ? state : { ...state, writing: [] }
   }
 }
 
@@ -115,8 +132,22 @@ function streamed(state: Conversation, event: SseEvent): Conversation {
       const turns = state.turns.at(-1)?.messageId === debug.messageId ? [...state.turns.slice(0, -1), debug] : [...state.turns, debug]
       return { ...state, turns, variables: debug.variables, changed: Object.keys(debug.changed), waitingAt: debug.waitingAt, timer: debug.timer ?? null, status: debug.status }
     }
-    case 'turn':
-      return { ...state, chat: [...state.chat, ...chatOfTurn(data as WebhookBody)] }
+    case 'turn': {
+      const turn = data as WebhookBody
+      return {
+        ...state,
+        chat: [...state.chat, ...chatOfTurn(turn)],
+        writing: state.writing.filter((reply) => reply.messageId !== turn.messageId),
+        told: state.told.includes(turn.messageId) ? state.told : [...state.told, turn.messageId],
+      }
+    }
+    case 'text': {
+      const piece = data as Writing
+      if (state.told.includes(piece.messageId)) return state
+      const at = state.writing.findIndex((reply) => reply.messageId === piece.messageId && reply.nodeId === piece.nodeId)
+      if (at === -1) return { ...state, writing: [...state.writing, { messageId: piece.messageId, nodeId: piece.nodeId, text: piece.text }] }
+      return { ...state, writing: state.writing.map((reply, i) => (i === at ? { ...reply, text: reply.text + piece.text } : reply)) }
+    }
     case 'call': {
       const call = data as TurnCall
       // A reconnect may send a call again.
@@ -126,7 +157,7 @@ function streamed(state: Conversation, event: SseEvent): Conversation {
     case 'end': {
       const status = (data as { status: Exclude<SessionStatus, 'active'> }).status
       if (state.chat.some((entry) => entry.kind === 'ended')) return state
-      return { ...state, status, waitingAt: null, timer: null, chat: [...state.chat, { kind: 'ended', key: `end`, status }] }
+      return { ...state, status, waitingAt: null, timer: null, writing: [], chat: [...state.chat, { kind: 'ended', key: `end`, status }] }
     }
     default:
       return state

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react'
 import { useParams } from 'wouter'
 import { api, unwrap } from '../../api'
 import { useAsync } from '../../components/async'
@@ -12,7 +13,8 @@ import { flowOrder } from './definition'
 
 /**
  * A flow's analytics, for one published version (GET /v1/flows/{id}/analytics): sessions started
- * per day, per node the funnel and where sessions dropped off, and its A/B tests' branches.
+ * per day, the tokens its AI steps used, per node the funnel and where sessions dropped off, and
+ * its A/B tests' branches.
  */
 export function AnalyticsScreen() {
   const t = useT()
@@ -71,6 +73,7 @@ export function AnalyticsScreen() {
       {analytics.data && (
         <>
           <Totals analytics={analytics.data.counts} />
+          <ModelUsage analytics={analytics.data.counts} definition={analytics.data.definition} />
           <div className="card" aria-labelledby="flows-funnel-title">
             <h2 id="flows-funnel-title">{t('flows.analytics.funnel')}</h2>
             <p className="hint">{t('flows.analytics.funnelHint')}</p>
@@ -90,20 +93,72 @@ export function AnalyticsScreen() {
 
 const STATUSES = ['total', 'running', 'completed', 'timeout', 'error'] as const
 
+/** Figures side by side, each a large number over its label. */
+function Figures({ figures }: { figures: { key: string; value: ReactNode; label: string }[] }) {
+  return (
+    <ul className="flows-totals">
+      {figures.map(({ key, value, label }) => (
+        <li key={key} data-figure={key}>
+          <span className="flows-total-value">{value}</span>
+          <span className="flows-total-label">{label}</span>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
 /** The version's sessions in the range, by status. */
 function Totals({ analytics }: { analytics: FlowAnalytics }) {
   const t = useT()
   return (
     <div className="card" aria-labelledby="flows-totals-title">
       <h2 id="flows-totals-title">{t('flows.analytics.totals', { version: analytics.version })}</h2>
-      <ul className="flows-totals">
-        {STATUSES.map((status) => (
-          <li key={status}>
-            <span className="flows-total-value">{analytics.sessions[status]}</span>
-            <span className="flows-total-label">{t(`flows.analytics.sessions.${status}`)}</span>
-          </li>
-        ))}
-      </ul>
+      <Figures figures={STATUSES.map((status) => ({ key: status, value: analytics.sessions[status], label: t(`flows.analytics.sessions.${status}`) }))} />
+    </div>
+  )
+}
+
+const USAGE = ['calls', 'promptTokens', 'completionTokens'] as const
+
+/**
+ * The model calls the version's AI steps made in the range and their tokens, in all and per model;
+ * nothing for a version without AI steps that made none.
+ */
+function ModelUsage({ analytics, definition }: { analytics: FlowAnalytics; definition: Definition }) {
+  const t = useT()
+  const format = new Intl.NumberFormat(t('api.numberLocale'))
+  const usage = analytics.modelUsage
+  if (usage.calls === 0 && !definition.nodes.some((node) => node.type === 'ai')) return null
+  return (
+    <div className="card" aria-labelledby="flows-model-usage-title" data-testid="model-usage">
+      <h2 id="flows-model-usage-title">{t('flows.analytics.modelUsage')}</h2>
+      <p className="hint">{t('flows.analytics.modelUsageHint')}</p>
+      <Figures figures={USAGE.map((figure) => ({ key: figure, value: format.format(usage[figure]), label: t(`flows.analytics.usage.${figure}`) }))} />
+      {usage.models.length > 0 && (
+        <table className="flows-data flows-usage-table">
+          <caption className="flows-caption">{t('flows.analytics.usage.perModel')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('flows.analytics.usage.model')}</th>
+              {USAGE.map((figure) => (
+                <th scope="col" key={figure}>
+                  {t(`flows.analytics.usage.${figure}`)}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {usage.models.map((row) => (
+              <tr key={row.model} data-model={row.model}>
+                <th scope="row">{row.model}</th>
+                {USAGE.map((figure) => (
+                  <td key={figure}>{format.format(row[figure])}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </div>
   )
 }

@@ -136,6 +136,7 @@ function Summary({ session, flowName, nodeName }: { session: SessionDetail; flow
     [t('sessions.field.warnings'), session.warnings],
   ]
   if (session.failureReason) facts.push([t('sessions.session.failureReason'), t(`sessions.failure.${session.failureReason}`)])
+  if (session.modelUsage.calls > 0) facts.push([t('sessions.session.modelUsage'), <ModelUsage usage={session.modelUsage} />])
   return (
     <div className="card">
       <Facts facts={facts} />
@@ -146,5 +147,16 @@ function Summary({ session, flowName, nodeName }: { session: SessionDetail; flow
         </details>
       )}
     </div>
+  )
+}
+
+/** The model calls the session's AI steps made, and their tokens. */
+function ModelUsage({ usage }: { usage: SessionDetail['modelUsage'] }) {
+  const t = useT()
+  const format = new Intl.NumberFormat(t('api.numberLocale'))
+  return (
+    <span data-testid="session-model-usage">
+      {t('sessions.session.modelUsageValue', { count: usage.calls, promptTokens: format.format(usage.promptTokens), completionTokens: format.format(usage.completionTokens) })}
+    </span>
   )
 }
