@@ -130,7 +130,25 @@ export interface CompletionAsk {
   json: boolean
   /** The answer is streamed (`stream: true`, with its usage in the last chunk), so that its text can be shown as it comes. */
   stream?: boolean
+  /**
+   * The JSON object is asked for as the arguments of a call of this one tool instead, for endpoints
+   * that refuse `response_format` ({@link refusesJsonMode}).
+   */
+  tool?: AnswerTool
   timeoutMs: number
+}
+
+/** A function the model must call with the answer as its arguments (a JSON Schema object). */
+export interface AnswerTool {
+  name: string
+  description: string
+  parameters: Record<string, unknown>
+}
+
+/** The form a structured answer is asked in: the protocol's JSON mode, or a forced tool call. */
+const structuredForm = (ask: CompletionAsk) => {
+  if (ask.tool) return { temperature: 0, tools: [{ type: 'function', function: ask.tool }], tool_choice: { type: 'function', function: { name: ask.tool.name } } }
+  return ask.json ? { temperature: 0, response_format: { type: 'json_object' } } : {}
 }
 
 /** A chat completion as an outside call, the key as its secret's marker. */
@@ -142,7 +160,7 @@ export const completionRequest = (connection: Connection, ask: CompletionAsk): H
     model: ask.model,
     messages: ask.messages,
     max_tokens: ask.maxTokens,
-    ...(ask.json && { temperature: 0, response_format: { type: 'json_object' } }),
+    ...structuredForm(ask),
     ...(ask.stream && { stream: true, stream_options: { include_usage: true } }),
   }),
   timeoutMs: ask.timeoutMs,
@@ -172,11 +190,26 @@ export function parseCompletion(answer: HttpCallAnswer, connection: Connection, 
   if (problem !== undefined || 'error' in answer) return { ok: false, problem: problem ?? 'no answer', usage: NO_USAGE }
   const parsed = (parseJson(answer.body) ?? streamedCompletion(answer.body)) as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | undefined
   const usage: TokenUsage = { promptTokens: tokenCount(parsed?.usage?.prompt_tokens), completionTokens: tokenCount(parsed?.usage?.completion_tokens) }
-  const choice = Array.isArray(parsed?.choices) ? (parsed.choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined
-  const text = choice?.message?.content
+  const choice = Array.isArray(parsed?.choices) ? (parsed.choices[0] as { message?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown } | undefined) : undefined
+  const content = choice?.message?.content
+  const text = typeof content === 'string' && content !== '' ? content : (toolArguments(choice?.message?.tool_calls) ?? content)
   if (typeof text !== 'string') return { ok: false, problem: 'the endpoint answered something other than a chat completion (no choices[0].message.content)', usage }
   if (choice?.finish_reason === 'length') return { ok: false, problem: `the answer was cut at the connection's limit of ${maxTokens} tokens per call`, usage }
   return { ok: true, text, usage }
+}
+
+/** The arguments of the first tool call of an answer, as the model wrote them (a JSON text). */
+function toolArguments(calls: unknown): string | undefined {
+  const first = Array.isArray(calls) ? (calls[0] as { function?: { arguments?: unknown } } | undefined) : undefined
+  return typeof first?.function?.arguments === 'string' ? first.function.arguments : undefined
+}
+
+/**
+ * Whether the endpoint refused the protocol's JSON mode (a 400 or 422 naming `response_format`):
+ * a structured step then asks again with a forced tool call.
+ */
+export function refusesJsonMode(answer: HttpCallAnswer): boolean {
+  return !('error' in answer) && (answer.status === 400 || answer.status === 422) && /response_format/i.test(answer.body)
 }
 
 /** One chunk of a streamed completion as the protocol sends it. */

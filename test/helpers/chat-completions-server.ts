@@ -25,7 +25,12 @@ export interface ChatRequest {
  * `finish_reason` or token counts, or a whole HTTP answer of the test's choosing (an error, a body
  * that is no completion).
  */
-export type ModelAnswer = string | { content: string; finishReason?: string; usage?: { prompt_tokens: number; completion_tokens: number } } | { status: number; body: string; contentType?: string }
+export type ModelAnswer =
+  | string
+  | { content: string; finishReason?: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  /** A call of the request's forced tool with these arguments (a JSON text), as a model answers `tool_choice`. */
+  | { toolArguments: string }
+  | { status: number; body: string; contentType?: string }
 
 export interface ChatCompletionsServer {
   /** The base URL a connection takes: `https://127.0.0.1:<port>/v1`. */
@@ -92,6 +97,12 @@ export async function startChatCompletionsServer(key: string, models: string[] =
     if (typeof given === 'object' && 'status' in given) {
       res.writeHead(given.status, { 'content-type': given.contentType ?? 'application/json' })
       return res.end(given.body)
+    }
+    if (typeof given === 'object' && 'toolArguments' in given) {
+      const tool = (request.body.tool_choice as { function?: { name?: string } } | undefined)?.function?.name ?? 'answer'
+      const message = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: tool, arguments: given.toolArguments } }] }
+      const counted = { prompt_tokens: promptTokens(request), completion_tokens: wordCount(given.toolArguments) }
+      return json(res, 200, { id: `chatcmpl-${requests.length}`, object: 'chat.completion', model: request.body.model, choices: [{ index: 0, message, finish_reason: 'tool_calls' }], usage: counted })
     }
     const { content, finishReason = 'stop', usage } = typeof given === 'string' ? { content: given } : given
     const counted = usage ?? { prompt_tokens: promptTokens(request), completion_tokens: wordCount(content) }

@@ -183,6 +183,18 @@ for (const backend of reachableBackends) {
       t.match(asked.body.messages, [{ role: 'system', content: /cancel: wants to cancel a plan or subscription/ }, { role: 'user', content: 'I want to cancel my plan' }])
       t.same((await converse(routes, 'where is my order?')).said.at(-1), 'Let me look for your order')
       t.same((await converse(routes, 'hello there')).said.at(-1), 'A person will answer')
+      // An endpoint without JSON mode: the step asks again with a forced tool call.
+      model.answerWith((request) =>
+        request.body.response_format ? { status: 400, body: JSON.stringify({ error: { message: "'response_format' is not supported by this model" } }) } : { toolArguments: JSON.stringify({ label: 'track' }) },
+      )
+      const before = model.requests.length
+      const byTool = await converse(routes, 'where is my parcel?')
+      t.same(byTool.said.at(-1), 'Let me look for your order', 'the label given as the tool call\'s arguments')
+      const [refused, again] = model.requests.slice(before)
+      t.ok(refused?.body.response_format, 'first in JSON mode')
+      t.match(again?.body, { tool_choice: { type: 'function', function: { name: 'classify' } }, tools: [{ type: 'function', function: { name: 'classify', parameters: { properties: { label: { enum: ['cancel', 'track', 'other'] } } } } }] })
+      t.notOk(again && 'response_format' in again.body)
+      t.equal(byTool.last.output.modelCalls.length, 2, 'both calls count')
       model.answerWith(() => JSON.stringify({ label: 'refund' }))
       const unknown = await converse(routes, 'I want a refund')
       model.answerWith(scriptedModel)

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AI_CONNECTION_LIMITS, type ConnectionAsUsed } from '../ai-connection.js'
-import { answerObject, completionRequest, parseCompletion, type ChatMessage } from '../chat-completions.js'
+import { answerObject, completionRequest, parseCompletion, refusesJsonMode, type AnswerTool, type ChatMessage, type CompletionAsk } from '../chat-completions.js'
 import { VariableName } from '../flow-definition.js'
 import { CALL_LIMITS, type RecordedCall } from '../outside-call.js'
 import { parseReply } from '../replies.js'
@@ -186,24 +186,52 @@ export const run = ({ data }: NodeOf<typeof schema>, visit: Visit): Step => {
     return { exit: data.mode === 'classify' ? OTHER_HANDLE : MISSING_HANDLE }
   }
   const model = data.model ?? connection.model
-  const request = completionRequest(connection, {
+  const ask: CompletionAsk = {
     model,
     messages: promptOf(data, visit, said),
     maxTokens: connection.maxTokensPerCall,
     json: data.mode !== 'reply',
     stream: data.mode === 'reply',
     timeoutMs: data.timeoutMs ?? AI_STEP_LIMITS.timeoutMs.default,
-  })
-  const call = visit.callModel(data.connectionId, request)
+  }
+  const call = visit.callModel(data.connectionId, completionRequest(connection, ask))
   if (!call) return 'suspend'
-  return answered(data, connection, model, call, visit)
+  if (data.mode === 'reply' || !refusesJsonMode(call.answer)) return answered(data, connection, model, call, visit)
+  // The endpoint has no JSON mode: the same question once more, the answer as a tool's arguments.
+  noteCall(data, model, call, { promptTokens: 0, completionTokens: 0 }, visit)
+  const again = visit.callModel(data.connectionId, completionRequest(connection, { ...ask, json: false, tool: answerTool(data) }))
+  if (!again) return 'suspend'
+  return answered(data, connection, model, again, visit)
+}
+
+/** The tool a structured step's answer is asked for by, where JSON mode is refused: its parameters are the answer's schema. */
+export function answerTool(data: Data): AnswerTool {
+  if (data.mode === 'classify') {
+    const ids = [...(data.labels ?? []).map((label) => label.id), OTHER_HANDLE]
+    return { name: 'classify', description: "The label of the user's message", parameters: { type: 'object', properties: { label: { type: 'string', enum: ids } }, required: ['label'] } }
+  }
+  const fields = data.fields ?? []
+  const jsonType = (type: ExtractedType) => (type === 'number' || type === 'boolean' ? type : 'string')
+  return {
+    name: 'extract',
+    description: "The values the user's message gives, each null when it does not give it",
+    parameters: {
+      type: 'object',
+      properties: Object.fromEntries(fields.map((field) => [field.variable, { type: [jsonType(field.type), 'null'], description: field.description }])),
+      required: fields.map((field) => field.variable),
+    },
+  }
+}
+
+const noteCall = (data: Data, model: string, call: RecordedCall, usage: { promptTokens: number; completionTokens: number }, visit: Visit): void => {
+  if ('status' in call.answer) visit.noteModelCall({ connectionId: data.connectionId, model, ...usage, durationMs: call.durationMs })
 }
 
 /** Reads the recorded answer, records its tokens, and picks the exit. */
 function answered(data: Data, connection: ConnectionAsUsed, model: string, call: RecordedCall, visit: Visit): Step {
   if ('error' in call.answer && call.answer.error === 'limit') return failed(visit, call.answer.message)
   const completion = parseCompletion(call.answer, connection, connection.maxTokensPerCall)
-  if ('status' in call.answer) visit.noteModelCall({ connectionId: data.connectionId, model, ...completion.usage, durationMs: call.durationMs })
+  noteCall(data, model, call, completion.usage, visit)
   if (!completion.ok) return failed(visit, completion.problem)
   switch (data.mode) {
     case 'reply':

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ConnectionAsUsed } from '../../../src/domain/ai-connection.js'
-import { check, exits, promptOf, readsToday, run, schema, writes, type Data } from '../../../src/domain/nodes/ai.js'
+import { answerTool, check, exits, promptOf, readsToday, run, schema, writes, type Data } from '../../../src/domain/nodes/ai.js'
 import type { Step } from '../../../src/domain/nodes/node-type.js'
 import { redactedRequest, type HttpCallAnswer, type HttpCallRequest, type RecordedCall } from '../../../src/domain/outside-call.js'
 import type { TranscriptLine, VariableValue } from '../../../src/domain/turn.js'
@@ -151,4 +151,30 @@ t.test('every failure leaves by error with its reason', async (t) => {
   const gone = ran({ ...reply, connectionId: 'gone' }, 'x')
   t.same(gone.step, { exit: 'error', unhandled: 'ai node failed and has no error edge: the AI connection gone is not in this workspace any more' })
   t.same(ran(reply, 'x', [completion('   ')]).step, { exit: 'error', unhandled: 'ai node failed and has no error edge: the model answered an empty text' })
+})
+
+t.test('an endpoint without JSON mode is asked again with a forced tool call', async (t) => {
+  const refused: HttpCallAnswer = { status: 400, headers: {}, body: '{"error":{"message":"Unrecognized request argument supplied: response_format"}}' }
+  const toolCall: HttpCallAnswer = {
+    status: 200,
+    headers: {},
+    body: JSON.stringify({ choices: [{ message: { content: null, tool_calls: [{ type: 'function', function: { name: 'extract', arguments: '{"order":"7","due":"2026-01-03","count":null}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 40, completion_tokens: 9 } }),
+  }
+  const { step, effects } = ran(extract, 'order 7 due on the 3rd', [refused, toolCall])
+  t.same(step, { exit: 'success' })
+  t.same(assigned(effects), { order: '7', due: '2026-01-03' })
+  const calls = effects.flatMap((effect) => (typeof effect === 'object' && 'callModel' in effect ? [JSON.parse(effect.callModel.body!)] : []))
+  t.match(calls[0], { response_format: { type: 'json_object' } })
+  t.notOk('tools' in calls[0])
+  t.same(calls[1].tool_choice, { type: 'function', function: { name: 'extract' } })
+  t.same(calls[1].tools[0].function.parameters, answerTool(extract).parameters)
+  t.notOk('response_format' in calls[1])
+  t.same(answerTool(extract).parameters, {
+    type: 'object',
+    properties: { order: { type: ['string', 'null'], description: 'the order number' }, due: { type: ['string', 'null'], description: 'the due date' }, count: { type: ['number', 'null'], description: 'how many' } },
+    required: ['order', 'due', 'count'],
+  })
+  t.same(effects.filter((effect) => typeof effect === 'object' && 'noteModelCall' in effect).length, 2, 'both calls are counted')
+  t.same(ran(classify, 'x', [{ status: 400, headers: {}, body: 'bad request' }]).step, { exit: 'error', unhandled: 'ai node failed and has no error edge: https://llm.example.com/v1/chat/completions answered 400: bad request' }, 'another 400 is an error')
+  t.same(ran(classify, 'x', [refused]).step, 'suspend', 'the second call waits to be made')
 })
