@@ -68,11 +68,12 @@ export const ConnectionAsUsed = Type.Object({
 })
 export type ConnectionAsUsed = Static<typeof ConnectionAsUsed>
 
+/** The settings a turn uses, each header as its name and value alone. */
 export const connectionAsUsed = ({ baseUrl, apiKeySecret, model, headers, maxTokensPerCall, callsPerSession }: AiConnectionSettings): ConnectionAsUsed => ({
   baseUrl,
   apiKeySecret,
   model,
-  headers,
+  headers: headers.map(({ name, value }) => ({ name, value })),
   maxTokensPerCall,
   callsPerSession,
 })

@@ -43,6 +43,11 @@ t.test('ChangeAiConnection', async (t) => {
     'the settings after the change, whole',
   )
   t.match(state.byId[id], { model: 'gpt-4o', createdAt, updatedAt: now }, 'it keeps its creation date')
+  const loose = [{ name: 'OpenAI-Project', value: 'p', '': [] }] as unknown as { name: string; value: string }[]
+  given(created()).when(change({ headers: loose })).then(
+    [{ type: 'AiConnectionChanged', data: { workspaceId: ws, id, ...settings, headers: [{ name: 'OpenAI-Project', value: 'p' }], changedAt: now } }],
+    'a header keeps its name and value alone',
+  )
   given(created()).when(change({ model: settings.model })).then([], 'no change, no event')
   given(created()).when(change({ model: undefined })).then([], 'an absent field is no change')
   given(created(), created(otherId, 'Ollama')).when(change({ name: 'OLLAMA' })).thenRejects(ConflictError, "another connection's name")
