@@ -488,6 +488,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/flows/{id}/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a flow's conversation tests
+         * @description A page of the flow's tests in name order; a flow keeps at most 50.
+         */
+        get: operations["listFlowTests"];
+        put?: never;
+        /**
+         * Add a conversation test to a flow
+         * @description A test is a conversation: what the first turn must do (`start`), then steps (a message sent, an outside event posted, the pending timer fired), each with what the bot's turn must do. The answers of the flow's calls outside are written in `answers`, by node, so a test never calls anything. A name another test of the flow has, or a flow with 50 tests, answers 409.
+         */
+        post: operations["createFlowTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/tests/{testId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a conversation test
+         * @description The test as written, with its dates.
+         */
+        get: operations["getFlowTest"];
+        /**
+         * Replace a conversation test
+         * @description The test given replaces the test of that id whole; answers it as it is now.
+         */
+        put: operations["replaceFlowTest"];
+        post?: never;
+        /**
+         * Delete a conversation test
+         * @description The test is gone from the flow; past runs are not kept.
+         */
+        delete: operations["deleteFlowTest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/test-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a flow's conversation tests against its draft or a version
+         * @description Plays each test (those of `testIds`, else all) with the engine's interpreter against the published `version`, or the draft as it is now without one, on a fixed clock. Nothing is recorded, sent or called: the outside answers come from the tests. Answers every turn with what differs from what the test expects.
+         */
+        post: operations["runFlowTests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{id}/analytics": {
         parameters: {
             query?: never;
@@ -6076,6 +6148,2012 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "message": "The editor access token does not reach this endpoint",
                      *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listFlowTests: {
+        parameters: {
+            query?: {
+                /** @description zero-based page index */
+                page?: number;
+                size?: number;
+            };
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        content: {
+                            /**
+                             * Format: uuid
+                             * @example 0190a0b0-0000-7000-8000-0000000000f1
+                             */
+                            id: string;
+                            name: string;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            answers?: {
+                                nodeId: string;
+                                answer: {
+                                    status: number;
+                                    headers: {
+                                        [key: string]: string;
+                                    };
+                                    body: string;
+                                } | {
+                                    error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                                    message: string;
+                                };
+                            }[];
+                            start?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                            steps: ({
+                                send: {
+                                    /** @enum {string} */
+                                    type: "text";
+                                    text: {
+                                        body: string;
+                                    };
+                                } | {
+                                    type: "image" | "video" | "audio" | "document" | "sticker";
+                                    media: {
+                                        mimeType: string;
+                                        url: string;
+                                        caption?: string;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    type: "interactive";
+                                    interactive: {
+                                        /** @enum {string} */
+                                        type: "button_reply";
+                                        button_reply: {
+                                            id: string;
+                                            title: string;
+                                        };
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "list_reply";
+                                        list_reply: {
+                                            id: string;
+                                            title: string;
+                                        };
+                                    };
+                                };
+                                expect?: {
+                                    messages?: {
+                                        type?: "text" | "media" | "template" | "interactive";
+                                        text?: {
+                                            equals: string;
+                                        } | {
+                                            contains: string;
+                                        } | {
+                                            pattern: string;
+                                        };
+                                    }[];
+                                    transfer?: {
+                                        targetType?: "sector" | "agent";
+                                        targetId?: string;
+                                    };
+                                    /** @enum {boolean} */
+                                    finish?: true;
+                                    variables?: {
+                                        [key: string]: string | number | boolean | {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    visits?: string;
+                                    waitsAt?: string | null;
+                                    status?: "active" | "completed" | "error";
+                                    kanban?: {
+                                        action?: "create" | "move";
+                                        pipelineId?: string;
+                                        stageId?: string;
+                                    }[];
+                                };
+                            } | {
+                                event: {
+                                    name: string;
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                expect?: {
+                                    messages?: {
+                                        type?: "text" | "media" | "template" | "interactive";
+                                        text?: {
+                                            equals: string;
+                                        } | {
+                                            contains: string;
+                                        } | {
+                                            pattern: string;
+                                        };
+                                    }[];
+                                    transfer?: {
+                                        targetType?: "sector" | "agent";
+                                        targetId?: string;
+                                    };
+                                    /** @enum {boolean} */
+                                    finish?: true;
+                                    variables?: {
+                                        [key: string]: string | number | boolean | {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    visits?: string;
+                                    waitsAt?: string | null;
+                                    status?: "active" | "completed" | "error";
+                                    kanban?: {
+                                        action?: "create" | "move";
+                                        pipelineId?: string;
+                                        stageId?: string;
+                                    }[];
+                                };
+                            } | {
+                                /** @enum {boolean} */
+                                timer: true;
+                                expect?: {
+                                    messages?: {
+                                        type?: "text" | "media" | "template" | "interactive";
+                                        text?: {
+                                            equals: string;
+                                        } | {
+                                            contains: string;
+                                        } | {
+                                            pattern: string;
+                                        };
+                                    }[];
+                                    transfer?: {
+                                        targetType?: "sector" | "agent";
+                                        targetId?: string;
+                                    };
+                                    /** @enum {boolean} */
+                                    finish?: true;
+                                    variables?: {
+                                        [key: string]: string | number | boolean | {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    visits?: string;
+                                    waitsAt?: string | null;
+                                    status?: "active" | "completed" | "error";
+                                    kanban?: {
+                                        action?: "create" | "move";
+                                        pipelineId?: string;
+                                        stageId?: string;
+                                    }[];
+                                };
+                            })[];
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:15:30.123Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T10:15:30.123Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        totalElements: number;
+                        totalPages: number;
+                        /** @description zero-based page index */
+                        number: number;
+                        size: number;
+                        first: boolean;
+                        last: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createFlowTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Looks up a shipped order",
+                 *       "answers": [
+                 *         {
+                 *           "nodeId": "lookup",
+                 *           "answer": {
+                 *             "status": 200,
+                 *             "headers": {},
+                 *             "body": "{\"status\":\"shipped\"}"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "start": {
+                 *         "messages": [
+                 *           {
+                 *             "text": {
+                 *               "equals": "Your order number?"
+                 *             }
+                 *           }
+                 *         ]
+                 *       },
+                 *       "steps": [
+                 *         {
+                 *           "send": {
+                 *             "type": "text",
+                 *             "text": {
+                 *               "body": "1234"
+                 *             }
+                 *           },
+                 *           "expect": {
+                 *             "messages": [
+                 *               {
+                 *                 "text": {
+                 *                   "pattern": "Your order is *"
+                 *                 }
+                 *               }
+                 *             ],
+                 *             "variables": {
+                 *               "status": "shipped"
+                 *             }
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    variables?: {
+                        [key: string]: string | number | boolean | {
+                            [key: string]: unknown;
+                        };
+                    };
+                    answers?: {
+                        nodeId: string;
+                        answer: {
+                            status: number;
+                            headers: {
+                                [key: string]: string;
+                            };
+                            body: string;
+                        } | {
+                            error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                            message: string;
+                        };
+                    }[];
+                    start?: {
+                        messages?: {
+                            type?: "text" | "media" | "template" | "interactive";
+                            text?: {
+                                equals: string;
+                            } | {
+                                contains: string;
+                            } | {
+                                pattern: string;
+                            };
+                        }[];
+                        transfer?: {
+                            targetType?: "sector" | "agent";
+                            targetId?: string;
+                        };
+                        /** @enum {boolean} */
+                        finish?: true;
+                        variables?: {
+                            [key: string]: string | number | boolean | {
+                                [key: string]: unknown;
+                            };
+                        };
+                        visits?: string;
+                        waitsAt?: string | null;
+                        status?: "active" | "completed" | "error";
+                        kanban?: {
+                            action?: "create" | "move";
+                            pipelineId?: string;
+                            stageId?: string;
+                        }[];
+                    };
+                    steps: ({
+                        send: {
+                            /** @enum {string} */
+                            type: "text";
+                            text: {
+                                body: string;
+                            };
+                        } | {
+                            type: "image" | "video" | "audio" | "document" | "sticker";
+                            media: {
+                                mimeType: string;
+                                url: string;
+                                caption?: string;
+                            };
+                        } | {
+                            /** @enum {string} */
+                            type: "interactive";
+                            interactive: {
+                                /** @enum {string} */
+                                type: "button_reply";
+                                button_reply: {
+                                    id: string;
+                                    title: string;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                type: "list_reply";
+                                list_reply: {
+                                    id: string;
+                                    title: string;
+                                };
+                            };
+                        };
+                        expect?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                    } | {
+                        event: {
+                            name: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        expect?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        timer: true;
+                        expect?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description No body */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getFlowTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                testId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        id: string;
+                        name: string;
+                        variables?: {
+                            [key: string]: string | number | boolean | {
+                                [key: string]: unknown;
+                            };
+                        };
+                        answers?: {
+                            nodeId: string;
+                            answer: {
+                                status: number;
+                                headers: {
+                                    [key: string]: string;
+                                };
+                                body: string;
+                            } | {
+                                error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                                message: string;
+                            };
+                        }[];
+                        start?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                        steps: ({
+                            send: {
+                                /** @enum {string} */
+                                type: "text";
+                                text: {
+                                    body: string;
+                                };
+                            } | {
+                                type: "image" | "video" | "audio" | "document" | "sticker";
+                                media: {
+                                    mimeType: string;
+                                    url: string;
+                                    caption?: string;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                type: "interactive";
+                                interactive: {
+                                    /** @enum {string} */
+                                    type: "button_reply";
+                                    button_reply: {
+                                        id: string;
+                                        title: string;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    type: "list_reply";
+                                    list_reply: {
+                                        id: string;
+                                        title: string;
+                                    };
+                                };
+                            };
+                            expect?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                        } | {
+                            event: {
+                                name: string;
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            expect?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                        } | {
+                            /** @enum {boolean} */
+                            timer: true;
+                            expect?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                        })[];
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    replaceFlowTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                testId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Looks up a shipped order",
+                 *       "answers": [
+                 *         {
+                 *           "nodeId": "lookup",
+                 *           "answer": {
+                 *             "status": 200,
+                 *             "headers": {},
+                 *             "body": "{\"status\":\"shipped\"}"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "start": {
+                 *         "messages": [
+                 *           {
+                 *             "text": {
+                 *               "equals": "Your order number?"
+                 *             }
+                 *           }
+                 *         ]
+                 *       },
+                 *       "steps": [
+                 *         {
+                 *           "send": {
+                 *             "type": "text",
+                 *             "text": {
+                 *               "body": "1234"
+                 *             }
+                 *           },
+                 *           "expect": {
+                 *             "messages": [
+                 *               {
+                 *                 "text": {
+                 *                   "pattern": "Your order is *"
+                 *                 }
+                 *               }
+                 *             ],
+                 *             "variables": {
+                 *               "status": "shipped"
+                 *             }
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    variables?: {
+                        [key: string]: string | number | boolean | {
+                            [key: string]: unknown;
+                        };
+                    };
+                    answers?: {
+                        nodeId: string;
+                        answer: {
+                            status: number;
+                            headers: {
+                                [key: string]: string;
+                            };
+                            body: string;
+                        } | {
+                            error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                            message: string;
+                        };
+                    }[];
+                    start?: {
+                        messages?: {
+                            type?: "text" | "media" | "template" | "interactive";
+                            text?: {
+                                equals: string;
+                            } | {
+                                contains: string;
+                            } | {
+                                pattern: string;
+                            };
+                        }[];
+                        transfer?: {
+                            targetType?: "sector" | "agent";
+                            targetId?: string;
+                        };
+                        /** @enum {boolean} */
+                        finish?: true;
+                        variables?: {
+                            [key: string]: string | number | boolean | {
+                                [key: string]: unknown;
+                            };
+                        };
+                        visits?: string;
+                        waitsAt?: string | null;
+                        status?: "active" | "completed" | "error";
+                        kanban?: {
+                            action?: "create" | "move";
+                            pipelineId?: string;
+                            stageId?: string;
+                        }[];
+                    };
+                    steps: ({
+                        send: {
+                            /** @enum {string} */
+                            type: "text";
+                            text: {
+                                body: string;
+                            };
+                        } | {
+                            type: "image" | "video" | "audio" | "document" | "sticker";
+                            media: {
+                                mimeType: string;
+                                url: string;
+                                caption?: string;
+                            };
+                        } | {
+                            /** @enum {string} */
+                            type: "interactive";
+                            interactive: {
+                                /** @enum {string} */
+                                type: "button_reply";
+                                button_reply: {
+                                    id: string;
+                                    title: string;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                type: "list_reply";
+                                list_reply: {
+                                    id: string;
+                                    title: string;
+                                };
+                            };
+                        };
+                        expect?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                    } | {
+                        event: {
+                            name: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        expect?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        timer: true;
+                        expect?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        id: string;
+                        name: string;
+                        variables?: {
+                            [key: string]: string | number | boolean | {
+                                [key: string]: unknown;
+                            };
+                        };
+                        answers?: {
+                            nodeId: string;
+                            answer: {
+                                status: number;
+                                headers: {
+                                    [key: string]: string;
+                                };
+                                body: string;
+                            } | {
+                                error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                                message: string;
+                            };
+                        }[];
+                        start?: {
+                            messages?: {
+                                type?: "text" | "media" | "template" | "interactive";
+                                text?: {
+                                    equals: string;
+                                } | {
+                                    contains: string;
+                                } | {
+                                    pattern: string;
+                                };
+                            }[];
+                            transfer?: {
+                                targetType?: "sector" | "agent";
+                                targetId?: string;
+                            };
+                            /** @enum {boolean} */
+                            finish?: true;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            visits?: string;
+                            waitsAt?: string | null;
+                            status?: "active" | "completed" | "error";
+                            kanban?: {
+                                action?: "create" | "move";
+                                pipelineId?: string;
+                                stageId?: string;
+                            }[];
+                        };
+                        steps: ({
+                            send: {
+                                /** @enum {string} */
+                                type: "text";
+                                text: {
+                                    body: string;
+                                };
+                            } | {
+                                type: "image" | "video" | "audio" | "document" | "sticker";
+                                media: {
+                                    mimeType: string;
+                                    url: string;
+                                    caption?: string;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                type: "interactive";
+                                interactive: {
+                                    /** @enum {string} */
+                                    type: "button_reply";
+                                    button_reply: {
+                                        id: string;
+                                        title: string;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    type: "list_reply";
+                                    list_reply: {
+                                        id: string;
+                                        title: string;
+                                    };
+                                };
+                            };
+                            expect?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                        } | {
+                            event: {
+                                name: string;
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            expect?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                        } | {
+                            /** @enum {boolean} */
+                            timer: true;
+                            expect?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                        })[];
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T10:15:30.123Z
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteFlowTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                testId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    runFlowTests: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description optional: the request may have no body */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a published version; the draft when absent */
+                    version?: number;
+                    /** @description the tests to run; every test of the flow when absent */
+                    testIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        flowId: string;
+                        /** @description the published version run; null: the draft */
+                        version: number | null;
+                        /** @description every test run passed */
+                        passed: boolean;
+                        tests: {
+                            /**
+                             * Format: uuid
+                             * @example 0190a0b0-0000-7000-8000-0000000000f1
+                             */
+                            id: string;
+                            name: string;
+                            passed: boolean;
+                            /** @description why the test stopped before its last step */
+                            stopped?: string;
+                            steps: {
+                                /** @description 0: the session's start; then the test's steps from 1 */
+                                step: number;
+                                passed: boolean;
+                                problems: {
+                                    /** @description what differs: `messages[0].text`, `variables.status`, `waitsAt`… */
+                                    at: string;
+                                    expected: unknown;
+                                    actual: unknown;
+                                }[];
+                                /** @description the words of the turn's messages */
+                                said: string[];
+                                waitsAt: string | null;
+                                status: "active" | "completed" | "error";
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorResponse"];

@@ -4,7 +4,9 @@ import {
   aiConnectionWithId,
   aiConnections,
   aiConnectionsStream,
+  connectionAsUsed,
   type AiConnection,
+  type ConnectionAsUsed,
   type AiConnectionSettings,
   type ConnectionHeader,
 } from '../domain/ai-connection.js'
@@ -117,4 +119,13 @@ export async function aiConnectionOf(ctx: { store: EventStore }, workspaceId: st
   const connection = aiConnectionWithId(state, id)
   if (!connection) throw new NotFoundError(`no AI connection ${id} in this workspace`)
   return connection
+}
+
+/** The workspace's connections of those ids as a turn uses them; a deleted one is left out. */
+export async function connectionsAsUsed(store: EventStore, workspaceId: string, ids: readonly string[]): Promise<Record<string, ConnectionAsUsed>> {
+  const { state } = await foldStream(store, aiConnections, aiConnectionsStream(workspaceId))
+  return Object.fromEntries(ids.flatMap((id) => {
+    const connection = aiConnectionWithId(state, id)
+    return connection ? [[id, connectionAsUsed(connection)]] : []
+  }))
 }

@@ -21,7 +21,8 @@ import { DEFAULT_ENGINE_PARTITIONS } from '../config.js'
 import type { FlowVersions } from './flow-versions.js'
 import { earliest, everyPartition, partitionCheckpoint, partitionOf, partitionPositions, type SessionPartitions } from './partitions.js'
 import { aiConnectionsCalled, readsTimeZone, type RunnableFlow } from './interpreter.js'
-import { aiConnectionWithId, aiConnections, aiConnectionsStream, connectionAsUsed, type ConnectionAsUsed } from '../domain/ai-connection.js'
+import type { ConnectionAsUsed } from '../domain/ai-connection.js'
+import { connectionsAsUsed } from '../commands/ai-connections.js'
 import { triggerText, type Choice, type ConversationState, type KanbanAction, type ModelCall, type Trigger, type TurnContext, type TurnOutput } from '../domain/turn.js'
 import type { CallNeeded } from '../domain/outside-call.js'
 import type { OutsideCalls } from './outside-calls.js'
@@ -375,12 +376,7 @@ export class EngineWorker {
   /** The AI connections the flow's AI steps call, as they stand now (a deleted one left out); undefined for a flow without AI steps. */
   private async aiConnectionsOf(workspaceId: string, flow: RunnableFlow): Promise<Record<string, ConnectionAsUsed> | undefined> {
     const called = aiConnectionsCalled(flow)
-    if (called.length === 0) return undefined
-    const { state } = await foldStream(this.store, aiConnections, aiConnectionsStream(workspaceId))
-    return Object.fromEntries(called.flatMap((id) => {
-      const connection = aiConnectionWithId(state, id)
-      return connection ? [[id, connectionAsUsed(connection)]] : []
-    }))
+    return called.length === 0 ? undefined : connectionsAsUsed(this.store, workspaceId, called)
   }
 
   private countModelCalls(calls: readonly ModelCall[]): void {

@@ -21,6 +21,7 @@ interface Ids {
   apiKeyId: string
   sectorId: string
   flowId: string
+  testId: string
   variableId: string
   secretName: string
   aiConnectionId: string
@@ -61,6 +62,12 @@ const requests: Record<string, (ids: Ids) => Built> = {
   'GET /v1/flows/{id}/versions': (ids) => ({ url: `/v1/flows/${ids.flowId}/versions` }),
   'GET /v1/flows/{id}/versions/{version}': (ids) => ({ url: `/v1/flows/${ids.flowId}/versions/1` }),
   'GET /v1/flows/{id}/analytics': (ids) => ({ url: `/v1/flows/${ids.flowId}/analytics` }),
+  'GET /v1/flows/{id}/tests': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests` }),
+  'POST /v1/flows/{id}/tests': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests`, payload: { name: 'Another', steps: [] } }),
+  'GET /v1/flows/{id}/tests/{testId}': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests/${ids.testId}` }),
+  'PUT /v1/flows/{id}/tests/{testId}': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests/${ids.testId}`, payload: { name: 'Renamed', steps: [] } }),
+  'DELETE /v1/flows/{id}/tests/{testId}': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests/${ids.testId}` }),
+  'POST /v1/flows/{id}/test-runs': (ids) => ({ url: `/v1/flows/${ids.flowId}/test-runs`, payload: {} }),
   'PATCH /v1/variables/{id}': (ids) => ({ url: `/v1/variables/${ids.variableId}`, payload: { description: 'changed' } }),
   'DELETE /v1/variables/{id}': (ids) => ({ url: `/v1/variables/${ids.variableId}` }),
   'DELETE /v1/secrets/{name}': (ids) => ({ url: `/v1/secrets/${ids.secretName}` }),
@@ -139,6 +146,7 @@ for (const backend of apiBackends) {
     if ((await send(admin.apiKey, 'PUT', { url: `/v1/secrets/${secretName}`, payload: { value: 'sk_test_123' } })).statusCode !== 201) throw new Error('PUT /v1/secrets answered otherwise than 201')
     const aiConnection = await created('/v1/ai-connections', { name: 'Models', baseUrl: 'https://models.example.com/v1', apiKeySecret: secretName, model: 'gpt-4o-mini' })
     const flow = await created('/v1/flows', { name: 'Greeter', definition: greeter })
+    const test = await created(`/v1/flows/${flow.id}/tests`, { name: 'Greets', start: { messages: [{ text: { equals: 'Hi' } }] }, steps: [] })
     const pipeline = await created('/v1/kanban/pipelines', { name: 'Leads', stages: [{ name: 'New' }] })
     const card = await created(`/v1/kanban/pipelines/${pipeline.id}/cards`, { stageId: pipeline.stages[0].id })
     const session = await created(`/v1/sessions/flows/${flow.id}/create`, {})
@@ -157,6 +165,7 @@ for (const backend of apiBackends) {
       apiKeyId: apiKey.id,
       sectorId: sector.id,
       flowId: flow.id,
+      testId: test.id,
       variableId: variable.id,
       secretName,
       aiConnectionId: aiConnection.id,

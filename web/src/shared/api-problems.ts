@@ -250,6 +250,12 @@ const RULES: Rule[] = [
   { pattern: /^the session has no pending timer$/, say: 'api.noPendingTimer' },
   { pattern: /^is not the data of an httpRequest node$/, say: 'api.notHttpRequest' },
   { pattern: /^is not the data of an AI step$/, say: 'api.notAiStep' },
+  // Conversation tests (src/domain/conversation-test.ts, src/engine/conversation-tests.ts).
+  { pattern: /^this flow has (\S+) tests, the most it may/, say: 'api.testsFull', params: limit },
+  { pattern: /^this flow has a test named "(.*)" already$/s, say: 'api.testExists', params: (m) => ({ name: m[1]! }), field: 'name' },
+  { pattern: /^no test (\S+) in this flow$/, say: 'api.noTest' },
+  { pattern: /^flow \S+ has published versions 1 to (\S+)$/, say: 'api.testVersion', params: (m, t) => ({ max: number(t, m[1]) }) },
+  { pattern: /^the flow cannot run: /, say: 'api.testFlowCannotRun' },
   { pattern: /^no AI connection (\S+) in this workspace$/, say: 'api.noAiConnection' },
   { pattern: /^the URL "(.*)" is not a URL$/s, say: 'api.call.notUrl', params: (m) => ({ url: m[1]! }) },
   { pattern: /^the URL "(.*)" is not https$/s, say: 'api.call.notHttps', params: (m) => ({ url: m[1]! }) },
