@@ -540,6 +540,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{sessionId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's conversation as a conversation test, to edit and save with its flow
+         * @description What the user and the world did become the steps, every turn the bot made what its step expects (its messages word for word, what it set, where it waited), and the answers its calls got the test's `answers`. Save it with POST /v1/flows/{flowId}/tests, as it is or edited. The editor's token reaches preview sessions of its workspace.
+         */
+        get: operations["getSessionAsTest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{id}/test-runs": {
         parameters: {
             query?: never;
@@ -7926,6 +7946,323 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSessionAsTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        flowId: string;
+                        test: {
+                            name: string;
+                            variables?: {
+                                [key: string]: string | number | boolean | {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            answers?: {
+                                nodeId: string;
+                                answer: {
+                                    status: number;
+                                    headers: {
+                                        [key: string]: string;
+                                    };
+                                    body: string;
+                                } | {
+                                    error: "timeout" | "refused_address" | "too_large" | "network" | "secret" | "limit";
+                                    message: string;
+                                };
+                            }[];
+                            start?: {
+                                messages?: {
+                                    type?: "text" | "media" | "template" | "interactive";
+                                    text?: {
+                                        equals: string;
+                                    } | {
+                                        contains: string;
+                                    } | {
+                                        pattern: string;
+                                    };
+                                }[];
+                                transfer?: {
+                                    targetType?: "sector" | "agent";
+                                    targetId?: string;
+                                };
+                                /** @enum {boolean} */
+                                finish?: true;
+                                variables?: {
+                                    [key: string]: string | number | boolean | {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                visits?: string;
+                                waitsAt?: string | null;
+                                status?: "active" | "completed" | "error";
+                                kanban?: {
+                                    action?: "create" | "move";
+                                    pipelineId?: string;
+                                    stageId?: string;
+                                }[];
+                            };
+                            steps: ({
+                                send: {
+                                    /** @enum {string} */
+                                    type: "text";
+                                    text: {
+                                        body: string;
+                                    };
+                                } | {
+                                    type: "image" | "video" | "audio" | "document" | "sticker";
+                                    media: {
+                                        mimeType: string;
+                                        url: string;
+                                        caption?: string;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    type: "interactive";
+                                    interactive: {
+                                        /** @enum {string} */
+                                        type: "button_reply";
+                                        button_reply: {
+                                            id: string;
+                                            title: string;
+                                        };
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "list_reply";
+                                        list_reply: {
+                                            id: string;
+                                            title: string;
+                                        };
+                                    };
+                                };
+                                expect?: {
+                                    messages?: {
+                                        type?: "text" | "media" | "template" | "interactive";
+                                        text?: {
+                                            equals: string;
+                                        } | {
+                                            contains: string;
+                                        } | {
+                                            pattern: string;
+                                        };
+                                    }[];
+                                    transfer?: {
+                                        targetType?: "sector" | "agent";
+                                        targetId?: string;
+                                    };
+                                    /** @enum {boolean} */
+                                    finish?: true;
+                                    variables?: {
+                                        [key: string]: string | number | boolean | {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    visits?: string;
+                                    waitsAt?: string | null;
+                                    status?: "active" | "completed" | "error";
+                                    kanban?: {
+                                        action?: "create" | "move";
+                                        pipelineId?: string;
+                                        stageId?: string;
+                                    }[];
+                                };
+                            } | {
+                                event: {
+                                    name: string;
+                                    data: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                expect?: {
+                                    messages?: {
+                                        type?: "text" | "media" | "template" | "interactive";
+                                        text?: {
+                                            equals: string;
+                                        } | {
+                                            contains: string;
+                                        } | {
+                                            pattern: string;
+                                        };
+                                    }[];
+                                    transfer?: {
+                                        targetType?: "sector" | "agent";
+                                        targetId?: string;
+                                    };
+                                    /** @enum {boolean} */
+                                    finish?: true;
+                                    variables?: {
+                                        [key: string]: string | number | boolean | {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    visits?: string;
+                                    waitsAt?: string | null;
+                                    status?: "active" | "completed" | "error";
+                                    kanban?: {
+                                        action?: "create" | "move";
+                                        pipelineId?: string;
+                                        stageId?: string;
+                                    }[];
+                                };
+                            } | {
+                                /** @enum {boolean} */
+                                timer: true;
+                                expect?: {
+                                    messages?: {
+                                        type?: "text" | "media" | "template" | "interactive";
+                                        text?: {
+                                            equals: string;
+                                        } | {
+                                            contains: string;
+                                        } | {
+                                            pattern: string;
+                                        };
+                                    }[];
+                                    transfer?: {
+                                        targetType?: "sector" | "agent";
+                                        targetId?: string;
+                                    };
+                                    /** @enum {boolean} */
+                                    finish?: true;
+                                    variables?: {
+                                        [key: string]: string | number | boolean | {
+                                            [key: string]: unknown;
+                                        };
+                                    };
+                                    visits?: string;
+                                    waitsAt?: string | null;
+                                    status?: "active" | "completed" | "error";
+                                    kanban?: {
+                                        action?: "create" | "move";
+                                        pipelineId?: string;
+                                        stageId?: string;
+                                    }[];
+                                };
+                            })[];
+                        };
+                    };
+                };
             };
             /** @description The request is invalid; `message` names the first failed check */
             400: {

@@ -22,6 +22,7 @@ Commands:
   dev-receiver                a local HTTPS webhook receiver that prints signed webhooks
   audit verify                replay recorded turns and compare them with the record
   audit export                write a workspace's events to an NDJSON file with a checksum
+  flows test                  run a flow's conversation tests on the service, for a CI (JUnit report)
   analytics grant-reader      give an analyst a Postgres login that reads the analytics schema
 
 Run 'flowd <command> --help' for a command's options. Commands that print data take --json.
@@ -29,7 +30,8 @@ Configuration comes from environment variables; see the README.
 
 Exit codes (every command):
   0  success
-  1  failed at run time (database unreachable, embedded store in use, anything unexpected)
+  1  failed at run time (database unreachable, embedded store in use, anything unexpected);
+     flows test: a test failed
   2  usage error: unknown command or option, missing or malformed argument, refused input
   3  not found: no such API key, workspace, delivery or parked stream
   4  refused by the current state, e.g. retrying a delivery that is still queued
@@ -57,6 +59,7 @@ const commands: Record<string, () => Promise<Command>> = {
   deliveries: async () => (await import('./deliveries.js')).deliveriesCommand,
   'dev-receiver': async () => (await import('./dev-receiver.js')).devReceiverCommand,
   audit: async () => (await import('./audit.js')).auditCommand,
+  flows: async () => (await import('./flows.js')).flowsCommand,
   analytics: async () => (await import('./analytics.js')).analyticsCommand,
 }
 

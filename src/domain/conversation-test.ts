@@ -4,6 +4,7 @@ import type { Decider } from './decider.js'
 import { HttpCallAnswer } from './outside-call.js'
 import { AnyKey, Timestamp, Uuid } from './schemas.js'
 import { InboundMessage, OutsideEvent, VariableValue, sentText, type TurnOutput } from './turn.js'
+import type { SessionEvent } from './session.js'
 
 /**
  * Conversation tests: scripts a flow's builder keeps with the flow, each a conversation to play
@@ -254,4 +255,63 @@ export function expectationProblems(expect: Expectation, turn: TurnOutput): Test
     })
   }
   return problems
+}
+
+/** What a recorded turn did, as a test expects it: its messages word for word, what it called, set and where it stopped. */
+export function expectationOf(turn: TurnOutput): Expectation {
+  const transfer = turn.functions.find((fn) => fn.type === 'transfer')
+  return {
+    messages: turn.messages.slice(0, CONVERSATION_TEST_LIMITS.messages).map((message) => {
+      const words = sentText(message)
+      return { type: message.type, ...(words !== undefined && { text: { equals: words } }) }
+    }),
+    ...(transfer && { transfer: { targetType: transfer.targetType, targetId: transfer.targetId } }),
+    ...(turn.functions.some((fn) => fn.type === 'finish') && { finish: true as const }),
+    ...(Object.keys(turn.variables).length > 0 && { variables: turn.variables }),
+    waitsAt: turn.state.waitingAt?.nodeId ?? null,
+    status: turn.status,
+  }
+}
+
+/**
+ * A session's conversation as a test, to edit and keep: its initial variables, what the user and
+ * the world did as steps, each turn the bot made as what the step expects, and the answers its calls
+ * got. Steps past the limit, and what came after a turn that failed, are left out.
+ */
+export function testOfSession(name: string, events: readonly SessionEvent[]): ConversationTestBody {
+  const test: ConversationTestBody = { name, steps: [] }
+  const steps = new Map<string, TestStep | 'start'>()
+  const answers: GivenAnswer[] = []
+  for (const event of events) {
+    switch (event.type) {
+      case 'SessionStarted':
+        if (Object.keys(event.data.variables).length > 0) test.variables = event.data.variables
+        steps.set(event.data.messageId, 'start')
+        break
+      case 'MessageReceived':
+        steps.set(event.data.messageId, { send: event.data.message })
+        break
+      case 'OutsideEventReceived':
+        steps.set(event.data.messageId, { event: event.data.event })
+        break
+      case 'TimerFired':
+        steps.set(event.data.messageId, { timer: true })
+        break
+      case 'OutsideCallAnswered':
+        if (answers.length < CONVERSATION_TEST_LIMITS.answers) answers.push({ nodeId: event.data.nodeId, answer: event.data.answer })
+        break
+      case 'TurnCompleted': {
+        const step = steps.get(event.data.messageId)
+        const expect = expectationOf(event.data.output)
+        if (step === 'start') test.start = expect
+        else if (step && test.steps.length < CONVERSATION_TEST_LIMITS.steps) test.steps.push({ ...step, expect })
+        break
+      }
+      default:
+        break
+    }
+    if (event.type === 'TurnFailed') break
+  }
+  if (answers.length > 0) test.answers = answers
+  return test
 }

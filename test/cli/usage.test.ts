@@ -23,9 +23,9 @@ t.test('help and unknown commands', async (t) => {
   // Each command's help, and each command of actions run without one: in one process, as none of
   // them opens a store (they are given one nothing listens on, which would fail them with 1).
   const env = { DATABASE_URL: 'postgres://flowd@127.0.0.1:1/unreachable' }
-  const commands = ['start', 'bootstrap', 'migrate', 'projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics', 'dev-receiver']
-  const withActions = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics']
-  const withExitCodes = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'dev-receiver']
+  const commands = ['start', 'bootstrap', 'migrate', 'projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics', 'dev-receiver', 'flows']
+  const withActions = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'audit', 'analytics', 'flows']
+  const withExitCodes = ['projections', 'processors', 'engine', 'api-keys', 'secrets', 'deliveries', 'dev-receiver', 'flows']
   const results = await runCliInOneProcess([...commands.map((command) => ({ args: [command, '--help'], env })), ...withActions.map((command) => ({ args: [command], env }))])
   const helps = results.slice(0, commands.length)
   const bare = results.slice(commands.length)

@@ -2,14 +2,17 @@ import t from 'tap'
 import {
   CONVERSATION_TEST_LIMITS,
   conversationTests,
+  expectationOf,
   expectationProblems,
   matchesPattern,
+  testOfSession,
   textMatches,
   type ConversationTestBody,
   type ConversationTestCommand,
   type ConversationTestEvent,
 } from '../../src/domain/conversation-test.js'
 import type { TurnOutput } from '../../src/domain/turn.js'
+import type { SessionEvent } from '../../src/domain/session.js'
 import { ConflictError, NotFoundError } from '../../src/errors.js'
 import { examples, spec } from '../helpers/decider-spec.js'
 
@@ -89,4 +92,48 @@ t.test('a turn checked against an expectation: every difference, at its path', a
     'what it did not',
   )
   t.same(expectationProblems({ messages: [] }, turn), [{ at: 'messages', expected: '0 message(s)', actual: ['Your order is shipped'] }], 'no message expected')
+})
+
+t.test("a session's events as a test: its steps, what each turn did, the answers its calls got", async (t) => {
+  const id = (n: number) => `0190a0b0-0000-7000-8000-${String(n).padStart(12, '0')}`
+  const turn = (messageId: string, body: string, waitsAt: string | null, extra: Partial<TurnOutput> = {}): SessionEvent => ({
+    type: 'TurnCompleted',
+    data: {
+      sessionId: id(1),
+      messageId,
+      completedAt: now,
+      output: {
+        messages: [{ type: 'text', text: { body }, nodeId: 'n' }],
+        functions: [],
+        kanban: [],
+        variables: {},
+        warnings: [],
+        visited: ['n'],
+        status: waitsAt ? 'active' : 'completed',
+        state: { waitingAt: waitsAt ? { nodeId: waitsAt, retries: 0 } : null, variables: {}, lastTimestampMicros: 1, card: null },
+        ...extra,
+      },
+    },
+  })
+  const started: SessionEvent = {
+    type: 'SessionStarted',
+    data: { sessionId: id(1), workspaceId: ws, organizationId: id(9), flowId, flowVersion: 1, messageId: id(2), externalId: null, apiKeyId: null, callbackUrl: null, variables: { plan: 'pro' }, ttlSeconds: 60, startedAt: now, expiresAt: now },
+  } as SessionEvent
+  const events: SessionEvent[] = [
+    started,
+    turn(id(2), 'Your order number?', 'ask'),
+    { type: 'MessageReceived', data: { sessionId: id(1), messageId: id(3), message: { type: 'text', text: { body: '7' } }, idempotencyKey: null, receivedAt: now, expiresAt: now } },
+    { type: 'OutsideCallAnswered', data: { sessionId: id(1), messageId: id(3), answeredAt: now, index: 0, nodeId: 'lookup', request: { method: 'GET', url: 'https://x', headers: [], body: null, timeoutMs: 1 }, answer: { status: 200, headers: {}, body: '{}' }, durationMs: 3 } },
+    turn(id(3), 'Shipped', null, { variables: { status: 'shipped' }, functions: [{ type: 'finish', timestamp: 2 }] }),
+  ]
+  t.same(testOfSession('From a session', events), {
+    name: 'From a session',
+    variables: { plan: 'pro' },
+    start: { messages: [{ type: 'text', text: { equals: 'Your order number?' } }], waitsAt: 'ask', status: 'active' },
+    steps: [{ send: { type: 'text', text: { body: '7' } }, expect: { messages: [{ type: 'text', text: { equals: 'Shipped' } }], finish: true, variables: { status: 'shipped' }, waitsAt: null, status: 'completed' } }],
+    answers: [{ nodeId: 'lookup', answer: { status: 200, headers: {}, body: '{}' } }],
+  })
+  const failed: SessionEvent = { type: 'TurnFailed', data: { sessionId: id(1), messageId: id(3), reason: 'engine_error', failedAt: now, timestamp: 3 } }
+  t.same(testOfSession('Cut', [...events.slice(0, 3), failed, events[4]!]).steps, [], 'nothing after a failed turn')
+  t.same(expectationOf(events[1]!.type === 'TurnCompleted' ? events[1]!.data.output : (undefined as never)).messages, [{ type: 'text', text: { equals: 'Your order number?' } }])
 })

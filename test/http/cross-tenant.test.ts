@@ -80,6 +80,7 @@ const requests: Record<string, (ids: Ids) => Built> = {
   'POST /v1/sessions/{sessionId}/message': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/message`, payload: { type: 'text', text: { body: 'hello' } } }),
   'POST /v1/sessions/{sessionId}/events': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/events`, payload: { name: 'payment.confirmed' } }),
   'POST /v1/sessions/{sessionId}/timer/fire': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/timer/fire` }),
+  'GET /v1/sessions/{sessionId}/test': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/test` }),
   'POST /v1/flows/{flowId}/preview-sessions': (ids) => ({ url: `/v1/flows/${ids.flowId}/preview-sessions`, payload: {} }),
   'GET /v1/sessions/{sessionId}': (ids) => ({ url: `/v1/sessions/${ids.sessionId}` }),
   'GET /v1/sessions/{sessionId}/events': (ids) => ({ url: `/v1/sessions/${ids.sessionId}/events` }),

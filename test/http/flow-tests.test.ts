@@ -5,6 +5,7 @@ import { openTestApp } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
 import { orderLookup } from '../fixtures/order-lookup.js'
 import { reachableBackends } from '../helpers/storage.js'
+import { eventually } from '../helpers/wait.js'
 
 // Conversation tests kept with a flow, run through the API against its draft or a version: the
 // engine's interpreter plays them, nothing is sent or called.
@@ -19,8 +20,8 @@ const shop = {
 
 for (const backend of reachableBackends) {
   t.test(`conversation tests on ${backend.name}`, async (t) => {
-    const { app, admin, ctx } = await openTestApp(t, backend)
-    const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, key = admin.apiKey) => {
+    const { app, admin, ctx } = await openTestApp(t, backend, { engine: true })
+    const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, key = admin.apiKey): Promise<{ status: number; json: any; headers: Record<string, unknown> }> => {
       const response = await app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload === undefined ? {} : { payload: payload as object }) })
       return { status: response.statusCode, json: response.body ? response.json() : undefined, headers: response.headers }
     }
@@ -69,6 +70,33 @@ for (const backend of reachableBackends) {
       t.match((await call('POST', `/v1/flows/${flowId}/test-runs`, { version: 1 })).json, { passed: true }, 'the published version still passes')
       const some = await call('POST', `/v1/flows/${flowId}/test-runs`, { testIds: [created[0]] })
       t.same(some.json.tests.map((test: { name: string }) => test.name), ['Greets'], 'only the tests asked for')
+    })
+
+    await t.test('a real conversation becomes a test, which passes on the version it ran', async (t) => {
+      const { sessionId } = (await call('POST', `/v1/sessions/flows/${flowId}/create`, { variables: { said: 'nothing yet' } })).json
+      for (const body of ['one', 'two']) {
+        t.equal((await call('POST', `/v1/sessions/${sessionId}/message`, text(body))).status, 202)
+      }
+      await eventually('both answers', async () => ((await call('GET', `/v1/sessions/${sessionId}`)).json.pendingMessages === 0 ? true : undefined))
+      const recorded = await call('GET', `/v1/sessions/${sessionId}/test`)
+      t.equal(recorded.status, 200)
+      t.equal(recorded.json.flowId, flowId)
+      t.same(recorded.json.test, {
+        name: `Session ${sessionId.slice(-8)}`,
+        variables: { said: 'nothing yet' },
+        start: { messages: [{ type: 'text', text: { equals: 'Say something' } }], waitsAt: 'ask', status: 'active' },
+        steps: ['one', 'two'].map((said) => ({
+          send: text(said),
+          expect: { messages: [{ type: 'text', text: { equals: `You said ${said}` } }, { type: 'text', text: { equals: 'Say something' } }], variables: { said }, waitsAt: 'ask', status: 'active' },
+        })),
+      })
+      const saved = await call('POST', tests, { ...recorded.json.test, name: 'Recorded' })
+      t.equal(saved.status, 201)
+      const id = String(saved.headers.location).split('/').pop()
+      t.match((await call('POST', `/v1/flows/${flowId}/test-runs`, { version: 1, testIds: [id] })).json, { passed: true })
+      t.match((await call('POST', `/v1/flows/${flowId}/test-runs`, { testIds: [id] })).json, { passed: false }, 'and fails on the changed draft')
+      t.equal((await call('DELETE', `${tests}/${id}`)).status, 204)
+      t.equal((await call('GET', '/v1/sessions/00000000-0000-4000-8000-000000000000/test')).status, 404)
     })
 
     await t.test("a call outside is answered from the test's answers", async (t) => {

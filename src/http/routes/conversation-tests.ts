@@ -1,7 +1,10 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { conversationTestOf, deleteConversationTest, listConversationTests, saveConversationTest, type TestsContext } from '../../commands/conversation-tests.js'
-import { CONVERSATION_TEST_LIMITS, ConversationTestBody } from '../../domain/conversation-test.js'
+import { CONVERSATION_TEST_LIMITS, ConversationTestBody, testOfSession } from '../../domain/conversation-test.js'
+import type { SessionEvent } from '../../domain/session.js'
+import { readSessionHistory } from '../../audit/session-history.js'
+import { NotFoundError } from '../../errors.js'
 import { runConversationTests } from '../../engine/conversation-tests.js'
 import { FlowVersions } from '../../engine/flow-versions.js'
 import type { AppDeps } from '../app.js'
@@ -152,6 +155,30 @@ export const routes =
       async (request, reply) => {
         await deleteConversationTest(testsContext(request), request.principal, request.params.id, request.params.testId)
         return reply.status(204).send()
+      },
+    )
+
+    app.get(
+      '/sessions/:sessionId/test',
+      {
+        config: { editor: true },
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'getSessionAsTest',
+          summary: "A session's conversation as a conversation test, to edit and save with its flow",
+          description:
+            'What the user and the world did become the steps, every turn the bot made what its step expects (its messages word for word, what it set, where it waited), and the answers its calls got the test\'s `answers`. ' +
+            'Save it with POST /v1/flows/{flowId}/tests, as it is or edited. The editor\'s token reaches preview sessions of its workspace.',
+          params: Type.Object({ sessionId: Uuid }),
+          response: { 200: Type.Object({ flowId: Uuid, test: ConversationTestBody }), ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { sessionId } = request.params
+        const { recorded, state } = await readSessionHistory(deps.store, request.principal.workspaceId, sessionId)
+        if (request.principal.kind === 'editor' && state.previewDefinition === null) throw new NotFoundError(`session ${sessionId} not found`)
+        const events = recorded.map((event) => ({ type: event.type, data: event.data }) as SessionEvent)
+        return { flowId: state.flowId, test: testOfSession(`Session ${sessionId.slice(-8)}`, events) }
       },
     )
 
