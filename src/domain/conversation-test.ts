@@ -210,8 +210,9 @@ export interface TestProblem {
   actual: unknown
 }
 
+/** What a text check expects, as a result shows it: the text itself, or in words. */
 const describeMatch = (match: TextMatch): string =>
-  'equals' in match ? JSON.stringify(match.equals) : 'contains' in match ? `a text containing ${JSON.stringify(match.contains)}` : `a text like ${JSON.stringify(match.pattern)}`
+  'equals' in match ? match.equals : 'contains' in match ? `a text containing ${JSON.stringify(match.contains)}` : `a text like ${JSON.stringify(match.pattern)}`
 
 /** Every way the turn differs from the expectation; none when it does what the test says. */
 export function expectationProblems(expect: Expectation, turn: TurnOutput): TestProblem[] {

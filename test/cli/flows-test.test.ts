@@ -35,7 +35,7 @@ t.test('flowd flows test runs the tests on the service and writes a JUnit report
   const failing = await runCli(['flows', 'test', flowId, '--url', base, '--junit', report], env)
   t.equal(failing.code, 1, 'a failing test exits 1')
   t.match(failing.stdout, /1 of 2 tests passed/)
-  t.match(failing.stdout, /FAIL Echoes <hi>\n\s+step 1: messages\[0\]\.text: expected "\\"You said hi\\"", got "You typed hi"/)
+  t.match(failing.stdout, /FAIL Echoes <hi>\n\s+step 1: messages\[0\]\.text: expected "You said hi", got "You typed hi"/)
 
   const xml = readFileSync(report, 'utf8')
   t.equal(XMLValidator.validate(xml), true, 'well-formed XML')

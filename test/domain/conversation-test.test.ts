@@ -79,7 +79,7 @@ t.test('a turn checked against an expectation: every difference, at its path', a
   t.same(
     expectationProblems({ messages: [{ text: { equals: 'Your order is packed' } }], transfer: { targetType: 'agent' }, finish: true, variables: { status: 'packed', missing: 1 }, visits: 'sorry', waitsAt: 'ask', status: 'active', kanban: [{ action: 'create' }] }, turn),
     [
-      { at: 'messages[0].text', expected: '"Your order is packed"', actual: 'Your order is shipped' },
+      { at: 'messages[0].text', expected: 'Your order is packed', actual: 'Your order is shipped' },
       { at: 'transfer.targetType', expected: 'agent', actual: 'sector' },
       { at: 'finish', expected: true, actual: false },
       { at: 'variables.status', expected: 'packed', actual: 'shipped' },

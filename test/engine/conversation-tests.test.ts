@@ -40,7 +40,7 @@ t.test('a turn that differs fails its step, naming what differs', async (t) => {
     steps: [{ send: text('hi'), expect: { messages: [{ text: { equals: 'You said hello' } }, { text: { contains: 'something' } }] } }, { send: text('again') }],
   }, inputs)
   t.equal(result.passed, false)
-  t.same(result.steps[1], { step: 1, passed: false, problems: [{ at: 'messages[0].text', expected: '"You said hello"', actual: 'You said hi' }], said: ['You said hi', 'Say something'], waitsAt: 'ask', status: 'active' })
+  t.same(result.steps[1], { step: 1, passed: false, problems: [{ at: 'messages[0].text', expected: 'You said hello', actual: 'You said hi' }], said: ['You said hi', 'Say something'], waitsAt: 'ask', status: 'active' })
   t.equal(result.steps[2]?.passed, true, 'later steps still run')
 })
 
