@@ -30,8 +30,7 @@ Configuration comes from environment variables; see the README.
 
 Exit codes (every command):
   0  success
-  1  failed at run time (database unreachable, embedded store in use, anything unexpected);
-     flows test: a test failed
+  1  failed at run time (database unreachable, embedded store in use, anything unexpected), or a flows test failed
   2  usage error: unknown command or option, missing or malformed argument, refused input
   3  not found: no such API key, workspace, delivery or parked stream
   4  refused by the current state, e.g. retrying a delivery that is still queued
