@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises'
 import { v5 as uuidV5 } from 'uuid'
 import type { ConnectionAsUsed } from '../domain/ai-connection.js'
 import { expectationProblems, type ConversationTestBody, type Expectation, type TestProblem, type TestStep } from '../domain/conversation-test.js'
@@ -159,6 +160,11 @@ export async function runConversationTests(
   const called = aiConnectionsCalled(runnable)
   const inputs = { timeZone: await workspaceTimeZone(ctx.db, scope.workspaceId), ...(called.length > 0 && { aiConnections: await connectionsAsUsed(ctx.store, scope.workspaceId, called) }) }
   const chosen = choice.testIds ? choice.testIds.map((id) => byId[id]!) : Object.values(byId).sort((a, b) => a.name.localeCompare(b.name, 'en'))
-  const tests = chosen.map((test) => ({ id: test.id, name: test.name, ...runConversationTest(runnable, test, inputs) }))
+  const tests: TestRun['tests'] = []
+  for (const test of chosen) {
+    // A run is CPU alone; between tests the process answers everyone else's requests.
+    if (tests.length > 0) await setImmediate()
+    tests.push({ id: test.id, name: test.name, ...runConversationTest(runnable, test, inputs) })
+  }
   return { flowId, version: choice.version ?? null, passed: tests.every((test) => test.passed), tests }
 }
