@@ -78,6 +78,8 @@ t.test('AI connections: created with a key secret, tested (works), its key secre
   t.match(created, { name: 'Test model', baseUrl: endpoint.baseUrl, apiKeySecret: 'model_key', model: 'test-model', headers: [], maxTokensPerCall: 1024, callsPerSession: 50 }, 'the API has the connection, with the default limits')
 
   const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Test model', exact: true }) })
+  // The status comes as soon as the API answers; the list shows the new row once it has read it again.
+  await row.waitFor()
   t.same(
     (await row.getByRole('cell').allInnerTexts()).slice(0, 4),
     ['test-model', new URL(endpoint.baseUrl).host, 'model_key', '1,024 tokens a call · 50 calls a session'],
@@ -101,6 +103,8 @@ t.test('AI connections: created with a key secret, tested (works), its key secre
   await page.getByRole('status').filter({ hasText: 'AI connection Test model saved.' }).waitFor()
   t.equal(await result.innerText(), '', "a change clears the earlier test's finding")
   t.match((await connections())[0], { apiKeySecret: 'old_key', maxTokensPerCall: 200, callsPerSession: 50, headers: [{ name: 'OpenAI-Project', value: 'proj_1' }] }, 'the API has the changes')
+  // As after creating: the list reads the connections again after the status; the check below says what it shows.
+  await row.getByRole('cell').filter({ hasText: '200 tokens a call' }).waitFor({ timeout: 10_000 }).catch(() => {})
   t.equal(await row.getByRole('cell').nth(3).innerText(), '200 tokens a call · 50 calls a session', 'the row shows the new limit')
 
   await page.getByRole('button', { name: 'Test connection: Test model' }).click()
