@@ -270,10 +270,26 @@ export async function checkEditorLayout(t: Test, frame: Frame, name: string, { m
 /** Picks the node `nodeId` and shows its form. */
 export async function selectNode(editor: FrameLocator, nodeId: string): Promise<Locator> {
   await editor.locator('.toolbar').getByRole('button', { name: /^(Fit view|Ajustar)/ }).click()
+  await viewportAtRest(editor)
   await editor.getByTestId(`node-${nodeId}`).click()
   const panel = editor.getByTestId('node-panel')
   await panel.getByText(nodeId, { exact: true }).waitFor()
   return panel
+}
+
+/**
+ * Waits until the canvas has stopped moving (fit view animates): a click during the animation can land where
+ * the node was a frame ago, on a loaded machine where two frames look alike to Playwright's stability check.
+ */
+async function viewportAtRest(editor: FrameLocator): Promise<void> {
+  const viewport = editor.locator('.react-flow__viewport')
+  let last = await viewport.getAttribute('style')
+  for (let tries = 0; tries < 50; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const now = await viewport.getAttribute('style')
+    if (now === last) return
+    last = now
+  }
 }
 
 /** Connects `exit` of the selected node (its "Next node" select) to `target`. */
