@@ -418,10 +418,50 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Publish the draft as the next immutable version; new sessions run it
-         * @description The draft is validated again first. When it equals the newest version, that version is answered and nothing is added.
+         * Publish the draft as the next immutable version; new sessions start on it, all or a share of them
+         * @description The draft is validated again first. When it equals the newest version, that version is answered and nothing is added. With `percent` below 100 the version goes out gradually: it takes that share of new sessions and the live version the rest, until it is promoted or rolled back. When the draft's `settings.requirePassingTests` is on, the flow's conversation tests run against the draft first, and 409 names those that fail; the version published is exactly the draft tested.
          */
         post: operations["publishFlow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a published version the one new sessions start on
+         * @description At once and for all new sessions; any gradual release ends. Running sessions keep the version they started on. Recorded on the flow like a publish; rolling back to the live version changes nothing.
+         */
+        post: operations["rollBackFlow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a published version a share of new sessions: 100 promotes it, 0 takes it out
+         * @description A version other than the live one takes `percent` of new sessions (the one chance decides for each session is recorded as its `flowVersion`), and the live version the rest. 100 makes it the live version; 0 ends its gradual release. One version at a time is in gradual release: naming another replaces it. 409 for a share of the live version itself.
+         */
+        post: operations["releaseFlowVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -574,6 +614,26 @@ export interface paths {
          * @description Plays each test (those of `testIds`, else all) with the engine's interpreter against the published `version`, or the draft as it is now without one, on a fixed clock. Nothing is recorded, sent or called: the outside answers come from the tests. Answers every turn with what differs from what the test expects.
          */
         post: operations["runFlowTests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/analytics/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A flow's versions side by side: their sessions, completions, transfers and drop-off, and the share of new sessions each takes
+         * @description For a gradual release: each version with sessions started in `dateRange` (every one without it), or with a share of new sessions now, counts its sessions by status and those that transferred, from the analytics read models.
+         */
+        get: operations["compareFlowVersions"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -815,7 +875,7 @@ export interface paths {
         put?: never;
         /**
          * Start a session of a flow; its first response goes to the callback URL
-         * @description Runs the flow's published version. Answers 201 with the session id once the start is recorded; the engine's first turn reaches the key's callback URL as a signed webhook.
+         * @description Runs the flow's live version (or, during a gradual release, the released version for its share of sessions; the session's `flowVersion` says which). Answers 201 with the session id once the start is recorded; the engine's first turn reaches the key's callback URL as a signed webhook.
          */
         post: operations["createSession"];
         delete?: never;
@@ -4752,13 +4812,24 @@ export interface operations {
                         };
                         /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
                         draftVersion: number;
-                        /** @description newest published version; sessions run it */
+                        /** @description newest published version */
                         publishedVersion: number;
+                        /** Release */
+                        release: {
+                            /** @description the version new sessions start on, but for the share of the one in gradual release */
+                            liveVersion: number;
+                            /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                            gradual: {
+                                version: number;
+                                percent: number;
+                            } | null;
+                        };
                         definition: {
                             /** @enum {number} */
                             schemaVersion: 1;
                             settings?: {
                                 sessionTtlSeconds?: number;
+                                requirePassingTests?: boolean;
                             };
                             nodes: {
                                 id: string;
@@ -4952,13 +5023,24 @@ export interface operations {
                         };
                         /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
                         draftVersion: number;
-                        /** @description newest published version; sessions run it */
+                        /** @description newest published version */
                         publishedVersion: number;
+                        /** Release */
+                        release: {
+                            /** @description the version new sessions start on, but for the share of the one in gradual release */
+                            liveVersion: number;
+                            /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                            gradual: {
+                                version: number;
+                                percent: number;
+                            } | null;
+                        };
                         definition: {
                             /** @enum {number} */
                             schemaVersion: 1;
                             settings?: {
                                 sessionTtlSeconds?: number;
+                                requirePassingTests?: boolean;
                             };
                             nodes: {
                                 id: string;
@@ -5138,13 +5220,24 @@ export interface operations {
                         };
                         /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
                         draftVersion: number;
-                        /** @description newest published version; sessions run it */
+                        /** @description newest published version */
                         publishedVersion: number;
+                        /** Release */
+                        release: {
+                            /** @description the version new sessions start on, but for the share of the one in gradual release */
+                            liveVersion: number;
+                            /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                            gradual: {
+                                version: number;
+                                percent: number;
+                            } | null;
+                        };
                         definition: {
                             /** @enum {number} */
                             schemaVersion: 1;
                             settings?: {
                                 sessionTtlSeconds?: number;
+                                requirePassingTests?: boolean;
                             };
                             nodes: {
                                 id: string;
@@ -5407,13 +5500,24 @@ export interface operations {
                         };
                         /** @description names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match */
                         draftVersion: number;
-                        /** @description newest published version; sessions run it */
+                        /** @description newest published version */
                         publishedVersion: number;
+                        /** Release */
+                        release: {
+                            /** @description the version new sessions start on, but for the share of the one in gradual release */
+                            liveVersion: number;
+                            /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                            gradual: {
+                                version: number;
+                                percent: number;
+                            } | null;
+                        };
                         definition: {
                             /** @enum {number} */
                             schemaVersion: 1;
                             settings?: {
                                 sessionTtlSeconds?: number;
+                                requirePassingTests?: boolean;
                             };
                             nodes: {
                                 id: string;
@@ -5608,7 +5712,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description optional: the request may have no body */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description share of new sessions the new version takes; the live version keeps the rest
+                     * @default 100
+                     */
+                    percent?: number;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -5623,6 +5738,16 @@ export interface operations {
                          * @example 2026-11-22T10:15:30.123Z
                          */
                         publishedAt: string;
+                        /** Release */
+                        release: {
+                            /** @description the version new sessions start on, but for the share of the one in gradual release */
+                            liveVersion: number;
+                            /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                            gradual: {
+                                version: number;
+                                percent: number;
+                            } | null;
+                        };
                     };
                 };
             };
@@ -5699,6 +5824,437 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 400 */
+                        statusCode: number;
+                        /** @example body/name must NOT have fewer than 1 characters */
+                        message: string;
+                        /** @example Bad Request */
+                        error: string;
+                        /** @description the tests that fail against the draft */
+                        failingTests: {
+                            /**
+                             * Format: uuid
+                             * @example 0190a0b0-0000-7000-8000-0000000000f1
+                             */
+                            id: string;
+                            name: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 412,
+                     *       "message": "Precondition Failed",
+                     *       "error": "Precondition Failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rollBackFlow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 1
+                 *     }
+                 */
+                "application/json": {
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the version new sessions start on, but for the share of the one in gradual release */
+                        liveVersion: number;
+                        /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                        gradual: {
+                            version: number;
+                            percent: number;
+                        } | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    releaseFlowVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    version: number;
+                    percent: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the version new sessions start on, but for the share of the one in gradual release */
+                        liveVersion: number;
+                        /** @description the version in gradual release and the percent of new sessions it takes; null when none is */
+                        gradual: {
+                            version: number;
+                            percent: number;
+                        } | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The record’s state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "session 0190a0b0-0000-7000-8000-0000000000f2 is not active",
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Request body is too large",
+                     *       "error": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type: text/plain",
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests; wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -5766,6 +6322,8 @@ export interface operations {
                              * @example 2026-11-22T10:15:30.123Z
                              */
                             publishedAt: string;
+                            /** @description percent of new sessions that start on this version now: 100 for the live version alone, 0 for one out of release */
+                            share: number;
                         }[];
                         totalElements: number;
                         totalPages: number;
@@ -5904,11 +6462,14 @@ export interface operations {
                          * @example 2026-11-22T10:15:30.123Z
                          */
                         publishedAt: string;
+                        /** @description percent of new sessions that start on this version now: 100 for the live version alone, 0 for one out of release */
+                        share: number;
                         definition: {
                             /** @enum {number} */
                             schemaVersion: 1;
                             settings?: {
                                 sessionTtlSeconds?: number;
+                                requirePassingTests?: boolean;
                             };
                             nodes: {
                                 id: string;
@@ -8376,7 +8937,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description optional: the request may have no body */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description a published version; the draft when absent */
@@ -8401,6 +8962,8 @@ export interface operations {
                         flowId: string;
                         /** @description the published version run; null: the draft */
                         version: number | null;
+                        /** @description the draft's version run (as the flow's `draftVersion`); null when a published version ran */
+                        draftVersion: number | null;
                         /** @description every test run passed */
                         passed: boolean;
                         tests: {
@@ -8523,6 +9086,156 @@ export interface operations {
                      *       "statusCode": 415,
                      *       "message": "Unsupported Media Type: text/plain",
                      *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Rate limit exceeded, retry in 1 minute",
+                     *       "error": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "message": "The database is unavailable; try again shortly",
+                     *       "error": "Service Unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    compareFlowVersions: {
+        parameters: {
+            query?: {
+                /** @description created within: today, or today and the previous 6, 14 or 29 days, in the workspace's time zone when one workspace is in scope, else UTC */
+                dateRange?: "today" | "last7days" | "last15days" | "last30days";
+            };
+            header?: {
+                /** @description Another workspace of the key's organization to act in, for an organization-admin key (a workspace key gets 403, a workspace of another organization 404). Without it, the key's own workspace. */
+                "x-workspace-id"?: string;
+            };
+            path: {
+                /** @example 0190a0b0-0000-7000-8000-0000000000f1 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @example 0190a0b0-0000-7000-8000-0000000000f1
+                         */
+                        flowId: string;
+                        dateRange: ("today" | "last7days" | "last15days" | "last30days") | null;
+                        /** @description the first instant counted (sessions started since), in the workspace's time zone; null without dateRange */
+                        since: string | null;
+                        /** @description every version with sessions in the range or a share of new sessions now, newest first */
+                        versions: {
+                            version: number;
+                            /** @description percent of new sessions that start on it now */
+                            share: number;
+                            /** @description its sessions started in the range, by status: `completed` is completion, `timeout` drop-off */
+                            sessions: {
+                                total: number;
+                                running: number;
+                                completed: number;
+                                timeout: number;
+                                error: number;
+                            };
+                            /** @description of those, the sessions that asked for a transfer */
+                            transferred: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `message` names the first failed check */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "message": "body/name must NOT have fewer than 1 characters",
+                     *       "error": "Bad Request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Missing X-Api-Key header",
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credentials do not reach this endpoint or record */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The editor access token does not reach this endpoint",
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such record in the caller’s scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "flow 0190a0b0-0000-7000-8000-0000000000f1 not found",
+                     *       "error": "Not Found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorResponse"];
@@ -11243,7 +11956,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description optional: the request may have no body */
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -12185,7 +12898,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description optional: the request may have no body */
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {

@@ -1,5 +1,5 @@
 import { startToEnd, type FlowDefinition } from '../domain/flow-definition.js'
-import { flow, flowStream } from '../domain/flow.js'
+import { flow, flowStream, type FlowCommand, type Release } from '../domain/flow.js'
 import { validateFlow, type Problem, type WorkspaceCatalog } from '../domain/validate-flow.js'
 import { sql } from 'kysely'
 import { newId } from '../ids.js'
@@ -45,11 +45,11 @@ export interface CatalogSource {
   store: EventStore
 }
 
-/** The workspace's flows, each with the flows its newest version runs (its runFlow nodes' `flowId`). */
+/** The workspace's flows, each with the flows its live version runs (its runFlow nodes' `flowId`): what a `published` sub-flow runs. */
 const flowsRun = (db: DbOrTrx, workspaceId: string) =>
   db
     .selectFrom('flows')
-    .leftJoin('flow_versions', (join) => join.onRef('flow_versions.flow_id', '=', 'flows.id').onRef('flow_versions.version', '=', 'flows.published_version'))
+    .leftJoin('flow_versions', (join) => join.onRef('flow_versions.flow_id', '=', 'flows.id').onRef('flow_versions.version', '=', 'flows.live_version'))
     .select([
       'flows.id',
       'flows.name',
@@ -119,13 +119,40 @@ export async function renameFlow(ctx: CommandContext, scope: Scope, flowId: stri
   await awaitReadModels(ctx, result)
 }
 
-/** Freezes the draft as the next version, or answers the newest one when the draft is exactly that. */
-export async function publishFlow(ctx: FlowContext, scope: Scope, flowId: string): Promise<{ version: number; publishedAt: string }> {
+export interface Published {
+  version: number
+  publishedAt: string
+  release: Release
+}
+
+/**
+ * Freezes the draft as the next version, live for all new sessions or, with `percent`, for that
+ * share of them; answers the newest version when the draft is exactly that. With `ifDraftVersion`,
+ * only that version of the draft is published (StaleDraftError otherwise).
+ */
+export async function publishFlow(ctx: FlowContext, scope: Scope, flowId: string, options: { percent?: number; ifDraftVersion?: number } = {}): Promise<Published> {
   const result = await handleCommand(ctx.store, flow, flowStream(flowId), {
     type: 'PublishFlow',
-    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx, scope.workspaceId, flowId), now: ctx.now().toISOString() },
+    data: { flowId, workspaceId: scope.workspaceId, catalog: await loadWorkspaceCatalog(ctx, scope.workspaceId, flowId), now: ctx.now().toISOString(), ...options },
   }, ctx.metadata)
   await awaitReadModels(ctx, result)
   if (result.state.status !== 'active' || !result.state.latest) throw new Error(`flow ${flowId} has no published version after publishing`)
-  return { version: result.state.latest.version, publishedAt: result.state.latest.publishedAt }
+  return { version: result.state.latest.version, publishedAt: result.state.latest.publishedAt, release: result.state.release }
+}
+
+/** Makes `version` the one new sessions start on, at once and for all. */
+export async function rollBackFlow(ctx: CommandContext, scope: Scope, flowId: string, version: number): Promise<Release> {
+  return changeRelease(ctx, flowId, { type: 'RollBackFlow', data: { flowId, workspaceId: scope.workspaceId, version, now: ctx.now().toISOString() } })
+}
+
+/** Gives `version` `percent` of new sessions: 100 promotes it, 0 takes it out of release. */
+export async function releaseVersion(ctx: CommandContext, scope: Scope, flowId: string, version: number, percent: number): Promise<Release> {
+  return changeRelease(ctx, flowId, { type: 'ReleaseVersion', data: { flowId, workspaceId: scope.workspaceId, version, percent, now: ctx.now().toISOString() } })
+}
+
+async function changeRelease(ctx: CommandContext, flowId: string, command: FlowCommand): Promise<Release> {
+  const result = await handleCommand(ctx.store, flow, flowStream(flowId), command, ctx.metadata)
+  await awaitReadModels(ctx, result)
+  if (result.state.status !== 'active') throw new Error(`flow ${flowId} is gone after a change of its release`)
+  return result.state.release
 }

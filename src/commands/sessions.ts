@@ -11,7 +11,8 @@ import { handleCommand, loadState } from './handle.js'
 
 export interface StartableFlow {
   flowId: string
-  publishedVersion: number
+  /** The published version the session runs. */
+  version: number
 }
 
 export async function startSession(
@@ -23,7 +24,7 @@ export async function startSession(
   const key = await loadState(ctx.store, apiKey, apiKeyStream(caller.apiKeyId))
   return start(ctx, caller, {
     flowId: input.flow.flowId,
-    flowVersion: input.flow.publishedVersion,
+    flowVersion: input.flow.version,
     variables: input.variables,
     externalId: input.externalId,
     apiKeyId: caller.apiKeyId,

@@ -167,6 +167,16 @@ export const conversationTests: Decider<ConversationTestCommand, FlowTests, Conv
   },
 }
 
+/** The flow asks its tests to pass before a publish, and these fail against the draft (409). */
+export class TestsFailedError extends ConflictError {
+  readonly failingTests: readonly { id: string; name: string }[]
+
+  constructor(failingTests: readonly { id: string; name: string }[]) {
+    super(`this flow publishes only when its tests pass, and ${failingTests.length} fail against the draft: ${failingTests.map((test) => JSON.stringify(test.name)).join(', ')}`)
+    this.failingTests = failingTests
+  }
+}
+
 /** A test as written, without its id and dates. */
 export const bodyOf = ({ id: _id, createdAt: _created, updatedAt: _updated, ...body }: ConversationTest): ConversationTestBody => body
 

@@ -23,6 +23,8 @@ export const FlowEdge = Type.Object({
 export const FlowSettings = Type.Object({
   /** Inactivity timeout of this flow's sessions; default SESSION_TTL_SECONDS. */
   sessionTtlSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600 })),
+  /** A publish runs the flow's conversation tests against the draft first and publishes only when all pass. */
+  requirePassingTests: Type.Optional(Type.Boolean()),
 })
 
 export const FlowDefinition = Type.Object({

@@ -127,6 +127,8 @@ export interface TestRun {
   flowId: string
   /** The version run; null: the draft as it is now. */
   version: number | null
+  /** The draft's version run (its `draftVersion`); null when a published version ran. */
+  draftVersion: number | null
   passed: boolean
   tests: (TestResult & { id: string; name: string })[]
 }
@@ -166,5 +168,6 @@ export async function runConversationTests(
     if (tests.length > 0) await setImmediate()
     tests.push({ id: test.id, name: test.name, ...runConversationTest(runnable, test, inputs) })
   }
-  return { flowId, version: choice.version ?? null, passed: tests.every((test) => test.passed), tests }
+  const draftVersion = choice.version === undefined ? flow.draftVersion : null
+  return { flowId, version: choice.version ?? null, draftVersion, passed: tests.every((test) => test.passed), tests }
 }

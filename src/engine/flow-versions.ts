@@ -54,7 +54,7 @@ export class FlowVersions {
   /**
    * Every flow the runFlow nodes of `flow` may run, and theirs in turn, as deep as sub-flows nest,
    * loaded now so that the turn itself reads nothing: each in the version its node names,
-   * `published` being the version published newest when the session started. A flow of another
+   * `published` being the flow's live version when the session started. A flow of another
    * workspace is not found, as anywhere.
    */
   private async subflowsOf(flow: RunnableFlow, session: SessionFlowRef): Promise<Subflows> {
@@ -78,15 +78,15 @@ export class FlowVersions {
   private async resolve(ref: SubflowRef, session: SessionFlowRef): Promise<{ subflow: Subflow; flow: RunnableFlow } | string> {
     const history = await this.publishHistory(ref.flowId, session.startedAt)
     if (!history || history.workspaceId !== session.workspaceId) return `flow ${ref.flowId} not found in this workspace`
-    const version = ref.version === 'published' ? history.versions.filter((v) => v.publishedAt <= session.startedAt).at(-1)?.version : ref.version
+    const version = ref.version === 'published' ? history.live.filter((change) => change.at <= session.startedAt).at(-1)?.version : ref.version
     if (version === undefined) return `flow ${ref.flowId} had no published version when the session started`
     const runnable = await this.get(ref.flowId, version)
     return typeof runnable === 'string' ? runnable : { subflow: { version, nodes: runnable.nodes, edges: runnable.edges }, flow: runnable }
   }
 
   /**
-   * A flow's workspace and published versions, from its stream; kept while it tells every version
-   * published before `startedAt` (it was read after that, a second's margin for clocks apart).
+   * A flow's workspace and the versions it made live, from its stream; kept while it tells every
+   * change before `startedAt` (it was read after that, a second's margin for clocks apart).
    */
   private async publishHistory(flowId: string, startedAt: string): Promise<PublishHistory | undefined> {
     const cached = this.histories.get(flowId)
@@ -94,8 +94,12 @@ export class FlowVersions {
     const events = (await this.store.readStream(flowStream(flowId))) as unknown as FlowEvent[]
     const created = events.find((e) => e.type === 'FlowCreated')
     if (!created || created.type !== 'FlowCreated') return undefined
-    const versions = events.flatMap((e) => (e.type === 'FlowPublished' ? [{ version: e.data.version, publishedAt: e.data.publishedAt }] : []))
-    const history = { workspaceId: created.data.workspaceId, versions, readAt: Date.now() }
+    const live = events.flatMap((e) => {
+      if (e.type === 'FlowPublished') return [{ version: e.data.version, at: e.data.publishedAt }]
+      if (e.type === 'FlowReleaseChanged') return [{ version: e.data.liveVersion, at: e.data.changedAt }]
+      return []
+    })
+    const history = { workspaceId: created.data.workspaceId, live, readAt: Date.now() }
     this.histories.set(flowId, history)
     return history
   }
@@ -125,7 +129,8 @@ export interface SessionFlowRef {
 
 interface PublishHistory {
   workspaceId: string
-  versions: { version: number; publishedAt: string }[]
+  /** The live version from `at` on, oldest first: a publish makes its version live, a release change the version it names. */
+  live: { version: number; at: string }[]
   readAt: number
 }
 

@@ -8,7 +8,7 @@ import type { Config } from '../config.js'
 import { WebhookBody } from '../webhooks/body.js'
 import { openApiTag as webhooks } from './routes/webhooks.js'
 import { WORKSPACE_HEADER } from './auth.js'
-import { ErrorResponse } from './schemas.js'
+import { ErrorResponse, OPTIONAL_BODY } from './schemas.js'
 import { docsPageHeaders, useSecurityHeaders } from './security-headers.js'
 
 /**
@@ -162,6 +162,9 @@ function polish(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
       else delete operation.parameters
       if (operation.requestBody && 'content' in operation.requestBody) {
         for (const media of Object.values(operation.requestBody.content)) defaultsOptional(media.schema)
+        // A route whose preValidation takes a missing body as `{}` says so in its body's description.
+        const bodyIsOptional = Object.values(operation.requestBody.content).every((media) => (media.schema as Schema | undefined)?.description?.startsWith(OPTIONAL_BODY))
+        if (bodyIsOptional) operation.requestBody.required = false
       }
     }
   }

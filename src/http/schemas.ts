@@ -55,3 +55,9 @@ export const Direction = OneOf(['ASC', 'DESC'] as const, { default: 'ASC' })
 export const DateRangeParam = OneOf(['today', 'last7days', 'last15days', 'last30days'] as const, {
   description: "created within: today, or today and the previous 6, 14 or 29 days, in the workspace's time zone when one workspace is in scope, else UTC",
 })
+
+/**
+ * The description of a body the request may leave out (its route's preValidation takes none as
+ * `{}`): the OpenAPI document marks such a body as not required.
+ */
+export const OPTIONAL_BODY = 'optional: the request may have no body'

@@ -326,3 +326,35 @@ export async function flowVersionAnalytics(
     }),
   }
 }
+
+/** One version's sessions in a comparison of a flow's versions. */
+export interface VersionFigures {
+  version: number
+  sessions: { total: number; running: number; completed: number; timeout: number; error: number }
+  /** Sessions that asked for a transfer at least once. */
+  transferred: number
+}
+
+/**
+ * Every published version of the flow with sessions started since `startedSince` (all without it),
+ * side by side: by status (a timed-out session dropped off) and how many transferred; newest first.
+ */
+export async function flowVersionsCompared(db: DbOrTrx, query: { flowId: string; startedSince?: Date }): Promise<VersionFigures[]> {
+  const since = query.startedSince ?? null
+  const { rows } = await sql<{ flow_version: number; total: number; running: number; completed: number; timeout: number; error: number; transferred: number }>`
+    select s.flow_version, count(*)::integer as total,
+           count(*) filter (where s.status = 'running')::integer as running,
+           count(*) filter (where s.status = 'completed')::integer as completed,
+           count(*) filter (where s.status = 'timeout')::integer as timeout,
+           count(*) filter (where s.status = 'error')::integer as error,
+           count(*) filter (where exists (select 1 from analytics_transfers t where t.session_id = s.session_id))::integer as transferred
+    from analytics_sessions s
+    where s.flow_id = ${query.flowId} and s.flow_version > 0 and (${since}::timestamptz is null or s.started_at >= ${since}::timestamptz)
+    group by s.flow_version
+    order by s.flow_version desc`.execute(db)
+  return rows.map((row) => ({
+    version: Number(row.flow_version),
+    sessions: { total: Number(row.total), running: Number(row.running), completed: Number(row.completed), timeout: Number(row.timeout), error: Number(row.error) },
+    transferred: Number(row.transferred),
+  }))
+}

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { FlowDefinition } from '../domain/flow-definition.js'
-import { draftVersionOf, type FlowEvent } from '../domain/flow.js'
+import { draftVersionOf, sharesOf, type FlowEvent, type Release } from '../domain/flow.js'
 import type { DbOrTrx } from '../store/database.js'
 import { dateRangeSince, type DateRange } from './date-range.js'
 import { listPage, sqlDirection, type ListPage, type Paging } from './paging.js'
@@ -24,6 +24,7 @@ export const flowsProjection = defineProjection<FlowEvent>({
             draft: sql<string>`cast(${JSON.stringify(event.data.definition)} as jsonb)`,
             draft_version: draftVersionOf(Number(recorded.revision)),
             published_version: 0,
+            live_version: 0,
             created_at: event.data.createdAt,
             updated_at: event.data.createdAt,
           })
@@ -43,7 +44,7 @@ export const flowsProjection = defineProjection<FlowEvent>({
           .execute()
         await trx
           .updateTable('flows')
-          .set({ published_version: event.data.version, updated_at: event.data.publishedAt })
+          .set({ published_version: event.data.version, live_version: event.data.version, gradual_version: null, gradual_percent: null, updated_at: event.data.publishedAt })
           .where('id', '=', event.data.flowId)
           .where('published_version', '<', event.data.version)
           .execute()
@@ -58,6 +59,18 @@ export const flowsProjection = defineProjection<FlowEvent>({
           .execute()
         break
       }
+      case 'FlowReleaseChanged':
+        await trx
+          .updateTable('flows')
+          .set({
+            live_version: event.data.liveVersion,
+            gradual_version: event.data.gradual?.version ?? null,
+            gradual_percent: event.data.gradual?.percent ?? null,
+            updated_at: event.data.changedAt,
+          })
+          .where('id', '=', event.data.flowId)
+          .execute()
+        break
       case 'FlowRenamed':
         await trx.updateTable('flows').set({ name: event.data.name, updated_at: event.data.renamedAt }).where('id', '=', event.data.flowId).execute()
         break
@@ -93,8 +106,14 @@ export interface FlowDetail extends FlowListItem {
   /** Changes whenever the draft does (see the flow decider); a save may name it in If-Match. */
   draftVersion: number
   publishedVersion: number
+  release: Release
   definition: FlowDefinition
 }
+
+const releaseOf = (row: { live_version: number; gradual_version: number | null; gradual_percent: number | null }): Release => ({
+  liveVersion: row.live_version,
+  gradual: row.gradual_version !== null && row.gradual_percent !== null ? { version: row.gradual_version, percent: row.gradual_percent } : null,
+})
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
@@ -128,7 +147,7 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
   const row = await db
     .selectFrom('flows')
     .innerJoin('workspaces', 'workspaces.id', 'flows.workspace_id')
-    .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'flows.draft', 'flows.draft_version', 'flows.published_version', 'workspaces.name as workspace_name', 'workspaces.id as workspace_id'])
+    .select(['flows.id', 'flows.name', 'flows.created_at', 'flows.updated_at', 'flows.draft', 'flows.draft_version', 'flows.published_version', 'flows.live_version', 'flows.gradual_version', 'flows.gradual_percent', 'workspaces.name as workspace_name', 'workspaces.id as workspace_id'])
     .where('flows.id', '=', query.id)
     .where('flows.workspace_id', '=', query.workspaceId)
     .executeTakeFirst()
@@ -141,6 +160,7 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
     workspace: { id: row.workspace_id, name: row.workspace_name },
     draftVersion: row.draft_version,
     publishedVersion: row.published_version,
+    release: releaseOf(row),
     definition: row.draft as FlowDefinition,
   }
 }
@@ -148,6 +168,8 @@ export async function findFlow(db: DbOrTrx, query: { workspaceId: string; id: st
 export interface FlowVersionItem {
   version: number
   publishedAt: string
+  /** Percent of new sessions the version starts on now: 100 for the live one alone, 0 for one out of release. */
+  share: number
 }
 
 export interface FlowVersionDetail extends FlowVersionItem {
@@ -161,17 +183,21 @@ const versionsOf = (db: DbOrTrx, query: { workspaceId: string; flowId: string })
     .where('flows.workspace_id', '=', query.workspaceId)
     .where('flow_versions.flow_id', '=', query.flowId)
 
+const RELEASE_COLUMNS = ['flows.live_version', 'flows.gradual_version', 'flows.gradual_percent'] as const
+const shareOf = (row: { version: number; live_version: number; gradual_version: number | null; gradual_percent: number | null }) =>
+  sharesOf(releaseOf(row)).get(row.version) ?? 0
+
 /** Published versions of a flow of the workspace, newest first. */
 export async function listFlowVersions(db: DbOrTrx, query: Paging & { workspaceId: string; flowId: string }): Promise<ListPage<FlowVersionItem>> {
   const matching = versionsOf(db, query)
-  const ordered = matching.select(['flow_versions.version', 'flow_versions.published_at']).orderBy('flow_versions.version', 'desc')
-  return listPage({ matching, ordered }, query, (row) => ({ version: row.version, publishedAt: toIso(row.published_at) }))
+  const ordered = matching.select(['flow_versions.version', 'flow_versions.published_at', ...RELEASE_COLUMNS]).orderBy('flow_versions.version', 'desc')
+  return listPage({ matching, ordered }, query, (row) => ({ version: row.version, publishedAt: toIso(row.published_at), share: shareOf(row) }))
 }
 
 export async function findFlowVersion(db: DbOrTrx, query: { workspaceId: string; flowId: string; version: number }): Promise<FlowVersionDetail | undefined> {
   const row = await versionsOf(db, query)
-    .select(['flow_versions.version', 'flow_versions.published_at', 'flow_versions.definition'])
+    .select(['flow_versions.version', 'flow_versions.published_at', 'flow_versions.definition', ...RELEASE_COLUMNS])
     .where('flow_versions.version', '=', query.version)
     .executeTakeFirst()
-  return row && { version: row.version, publishedAt: toIso(row.published_at), definition: row.definition as FlowDefinition }
+  return row && { version: row.version, publishedAt: toIso(row.published_at), share: shareOf(row), definition: row.definition as FlowDefinition }
 }

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { draftVersionOf, flow, flowStream, StaleDraftError, type FlowCommand, type FlowEvent } from '../../src/domain/flow.js'
+import { draftVersionOf, flow, flowStream, sharesOf, StaleDraftError, versionForNewSession, type FlowCommand, type FlowEvent, type ReleaseReason } from '../../src/domain/flow.js'
 import { startToEnd, type FlowDefinition } from '../../src/domain/flow-definition.js'
 import { InvalidFlowError, type WorkspaceCatalog } from '../../src/domain/validate-flow.js'
-import { NotFoundError, ConflictError } from '../../src/errors.js'
+import { BadRequestError, NotFoundError, ConflictError } from '../../src/errors.js'
 import { examples, spec } from '../helpers/decider-spec.js'
 
 const org = '0190a0b0-0000-7000-8000-000000000001'
@@ -90,5 +90,62 @@ t.test('PublishFlow', async (t) => {
   given(...history).when(publish({ catalog: catalog() })).thenRejects({ type: InvalidFlowError, message: /no sector/ }, 'not once the workspace lost the sector it transfers to')
   given(...history).when(publish({ workspaceId: otherWs })).thenRejects(NotFoundError, 'a flow of another workspace')
   given().when(publish()).thenRejects(NotFoundError, 'no such flow')
+  given(...history).when(publish({ ifDraftVersion: 2 })).thenRejects(StaleDraftError, 'not a draft other than the one named')
+  given(...history).when(publish({ ifDraftVersion: draftVersionOf(2) })).then([published(2, toSales(), now)], 'the draft named')
+  const gradual = given(...history).when(publish({ percent: 20 })).then(
+    [published(2, toSales(), now), released(1, { version: 2, percent: 20 }, 'publish')],
+    'published for a share of new sessions: the live version keeps the rest',
+  )
+  t.match(gradual, { publishedVersion: 2, release: { liveVersion: 1, gradual: { version: 2, percent: 20 } } }, 'version 2 takes 20 %')
+  given(...history).when(publish({ percent: 100 })).then([published(2, toSales(), now)], 'a share of 100 % is a publish for all')
   examples(t, flowStream, [['one stream per flow', [flowId], `flow-${flowId}`]])
+})
+
+const released = (liveVersion: number, gradual: { version: number; percent: number } | null, reason: ReleaseReason): FlowEvent => ({
+  type: 'FlowReleaseChanged',
+  data: { flowId, liveVersion, gradual, reason, changedAt: now },
+})
+
+t.test('RollBackFlow', async (t) => {
+  const { given } = spec(t, flow)
+  const rollBack = (version: number, workspaceId = ws): FlowCommand => ({ type: 'RollBackFlow', data: { flowId, workspaceId, version, now } })
+  const twoVersions = [created, published(1, startToEnd()), published(2, toSales())]
+  const state = given(...twoVersions).when(rollBack(1)).then([released(1, null, 'rollback')], 'version 1 is live again')
+  t.match(state, { publishedVersion: 2, release: { liveVersion: 1, gradual: null } }, 'version 2 stays the newest')
+  given(...twoVersions, released(1, null, 'rollback')).when(rollBack(1)).thenNothing('rolling back to the live version again adds nothing')
+  given(...twoVersions, released(1, null, 'rollback')).when(rollBack(2)).then([released(2, null, 'rollback')], 'and forward to a newer one')
+  given(...twoVersions, released(1, { version: 2, percent: 30 }, 'publish')).when(rollBack(1)).then([released(1, null, 'rollback')], 'a gradual release ends')
+  given(...twoVersions).when(rollBack(3)).thenRejects({ type: BadRequestError, message: /versions 1 to 2/ }, 'not to a version never published')
+  given(...twoVersions).when(rollBack(0)).thenRejects(BadRequestError, 'nor to version 0')
+  given(...twoVersions).when(rollBack(1, otherWs)).thenRejects(NotFoundError, 'a flow of another workspace')
+  given().when(rollBack(1)).thenRejects(NotFoundError, 'no such flow')
+  const next = flow.evolve(state, published(3, startToEnd()))
+  t.match(next, { release: { liveVersion: 3, gradual: null } }, 'a later publish goes live for all')
+})
+
+t.test('ReleaseVersion', async (t) => {
+  const { given } = spec(t, flow)
+  const release = (version: number, percent: number): FlowCommand => ({ type: 'ReleaseVersion', data: { flowId, workspaceId: ws, version, percent, now } })
+  const inTrial = [created, published(1, startToEnd()), published(2, toSales()), released(1, { version: 2, percent: 20 }, 'publish')]
+  given(...inTrial).when(release(2, 50)).then([released(1, { version: 2, percent: 50 }, 'release')], 'the share grows')
+  given(...inTrial).when(release(2, 20)).thenNothing('the same share again adds nothing')
+  given(...inTrial).when(release(2, 100)).then([released(2, null, 'promote')], '100 % promotes it to live')
+  given(...inTrial).when(release(2, 0)).then([released(1, null, 'halt')], '0 % ends its release')
+  given(...inTrial).when(release(1, 0)).thenRejects({ type: ConflictError, message: /is live/ }, 'the live version cannot drop to 0 %')
+  given(...inTrial).when(release(1, 40)).thenRejects({ type: ConflictError, message: /is live/ }, 'nor take a share: it takes the rest')
+  given(created, published(1, startToEnd()), published(2, toSales())).when(release(1, 10)).then(
+    [released(2, { version: 1, percent: 10 }, 'release')],
+    'an older version can take a share too',
+  )
+  given(...inTrial).when(release(5, 10)).thenRejects(BadRequestError, 'not a version never published')
+})
+
+t.test('the version a new session starts on', async (t) => {
+  const trial = { liveVersion: 1, gradual: { version: 2, percent: 20 } }
+  t.equal(versionForNewSession(trial, 0), 2, 'a draw in the share takes the version in release')
+  t.equal(versionForNewSession(trial, 0.1999), 2, 'up to its edge')
+  t.equal(versionForNewSession(trial, 0.2), 1, 'past it, the live version')
+  t.equal(versionForNewSession({ liveVersion: 3, gradual: null }, 0), 3, 'without a release, always the live one')
+  t.same([...sharesOf(trial)], [[1, 80], [2, 20]], 'the shares add up to 100')
+  t.same([...sharesOf({ liveVersion: 3, gradual: null })], [[3, 100]], 'the live version alone takes all')
 })

@@ -9,7 +9,7 @@ import { openTestApp } from '../helpers/app.js'
 import { apiBackends } from '../helpers/storage.js'
 
 const unknownId = '0190a0b0-0000-7000-8000-00000000dead'
-const DETAIL_KEYS = ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace']
+const DETAIL_KEYS = ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'release', 'updatedAt', 'workspace']
 const PAGE_KEYS = ['content', 'first', 'last', 'number', 'size', 'totalElements', 'totalPages']
 
 const at = { x: 0, y: 0 }
@@ -102,10 +102,10 @@ for (const backend of apiBackends) {
       const { call, url } = await arrangeFlow()
       const page = (await call('GET', `${url}/versions`)).json()
       t.same(Object.keys(page).sort(), PAGE_KEYS)
-      t.same(page, { content: [{ version: 1, publishedAt: '2026-05-01T10:00:00.000Z' }], totalElements: 1, totalPages: 1, number: 0, size: 10, first: true, last: true })
+      t.same(page, { content: [{ version: 1, publishedAt: '2026-05-01T10:00:00.000Z', share: 100 }], totalElements: 1, totalPages: 1, number: 0, size: 10, first: true, last: true })
       const v1 = await call('GET', `${url}/versions/1`)
       t.equal(v1.statusCode, 200)
-      t.same(v1.json(), { version: 1, publishedAt: '2026-05-01T10:00:00.000Z', definition: greeter('Hi') })
+      t.same(v1.json(), { version: 1, publishedAt: '2026-05-01T10:00:00.000Z', share: 100, definition: greeter('Hi') })
     })
 
     await t.test('PUT definition saves the draft; the published version stays', async (t) => {
@@ -142,13 +142,13 @@ for (const backend of apiBackends) {
       tick()
       const response = await call('POST', `${url}/publish`)
       t.equal(response.statusCode, 200)
-      t.same(response.json(), { version: 2, publishedAt: '2026-05-01T10:03:00.000Z' })
+      t.same(response.json(), { version: 2, publishedAt: '2026-05-01T10:03:00.000Z', release: { liveVersion: 2, gradual: null } })
       t.match((await call('GET', url)).json(), { publishedVersion: 2, updatedAt: '2026-05-01T10:03:00.000Z' })
-      t.same((await call('GET', `${url}/versions/2`)).json(), { version: 2, publishedAt: '2026-05-01T10:03:00.000Z', definition: greeter('Hello there') })
+      t.same((await call('GET', `${url}/versions/2`)).json(), { version: 2, publishedAt: '2026-05-01T10:03:00.000Z', share: 100, definition: greeter('Hello there') })
       t.same((await call('GET', `${url}/versions`)).json().content, [
-        { version: 2, publishedAt: '2026-05-01T10:03:00.000Z' },
-        { version: 1, publishedAt: '2026-05-01T10:00:00.000Z' },
-      ], 'newest first')
+        { version: 2, publishedAt: '2026-05-01T10:03:00.000Z', share: 100 },
+        { version: 1, publishedAt: '2026-05-01T10:00:00.000Z', share: 0 },
+      ], 'newest first, the newest taking every new session')
     })
 
     await t.test('publishing an unchanged draft answers the newest version and adds none', async (t) => {
@@ -156,7 +156,7 @@ for (const backend of apiBackends) {
       tick()
       const again = await call('POST', `${url}/publish`)
       t.equal(again.statusCode, 200)
-      t.same(again.json(), { version: 2, publishedAt: '2026-05-01T10:03:00.000Z' })
+      t.same(again.json(), { version: 2, publishedAt: '2026-05-01T10:03:00.000Z', release: { liveVersion: 2, gradual: null } })
       t.equal((await call('GET', `${url}/versions`)).json().totalElements, 2)
       t.equal((await call('PUT', `${url}/definition`, greeter('Hello there'))).statusCode, 200)
       t.equal((await call('GET', url)).json().updatedAt, '2026-05-01T10:03:00.000Z', 'saving the same draft changes nothing')

@@ -56,7 +56,7 @@ for (const backend of apiBackends) {
       t.equal(response.statusCode, 201)
       const flow = response.json()
       t.equal(response.headers.location, `/v1/flows/${flow.id}`)
-      t.same(Object.keys(flow).sort(), ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'updatedAt', 'workspace'])
+      t.same(Object.keys(flow).sort(), ['createdAt', 'definition', 'draftVersion', 'id', 'name', 'publishedVersion', 'release', 'updatedAt', 'workspace'])
       t.match(flow, { name: 'Welcome', publishedVersion: 1, workspace: { id: admin.workspaceId, name: 'Main' }, createdAt: '2026-03-01T10:00:00.000Z' })
       t.match(flow.createdAt, isoMs)
       t.same(flow.definition.nodes.map((n: { type: string }) => n.type), ['start', 'end'])

@@ -90,6 +90,12 @@ for (const backend of reachableBackends) {
       await reply(after, 'Bia')
       t.same((await said(before, 2)).slice(2), ['Hi Ana', 'Confirmed', 'Bye Ana'], 'the one started before the publish runs version 1')
       t.same((await said(after, 2)).slice(2), ['Welcome back, Bia', 'Confirmed', 'Bye Bia'], 'the one started after it runs version 2')
+
+      await ok('POST', `/v1/flows/${greet}/rollback`, { version: 1 })
+      const { sessionId: rolledBack } = await ok('POST', `/v1/sessions/flows/${support}/create`)
+      await said(rolledBack, 1)
+      await reply(rolledBack, 'Cid')
+      t.same((await said(rolledBack, 2)).slice(2), ['Hi Cid', 'Confirmed', 'Bye Cid'], 'one started after a rollback of the sub-flow runs its live version 1')
     })
 
     await t.test('cycles are refused when a flow is saved, and a flow cannot run itself', async (t) => {

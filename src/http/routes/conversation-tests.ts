@@ -10,7 +10,7 @@ import { FlowVersions } from '../../engine/flow-versions.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
 import type { Tag } from '../openapi.js'
-import { EmptyBody, MAX_INT32, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+import { EmptyBody, MAX_INT32, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage, OPTIONAL_BODY } from '../schemas.js'
 
 export const openApiTag: Tag = { name: 'flow-tests', description: "Conversation tests kept with a flow, run against its draft or a version" }
 
@@ -34,6 +34,7 @@ const StepResult = Type.Object({
 const TestRun = Type.Object({
   flowId: Uuid,
   version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'the published version run; null: the draft' }),
+  draftVersion: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "the draft's version run (as the flow's `draftVersion`); null when a published version ran" }),
   passed: Type.Boolean({ description: 'every test run passed' }),
   tests: Type.Array(
     Type.Object({
@@ -199,7 +200,7 @@ export const routes =
               version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT32, description: 'a published version; the draft when absent' })),
               testIds: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: CONVERSATION_TEST_LIMITS.perFlow, description: 'the tests to run; every test of the flow when absent' })),
             },
-            { description: 'optional: the request may have no body', examples: [{}, { version: 2 }] },
+            { description: OPTIONAL_BODY, examples: [{}, { version: 2 }] },
           ),
           response: { 200: TestRun, ...errorResponses(400, 401, 404, 413, 415) },
         },

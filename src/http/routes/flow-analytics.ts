@@ -4,7 +4,8 @@ import type { FlowDefinition } from '../../domain/flow-definition.js'
 import * as split from '../../domain/nodes/split.js'
 import { BadRequestError, NotFoundError } from '../../errors.js'
 import { flowModelUsage } from '../../projections/analytics-model-calls.js'
-import { flowVersionAnalytics } from '../../projections/analytics-sessions.js'
+import { flowVersionAnalytics, flowVersionsCompared } from '../../projections/analytics-sessions.js'
+import { sharesOf } from '../../domain/flow.js'
 import { dateRangeSince, workspaceTimeZone } from '../../projections/date-range.js'
 import { findFlow, findFlowVersion } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
@@ -82,9 +83,61 @@ const FlowAnalytics = Type.Object(
   { title: 'Flow analytics' },
 )
 
+const SessionsByStatus = Type.Object({ total: Count, running: Count, completed: Count, timeout: Count, error: Count })
+
+const VersionsCompared = Type.Object(
+  {
+    flowId: Uuid,
+    dateRange: Type.Union([DateRangeParam, Type.Null()]),
+    since: Type.Union([Timestamp, Type.Null()], { description: "the first instant counted (sessions started since), in the workspace's time zone; null without dateRange" }),
+    versions: Type.Array(
+      Type.Object({
+        version: Type.Integer({ minimum: 1 }),
+        share: Type.Integer({ minimum: 0, maximum: 100, description: 'percent of new sessions that start on it now' }),
+        sessions: Type.Composite([SessionsByStatus], { description: 'its sessions started in the range, by status: `completed` is completion, `timeout` drop-off' }),
+        transferred: Type.Integer({ minimum: 0, description: 'of those, the sessions that asked for a transfer' }),
+      }),
+      { description: 'every version with sessions in the range or a share of new sessions now, newest first' },
+    ),
+  },
+  { title: 'Flow versions compared' },
+)
+
 export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
+    app.get(
+      '/flows/:id/analytics/versions',
+      {
+        config: { editor: true },
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'compareFlowVersions',
+          summary: "A flow's versions side by side: their sessions, completions, transfers and drop-off, and the share of new sessions each takes",
+          description:
+            'For a gradual release: each version with sessions started in `dateRange` (every one without it), or with a share of new sessions now, counts its sessions by status and those that transferred, from the analytics read models.',
+          params: Type.Object({ id: Uuid }),
+          querystring: Type.Object({ dateRange: Type.Optional(DateRangeParam) }),
+          response: { 200: VersionsCompared, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { workspaceId } = request.principal
+        const flowId = request.params.id
+        const flow = await findFlow(deps.db, { workspaceId, id: flowId })
+        if (!flow) throw new NotFoundError(`flow ${flowId} not found`)
+        const dateRange = request.query.dateRange ?? null
+        const since = await dateRangeSince(deps.db, { dateRange: dateRange ?? undefined, now: deps.now(), workspaceId })
+        const figures = await flowVersionsCompared(deps.db, { flowId, startedSince: since })
+        const shares = sharesOf(flow.release)
+        const none = { total: 0, running: 0, completed: 0, timeout: 0, error: 0 }
+        const counted = new Set(figures.map((row) => row.version))
+        const released = [...shares.keys()].filter((version) => !counted.has(version)).map((version) => ({ version, sessions: none, transferred: 0 }))
+        const versions = [...figures, ...released].sort((a, b) => b.version - a.version).map((row) => ({ ...row, share: shares.get(row.version) ?? 0 }))
+        return { flowId, dateRange, since: since?.toISOString() ?? null, versions }
+      },
+    )
+
     app.get(
       '/flows/:id/analytics',
       {

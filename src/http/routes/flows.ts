@@ -1,15 +1,18 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { checkDefinition, createFlow, publishFlow, renameFlow, saveDraft, type FlowContext } from '../../commands/flows.js'
+import { checkDefinition, createFlow, publishFlow, releaseVersion, renameFlow, rollBackFlow, saveDraft, type FlowContext } from '../../commands/flows.js'
+import { TestsFailedError } from '../../domain/conversation-test.js'
+import { runConversationTests } from '../../engine/conversation-tests.js'
+import { FlowVersions } from '../../engine/flow-versions.js'
 import { FlowDefinition } from '../../domain/flow-definition.js'
-import { FlowName, StaleDraftError } from '../../domain/flow.js'
+import { FlowName, GradualRelease, StaleDraftError } from '../../domain/flow.js'
 import { InvalidFlowError } from '../../domain/validate-flow.js'
 import { NotFoundError } from '../../errors.js'
 import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowDetail as FlowDetailRow, type FlowOrder } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
 import type { Tag } from '../openapi.js'
-import { DateRangeParam, Direction, ErrorResponse, MAX_INT32, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+import { DateRangeParam, Direction, ErrorResponse, MAX_INT32, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage, OPTIONAL_BODY } from '../schemas.js'
 
 export const openApiTag: Tag = { name: 'flows', description: 'Flow definitions: draft, validate, publish immutable versions' }
 
@@ -21,6 +24,14 @@ const FlowItem = Type.Object({
   workspace: Type.Object({ id: Uuid, name: Type.String() }),
 })
 
+const Release = Type.Object(
+  {
+    liveVersion: Type.Integer({ minimum: 1, description: 'the version new sessions start on, but for the share of the one in gradual release' }),
+    gradual: Type.Union([GradualRelease, Type.Null()], { description: 'the version in gradual release and the percent of new sessions it takes; null when none is' }),
+  },
+  { title: 'Release' },
+)
+
 const FlowDetail = Type.Composite([
   FlowItem,
   Type.Object({
@@ -28,7 +39,8 @@ const FlowDetail = Type.Composite([
       minimum: 1,
       description: 'names the draft as it is now and grows whenever it changes (compare it for equality only); the ETag header carries it, and a save may send it back in If-Match',
     }),
-    publishedVersion: Type.Integer({ description: 'newest published version; sessions run it' }),
+    publishedVersion: Type.Integer({ description: 'newest published version' }),
+    release: Release,
     definition: FlowDefinition,
   }),
 ])
@@ -73,7 +85,18 @@ const GREETING = {
 
 const DefinitionInput = Type.Unknown({ description: 'a flow definition (docs/flow-definition.md); every problem in it is reported at once' })
 
-const VersionItem = Type.Object({ version: Type.Integer({ minimum: 1 }), publishedAt: Timestamp })
+const VersionItem = Type.Object({
+  version: Type.Integer({ minimum: 1 }),
+  publishedAt: Timestamp,
+  share: Type.Integer({ minimum: 0, maximum: 100, description: 'percent of new sessions that start on this version now: 100 for the live version alone, 0 for one out of release' }),
+})
+
+const Published = Type.Object({ version: Type.Integer({ minimum: 1 }), publishedAt: Timestamp, release: Release })
+
+const FailingTestsResponse = Type.Composite(
+  [ErrorResponse, Type.Object({ failingTests: Type.Array(Type.Object({ id: Uuid, name: Type.String() }), { description: 'the tests that fail against the draft' }) })],
+  { title: 'Failing tests' },
+)
 const VersionDetail = Type.Composite([VersionItem, Type.Object({ definition: FlowDefinition })])
 
 const FlowParams = Type.Object({ id: Uuid })
@@ -84,6 +107,7 @@ export const routes =
   (deps: AppDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const flowContext = (request: FastifyRequest): FlowContext => ({ ...commandContext(deps, request), db: deps.db })
+    const flowVersions = new FlowVersions(deps.store)
     const detail = async (workspaceId: string, id: string) => {
       const found = await findFlow(deps.db, { workspaceId, id })
       if (!found) throw new NotFoundError(`flow ${id} not found`)
@@ -96,6 +120,9 @@ export const routes =
 
     // Only these routes see this handler; everything else goes on to the app's.
     app.setErrorHandler((error, _request, reply) => {
+      if (error instanceof TestsFailedError) {
+        return reply.status(409).send({ statusCode: 409, message: error.message, error: 'Conflict', failingTests: error.failingTests.map(({ id, name }) => ({ id, name })) })
+      }
       if (error instanceof StaleDraftError) {
         const { message, sentDraftVersion, currentDraftVersion } = error
         return reply.status(412).send({ statusCode: 412, message, error: 'Precondition Failed', sentDraftVersion, currentDraftVersion })
@@ -231,13 +258,70 @@ export const routes =
         schema: {
           tags: [openApiTag.name],
           operationId: 'publishFlow',
-          summary: 'Publish the draft as the next immutable version; new sessions run it',
-          description: 'The draft is validated again first. When it equals the newest version, that version is answered and nothing is added.',
+          summary: 'Publish the draft as the next immutable version; new sessions start on it, all or a share of them',
+          description:
+            'The draft is validated again first. When it equals the newest version, that version is answered and nothing is added. ' +
+            'With `percent` below 100 the version goes out gradually: it takes that share of new sessions and the live version the rest, until it is promoted or rolled back. ' +
+            "When the draft's `settings.requirePassingTests` is on, the flow's conversation tests run against the draft first, and 409 names those that fail; the version published is exactly the draft tested.",
           params: FlowParams,
-          response: { 200: VersionItem, ...errorResponses(401, 404), 400: FlowErrorResponse },
+          body: Type.Object(
+            { percent: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'share of new sessions the new version takes; the live version keeps the rest' })) },
+            { description: OPTIONAL_BODY, examples: [{}, { percent: 20 }] },
+          ),
+          response: { 200: Published, ...errorResponses(401, 404, 412, 413, 415), 400: FlowErrorResponse, 409: FailingTestsResponse },
+        },
+        preValidation: async (request) => {
+          request.body ??= {}
         },
       },
-      async (request) => publishFlow(flowContext(request), request.principal, request.params.id),
+      async (request) => {
+        const { principal, params, body } = request
+        const flow = await detail(principal.workspaceId, params.id)
+        if (!flow.definition.settings?.requirePassingTests) return publishFlow(flowContext(request), principal, params.id, { percent: body.percent })
+        const run = await runConversationTests({ ...flowContext(request), flows: flowVersions }, principal, params.id, {})
+        if (!run.passed) throw new TestsFailedError(run.tests.filter((test) => !test.passed))
+        return publishFlow(flowContext(request), principal, params.id, { percent: body.percent, ifDraftVersion: run.draftVersion ?? undefined })
+      },
+    )
+
+    app.post(
+      '/flows/:id/rollback',
+      {
+        config: { editor: true },
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'rollBackFlow',
+          summary: 'Make a published version the one new sessions start on',
+          description:
+            'At once and for all new sessions; any gradual release ends. Running sessions keep the version they started on. Recorded on the flow like a publish; rolling back to the live version changes nothing.',
+          params: FlowParams,
+          body: Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_INT32 }) }, { examples: [{ version: 1 }] }),
+          response: { 200: Release, ...errorResponses(400, 401, 404, 413, 415) },
+        },
+      },
+      async (request) => rollBackFlow(flowContext(request), request.principal, request.params.id, request.body.version),
+    )
+
+    app.post(
+      '/flows/:id/release',
+      {
+        config: { editor: true },
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'releaseFlowVersion',
+          summary: 'Give a published version a share of new sessions: 100 promotes it, 0 takes it out',
+          description:
+            'A version other than the live one takes `percent` of new sessions (the one chance decides for each session is recorded as its `flowVersion`), and the live version the rest. ' +
+            '100 makes it the live version; 0 ends its gradual release. One version at a time is in gradual release: naming another replaces it. 409 for a share of the live version itself.',
+          params: FlowParams,
+          body: Type.Object(
+            { version: Type.Integer({ minimum: 1, maximum: MAX_INT32 }), percent: Type.Integer({ minimum: 0, maximum: 100 }) },
+            { examples: [{ version: 3, percent: 20 }, { version: 3, percent: 100 }] },
+          ),
+          response: { 200: Release, ...errorResponses(400, 401, 404, 409, 413, 415) },
+        },
+      },
+      async (request) => releaseVersion(flowContext(request), request.principal, request.params.id, request.body.version, request.body.percent),
     )
 
     app.get(

@@ -1,7 +1,8 @@
+import { randomInt } from 'node:crypto'
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { fireTimerNow, receiveEvent, receiveMessage, startPreviewSession, startSession } from '../../commands/sessions.js'
 import { loadState } from '../../commands/handle.js'
-import { flow as flowDecider, flowStream } from '../../domain/flow.js'
+import { flow as flowDecider, flowStream, versionForNewSession } from '../../domain/flow.js'
 import { EVENTS_KEPT, VariableValue, pendingTimer } from '../../domain/turn.js'
 import { EVENT_NAME_PATTERN } from '../../domain/nodes/wait-for-event.js'
 import { TurnFailureReason } from '../../domain/session.js'
@@ -19,7 +20,7 @@ import { apiKeyOf, sessionCallerOf } from '../auth.js'
 import { commandContext } from '../context.js'
 import { SendMessageBody, toInboundMessage } from '../inbound-message.js'
 import type { Tag } from '../openapi.js'
-import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage } from '../schemas.js'
+import { DateRangeParam, Direction, OneOf, Page, Timestamp, Uuid, errorResponses, pageQuery, toPage, OPTIONAL_BODY } from '../schemas.js'
 
 export const openApiTag: Tag = { name: 'sessions', description: 'Conversations with a flow: start one, send it messages; the answers arrive by webhook' }
 
@@ -102,12 +103,12 @@ export const routes =
           tags: [openApiTag.name],
           operationId: 'createSession',
           summary: 'Start a session of a flow; its first response goes to the callback URL',
-          description: 'Runs the flow\'s published version. Answers 201 with the session id once the start is recorded; the engine\'s first turn reaches the key\'s callback URL as a signed webhook.',
+          description: 'Runs the flow\'s live version (or, during a gradual release, the released version for its share of sessions; the session\'s `flowVersion` says which). Answers 201 with the session id once the start is recorded; the engine\'s first turn reaches the key\'s callback URL as a signed webhook.',
           params: Type.Object({ flowId: Uuid }),
           body: Type.Object({
             variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
             externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'identifier of the external contact' })),
-          }, { description: 'optional: the request may have no body', examples: [{ variables: { customer_name: 'Ana' }, externalId: '5511999990000' }] }),
+          }, { description: OPTIONAL_BODY, examples: [{ variables: { customer_name: 'Ana' }, externalId: '5511999990000' }] }),
           response: { 201: SessionCreated, ...errorResponses(400, 401, 404, 409, 413, 415) },
         },
         // The spec makes the body optional: no body means no variables.
@@ -120,10 +121,12 @@ export const routes =
         if (!flow) throw new NotFoundError(`flow ${request.params.flowId} not found`)
         const variables = await checkSessionVariables(deps.db, request.principal.workspaceId, request.body.variables ?? {})
         if (variables.problems.length) throw new BadRequestError(variables.problems.join('; '))
-        const published = await flowVersions.get(flow.id, flow.publishedVersion)
+        // Chance picks the version during a gradual release, once: the session records the one it starts on.
+        const version = versionForNewSession(flow.release, randomInt(2 ** 47) / 2 ** 47)
+        const published = await flowVersions.get(flow.id, version)
         if (typeof published === 'string') throw new ConflictError(`flow ${flow.id} cannot run: ${published}`)
         const { sessionId, expiresAt } = await startSession(commandContext(deps, request), apiKeyOf(request), {
-          flow: { flowId: flow.id, publishedVersion: flow.publishedVersion },
+          flow: { flowId: flow.id, version },
           variables: variables.values,
           externalId: request.body.externalId ?? null,
           ttlSeconds: published.settings?.sessionTtlSeconds ?? deps.config.sessionTtlSeconds,
@@ -217,7 +220,7 @@ export const routes =
           params: Type.Object({ flowId: Uuid }),
           body: Type.Object({
             variables: Type.Optional(Type.Record(Type.String(), VariableValue, { description: 'values of workspace variables, by name' })),
-          }, { description: 'optional: the request may have no body', examples: [{ variables: { customer_name: 'Ana' } }] }),
+          }, { description: OPTIONAL_BODY, examples: [{ variables: { customer_name: 'Ana' } }] }),
           response: { 201: SessionCreated, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
         },
         config: { editor: true },

@@ -9,6 +9,10 @@ export interface FlowsTable {
   draft: ColumnType<unknown, string, string>
   draft_version: number
   published_version: number
+  /** The version new sessions start on, but for the share of `gradual_version`. */
+  live_version: number
+  gradual_version: number | null
+  gradual_percent: number | null
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -256,6 +256,10 @@ const RULES: Rule[] = [
   { pattern: /^no test (\S+) in this flow$/, say: 'api.noTest' },
   { pattern: /^flow \S+ has published versions 1 to (\S+)$/, say: 'api.testVersion', params: (m, t) => ({ max: number(t, m[1]) }) },
   { pattern: /^the flow cannot run: /, say: 'api.testFlowCannotRun' },
+  { pattern: /^this flow publishes only when its tests pass, and (\S+) fail/, say: 'api.testsFailPublish', params: (m, t) => ({ count: number(t, m[1]) }) },
+  // Releases (src/domain/flow.ts).
+  { pattern: /^version (\S+) is live; roll back/, say: 'api.liveNotHalted', params: (m, t) => ({ version: number(t, m[1]) }) },
+  { pattern: /^version (\S+) is live: it takes what/, say: 'api.liveNoShare', params: (m, t) => ({ version: number(t, m[1]) }) },
   { pattern: /^no AI connection (\S+) in this workspace$/, say: 'api.noAiConnection' },
   { pattern: /^the URL "(.*)" is not a URL$/s, say: 'api.call.notUrl', params: (m) => ({ url: m[1]! }) },
   { pattern: /^the URL "(.*)" is not https$/s, say: 'api.call.notHttps', params: (m) => ({ url: m[1]! }) },
