@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { browserSkipReason, launchBrowser, pagePool, serveHostPage, waitForMessage } from '../helpers/browser.js'
 import { CHEAP_CLIENT_SECRET_COST, openTestApp } from '../helpers/app.js'
 import { checkAccessibility, LOOKS } from '../helpers/dashboard.js'
-import { checkEditorLayout, editorSettled } from '../helpers/editor.js'
+import { checkEditorLayout, editorSettled, PLAN_FLOW, textMessage } from '../helpers/editor.js'
 import { oneBackend } from '../helpers/storage.js'
 
 // The editor's test panel against the real service and engine: a preview of the draft, talked to
@@ -15,40 +15,6 @@ import { oneBackend } from '../helpers/storage.js'
 
 const skip = browserSkipReason()
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/editor/', import.meta.url))
-
-const text = (body: string) => ({ type: 'text', text: { body } })
-
-/** Greets, asks for a plan with buttons, asks a name, thanks and ends. */
-const planFlow = {
-  schemaVersion: 1,
-  nodes: [
-    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
-    { id: 'greet', type: 'message', position: { x: 240, y: 0 }, data: { messages: [text('Hi {{name}}!\nWelcome to the shop.')] } },
-    {
-      id: 'ask',
-      type: 'question',
-      position: { x: 480, y: 0 },
-      data: {
-        prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
-        input: { kind: 'choice' },
-        saveAs: 'plan',
-      },
-    },
-    { id: 'askName', type: 'question', position: { x: 720, y: 0 }, data: { prompt: text('Your name, please?'), input: { kind: 'text' }, saveAs: 'name' } },
-    { id: 'bye', type: 'message', position: { x: 960, y: 0 }, data: { messages: [text('Thanks {{name}}: plan {{plan}}.')] } },
-    { id: 'end', type: 'end', position: { x: 1200, y: 0 }, data: {} },
-  ],
-  edges: [
-    { id: 'e1', source: 'start', target: 'greet' },
-    { id: 'e2', source: 'greet', target: 'ask' },
-    { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'askName' },
-    { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'askName' },
-    { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'end' },
-    { id: 'e6', source: 'askName', sourceHandle: 'default', target: 'bye' },
-    { id: 'e7', source: 'askName', sourceHandle: 'invalid', target: 'end' },
-    { id: 'e8', source: 'bye', target: 'end' },
-  ],
-}
 
 t.test('the editor test panel', { skip }, async (t) => {
   const service = await openTestApp(t, oneBackend, { engine: true, clientSecretCost: CHEAP_CLIENT_SECRET_COST })
@@ -111,7 +77,7 @@ t.test('the editor test panel', { skip }, async (t) => {
   }
 
   t.test('a conversation through a button question, followed on the canvas and in the debug view, restarted after a change', async (t) => {
-    const flow = await call('POST', '/v1/flows', { name: 'Plans', definition: planFlow })
+    const flow = await call('POST', '/v1/flows', { name: 'Plans', definition: PLAN_FLOW })
     const { page, editor, frame } = await openPanel(t, flow.id, { lang: 'en', theme: 'light' })
     const panel = editor.getByTestId('test-panel')
 
@@ -184,7 +150,7 @@ t.test('the editor test panel', { skip }, async (t) => {
     await waitUntilWaitingAt(editor, 'ask')
     t.match(await editor.getByTestId('save-state').textContent(), /All changes saved/, 'the draft was saved before the restart')
     const draft = (await call('GET', `/v1/flows/${flow.id}`)).definition
-    t.same(draft.nodes.find((n: { id: string }) => n.id === 'greet').data.messages, [text('Hello again, {{name}}.')], "the service's draft holds the change")
+    t.same(draft.nodes.find((n: { id: string }) => n.id === 'greet').data.messages, [textMessage('Hello again, {{name}}.')], "the service's draft holds the change")
     const logs = await call('GET', `/v1/sessions/logs?flowId=${flow.id}`)
     t.equal(logs.content.length, 0, 'previews stay out of the session logs')
 
@@ -210,7 +176,7 @@ t.test('the editor test panel', { skip }, async (t) => {
   // The conversation above is in English and light; the other looks of LOOKS here.
   for (const look of LOOKS.slice(1)) {
     t.test(`the panel in ${look.lang} and ${look.theme}`, async (t) => {
-      const flow = await call('POST', '/v1/flows', { name: `Plans ${look.lang} ${look.theme}`, definition: planFlow })
+      const flow = await call('POST', '/v1/flows', { name: `Plans ${look.lang} ${look.theme}`, definition: PLAN_FLOW })
       const { page, editor, frame } = await openPanel(t, flow.id, look)
       const panel = editor.getByTestId('test-panel')
       await panel.getByTestId('test-start').click()
@@ -226,7 +192,7 @@ t.test('the editor test panel', { skip }, async (t) => {
   }
 
   t.test('in an 800 px frame the panel and the canvas share the width', async (t) => {
-    const flow = await call('POST', '/v1/flows', { name: 'Narrow', definition: planFlow })
+    const flow = await call('POST', '/v1/flows', { name: 'Narrow', definition: PLAN_FLOW })
     const { page, editor, frame } = await openPanel(t, flow.id, { lang: 'en', theme: 'light' }, 800)
     const panel = editor.getByTestId('test-panel')
     await panel.getByTestId('test-start').click()

@@ -161,6 +161,41 @@ export const SAMPLE_FLOW = {
   ],
 }
 
+/** A text message as a flow's node sends it. */
+export const textMessage = (body: string) => ({ type: 'text', text: { body } })
+
+/** Greets (`name`), asks for a plan with buttons (into `plan`), asks a name (into `name`), thanks and ends. */
+export const PLAN_FLOW = {
+  schemaVersion: 1,
+  nodes: [
+    { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} },
+    { id: 'greet', type: 'message', position: { x: 240, y: 0 }, data: { messages: [textMessage('Hi {{name}}!\nWelcome to the shop.')] } },
+    {
+      id: 'ask',
+      type: 'question',
+      position: { x: 480, y: 0 },
+      data: {
+        prompt: { type: 'interactive', interactive: { type: 'button', body: { text: 'Which plan?' }, action: { buttons: [{ id: 'basic', title: 'Basic' }, { id: 'pro', title: 'Pro' }] } } },
+        input: { kind: 'choice' },
+        saveAs: 'plan',
+      },
+    },
+    { id: 'askName', type: 'question', position: { x: 720, y: 0 }, data: { prompt: textMessage('Your name, please?'), input: { kind: 'text' }, saveAs: 'name' } },
+    { id: 'bye', type: 'message', position: { x: 960, y: 0 }, data: { messages: [textMessage('Thanks {{name}}: plan {{plan}}.')] } },
+    { id: 'end', type: 'end', position: { x: 1200, y: 0 }, data: {} },
+  ],
+  edges: [
+    { id: 'e1', source: 'start', target: 'greet' },
+    { id: 'e2', source: 'greet', target: 'ask' },
+    { id: 'e3', source: 'ask', sourceHandle: 'basic', target: 'askName' },
+    { id: 'e4', source: 'ask', sourceHandle: 'pro', target: 'askName' },
+    { id: 'e5', source: 'ask', sourceHandle: 'invalid', target: 'end' },
+    { id: 'e6', source: 'askName', sourceHandle: 'default', target: 'bye' },
+    { id: 'e7', source: 'askName', sourceHandle: 'invalid', target: 'end' },
+    { id: 'e8', source: 'bye', target: 'end' },
+  ],
+}
+
 /** A new flow whose draft is `definition`, SAMPLE_FLOW unless told. */
 export async function sampleFlow(setup: EditorSetup, name: string, definition: object = SAMPLE_FLOW): Promise<string> {
   const flowId = await setup.createFlow(name)

@@ -5,10 +5,13 @@ import type { FlowApi, FlowDetail } from './api'
 import { useReadableFit } from './canvas/fit-view'
 import { FlowCanvas } from './canvas/FlowCanvas'
 import { Palette } from './canvas/Palette'
+import { TestsPanel } from './conversation-tests/TestsPanel'
+import { useConversationTests } from './conversation-tests/useConversationTests'
 import { SaveConflict } from './dialogs/SaveConflict'
 import { useDraft } from './flow/useDraft'
 import { useFlowGraph } from './flow/useFlowGraph'
 import { useT } from './i18n'
+import { useNodeName } from './nodes'
 import { CanvasActions } from './panels/CanvasActions'
 import { NextNodes } from './panels/NextNodes'
 import { NodePanel } from './panels/NodePanel'
@@ -44,7 +47,7 @@ interface EditorProps extends FlowEditorProps {
   onReload(flow: FlowDetail): void
 }
 
-type Panel = 'node' | 'variables' | 'problems' | 'versions'
+type Panel = 'node' | 'variables' | 'problems' | 'versions' | 'tests'
 
 /** Below this width the test panel takes the side panel's place, which opens as a drawer over the canvas (styles.css). */
 const NARROW = '(max-width: 1279px)'
@@ -62,6 +65,8 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const [testing, setTesting] = useState(false)
   const foldedForTest = useRef(false)
   const [waitingAt, setWaitingAt] = useState<string | null>(null)
+  const tests = useConversationTests(api, flow.id, draft)
+  const nodeName = useNodeName(graph.nodes)
 
   const addNode: typeof flowGraph.addNode = (type, at) => {
     flowGraph.addNode(type, at)
@@ -70,6 +75,10 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
   const selectNode = (id: string) => {
     flowGraph.selectNode(id)
     setPanel('node')
+  }
+  const showTests = () => {
+    setPanel('tests')
+    setPanelOpen(true)
   }
   const validate = async () => {
     if ((await draft.validate()) === 'invalid') setPanel('problems')
@@ -188,6 +197,9 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
             <button type="button" role="tab" aria-selected={panel === 'versions'} onClick={() => setPanel('versions')} data-testid="tab-versions">
               {t('toolbar.versions')}
             </button>
+            <button type="button" role="tab" aria-selected={panel === 'tests'} onClick={() => setPanel('tests')} data-testid="tab-tests">
+              {t('tests.tab')}
+            </button>
           </nav>
           <div className="panel-body">
             {panel === 'node' && <CanvasActions clipboard={flowGraph.clipboard} />}
@@ -208,9 +220,10 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
             {panel === 'variables' && <VariablesPanel />}
             {panel === 'problems' && <ProblemsPanel problems={problems} onSelectNode={selectNode} />}
             {panel === 'versions' && <VersionsPanel api={api} flowId={flow.id} publishedVersion={draft.publishedVersion} onRestore={draft.restore} />}
+            {panel === 'tests' && <TestsPanel tests={tests} draft={draft.json} nodeName={nodeName} />}
           </div>
         </aside>
-        <TestPanel api={api} flowId={flow.id} hidden={!testing} nodes={graph.nodes} draft={draft.json} dirty={draft.dirty} save={draft.save} onWaitingAt={setWaitingAt} />
+        <TestPanel api={api} flowId={flow.id} hidden={!testing} nodes={graph.nodes} draft={draft.json} dirty={draft.dirty} save={draft.save} onWaitingAt={setWaitingAt} onSaveTest={tests.create} onShowTests={showTests} />
       </div>
     </div>
   )

@@ -72,6 +72,12 @@ export type AiConnection = Item<'/v1/ai-connections'>
 export type TryAiStepBody = Input<'/v1/ai-steps/try', 'post'>
 /** The exit the step took on the sample, what it sent and filled, the call (key as its placeholder) and the tokens spent. */
 export type TriedAiStep = Answer<'post', '/v1/ai-steps/try'>
+/** A conversation test kept with the flow, with its id and dates. */
+export type ConversationTest = Item<'/v1/flows/{id}/tests'>
+/** A conversation test as written: its name, its steps and what each turn must do. */
+export type ConversationTestBody = Input<'/v1/flows/{id}/tests', 'post'>
+/** A run of the flow's tests: per test, per turn, what differs from what the test expects. */
+export type TestRun = Answer<'post', '/v1/flows/{id}/test-runs'>
 type Tokens = Answer<'post', '/auth/exchange'>
 
 /**
@@ -272,6 +278,17 @@ export class FlowApi {
   /** Runs an ai node once on a sample message, as a turn would, and answers what it did; nothing is recorded. */
   tryAiStep = (body: TryAiStepBody): Promise<TriedAiStep> => unwrap(this.#client.POST('/v1/ai-steps/try', { body }))
 
+  // The flow's conversation tests, run against its saved draft.
+  tests = (flowId: string) => everyPage((page) => this.#client.GET('/v1/flows/{id}/tests', { params: { path: { id: flowId }, query: page } }))
+  /** Adds a test to the flow and answers its id (from the Location header; the body is empty). */
+  createTest = (flowId: string, body: ConversationTestBody): Promise<string> => createdId(this.#client.POST('/v1/flows/{id}/tests', { params: { path: { id: flowId } }, body }))
+  deleteTest = async (flowId: string, testId: string): Promise<void> => {
+    await unwrap(this.#client.DELETE('/v1/flows/{id}/tests/{testId}', { params: { path: { id: flowId, testId } } }))
+  }
+  /** Runs the flow's tests (those of `testIds`, else all) against its saved draft. */
+  runTests = (flowId: string, testIds?: string[]): Promise<TestRun> =>
+    unwrap(this.#client.POST('/v1/flows/{id}/test-runs', { params: { path: { id: flowId } }, body: testIds ? { testIds } : {} }))
+
   // The test panel: a preview session of the saved draft, talked to and followed as it runs.
   startPreview = (flowId: string, variables: Record<string, VariableValue>): Promise<PreviewSession> =>
     unwrap(this.#client.POST('/v1/flows/{flowId}/preview-sessions', { params: { path: { flowId } }, body: { variables } }))
@@ -285,6 +302,9 @@ export class FlowApi {
   fireTimer = async (sessionId: string): Promise<void> => {
     await unwrap(this.#client.POST('/v1/sessions/{sessionId}/timer/fire', { params: { path: { sessionId } } }))
   }
+  /** The preview's conversation so far as a conversation test, to edit and save with the flow. */
+  sessionAsTest = async (sessionId: string): Promise<ConversationTestBody> =>
+    (await unwrap(this.#client.GET('/v1/sessions/{sessionId}/test', { params: { path: { sessionId } } }))).test
   /** The session's Server-Sent Events with its debug events, resumed after `lastEventId`: a body to read. */
   streamSession = async (sessionId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> => {
     const header = lastEventId === undefined ? {} : { 'last-event-id': lastEventId }

@@ -2,6 +2,7 @@ import { apiProblemsEn, apiProblemsPt } from '../shared/api-problems-strings'
 import { chatTranscriptEn, chatTranscriptPt } from '../shared/chat-transcript-strings'
 import { outsideCallEn, outsideCallPt } from '../shared/outside-call-strings'
 import { createI18n, type Lang, type Translate as SharedTranslate } from '../shared/i18n'
+import { conversationTestsEn, conversationTestsPt } from './conversation-tests-strings'
 import { testPanelEn, testPanelPt } from './test-panel-strings'
 
 // The editor's strings. A node type's own, its name, its palette description and what only its
@@ -12,6 +13,7 @@ const en = {
   ...outsideCallEn,
   ...apiProblemsEn,
   ...testPanelEn,
+  ...conversationTestsEn,
   'app.title': 'Flow editor',
   'app.waiting': 'Waiting for the host page to sign in…',
   'app.notEmbedded': 'This editor runs inside an application, in an iframe that signs it in.',
@@ -234,6 +236,7 @@ const pt: Record<MessageKey, string> = {
   ...outsideCallPt,
   ...apiProblemsPt,
   ...testPanelPt,
+  ...conversationTestsPt,
   'app.title': 'Editor de fluxos',
   'app.waiting': 'Aguardando a página hospedeira fazer o login…',
   'app.notEmbedded': 'Este editor roda dentro de uma aplicação, num iframe que faz o login.',

@@ -53,6 +53,18 @@ export function useNodeTypeName(): (type: string) => string {
   return (type) => (isNodeType(type) ? nodeUis[type].strings[lang].name : t('type.unknown', { type }))
 }
 
+/** A node of `nodes` as people read it: its label or title, else its type's name and its id; an id of none of them as itself. */
+export function useNodeName(nodes: readonly { id: string; type?: string; data: Record<string, unknown> }[]): (id: string) => string {
+  const typeName = useNodeTypeName()
+  return (id) => {
+    const node = nodes.find((n) => n.id === id)
+    if (!node) return id
+    const label = node.data.label ?? node.data.title
+    if (typeof label === 'string' && label.trim()) return label
+    return node.type && isNodeType(node.type) ? `${typeName(node.type)} · ${id}` : id
+  }
+}
+
 /**
  * What people read beside a node's exit, in the editor's language: its type's own words (a rule
  * with its operator, a button's title), else `default` and `invalid` translated, else its id.

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState, type KeyboardEvent } from 'react'
 import { errorText } from '../../shared/api-problems'
-import type { FlowApi, InboundMessage, OutsideEvent, VariableValue } from '../api'
+import type { ConversationTestBody, FlowApi, InboundMessage, OutsideEvent, VariableValue } from '../api'
+import { SaveAsTest } from '../conversation-tests/SaveAsTest'
 import type { FlowNode } from '../flow/model'
-import { isNodeType, useExitLabel, useNodeTypeName } from '../nodes'
+import { useExitLabel, useNodeName } from '../nodes'
 import { useT } from '../i18n'
 import { useWorkspace } from '../workspace'
 import { Chat } from './Chat'
@@ -28,6 +29,10 @@ export interface TestPanelProps {
   save(): Promise<boolean>
   /** The node the preview waits at, for the canvas to mark; null when none. */
   onWaitingAt(nodeId: string | null): void
+  /** Keeps the conversation tried as a test of the flow; throws the service's refusal. */
+  onSaveTest(test: ConversationTestBody): Promise<void>
+  /** Shows the flow's tests (the side panel's Tests tab). */
+  onShowTests(): void
 }
 
 type PanelEvent = ConversationEvent | { type: 'reset'; variables: Record<string, VariableValue> }
@@ -41,9 +46,9 @@ const VIEWS: View[] = ['chat', 'debug']
  * the workspace's variables, shows its conversation and what the engine did in each turn, and
  * tells the canvas which node it waits at.
  */
-export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWaitingAt }: TestPanelProps) {
+export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWaitingAt, onSaveTest, onShowTests }: TestPanelProps) {
   const t = useT()
-  const typeName = useNodeTypeName()
+  const nodeName = useNodeName(nodes)
   const exitLabel = useExitLabel()
   const { variables } = useWorkspace()
   const [texts, setTexts] = useState<VariableTexts>(() => defaultTexts(variables))
@@ -54,6 +59,11 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
   const [refused, setRefused] = useState<Record<string, string>>({})
   const [view, setView] = useState<View>('chat')
   const [conversation, dispatch] = useReducer(reduce, {}, newConversation)
+  // "Save as test": the conversation read as a test, while the person edits it; then the name it was saved as.
+  const [reading, setReading] = useState(false)
+  const [recorded, setRecorded] = useState<ConversationTestBody>()
+  const [savedAs, setSavedAs] = useState<string>()
+  const saveAsButton = useRef<HTMLButtonElement>(null)
   const following = useRef<AbortController>(undefined)
   const sent = useRef(0)
   const ids = useId()
@@ -82,6 +92,8 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
     stop()
     setStarting(true)
     setNotice(undefined)
+    setRecorded(undefined)
+    setSavedAs(undefined)
     const startedWith = draft
     try {
       if (dirty && !(await save())) setNotice(t('test.saveFailed'))
@@ -146,19 +158,31 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
     }
   }
 
+  const readAsTest = async () => {
+    if (!run) return
+    setReading(true)
+    setNotice(undefined)
+    setSavedAs(undefined)
+    try {
+      setRecorded(await api.sessionAsTest(run.sessionId))
+    } catch (error) {
+      setNotice(t('tests.save.readFailed', { message: errorText(error, t) }))
+    } finally {
+      setReading(false)
+    }
+  }
+  const closeRecorded = () => {
+    setRecorded(undefined)
+    requestAnimationFrame(() => saveAsButton.current?.focus())
+  }
+
   const editVariables = () => {
     stop()
     setRun(undefined)
     setNotice(undefined)
+    setRecorded(undefined)
+    setSavedAs(undefined)
     dispatch({ type: 'reset', variables: {} })
-  }
-
-  const nodeName = (id: string): string => {
-    const node = nodes.find((n) => n.id === id)
-    if (!node) return id
-    const label = node.data.label ?? node.data.title
-    if (typeof label === 'string' && label.trim()) return label
-    return node.type && isNodeType(node.type) ? `${typeName(node.type)} · ${id}` : id
   }
 
   const naming: Naming = {
@@ -195,6 +219,9 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
             <button type="button" className="secondary" onClick={editVariables} disabled={starting}>
               {t('test.editVariables')}
             </button>
+            <button type="button" className="secondary" ref={saveAsButton} onClick={() => void readAsTest()} disabled={starting || reading || recorded !== undefined} data-testid="test-save-as">
+              {reading ? t('tests.save.reading') : t('tests.save')}
+            </button>
           </div>
         )}
       </header>
@@ -208,6 +235,14 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           {t('test.draftChanged')}
         </p>
       )}
+      {savedAs !== undefined && (
+        <p className="test-notice saved" role="status" data-testid="test-saved">
+          {t('tests.save.saved', { name: savedAs })}{' '}
+          <button type="button" className="link" autoFocus onClick={onShowTests}>
+            {t('tests.save.show')}
+          </button>
+        </p>
+      )}
       {reconnecting && (
         <p className="test-notice" role="status">
           {t('test.reconnecting')}
@@ -218,6 +253,16 @@ export function TestPanel({ api, flowId, hidden, nodes, draft, dirty, save, onWa
           <p className="hint">{t('test.intro')}</p>
           <VariablesForm variables={variables} texts={texts} onChange={setTexts} onStart={() => void start()} starting={starting} />
         </div>
+      ) : recorded ? (
+        <SaveAsTest
+          recorded={recorded}
+          onSave={onSaveTest}
+          onSaved={(name) => {
+            setRecorded(undefined)
+            setSavedAs(name)
+          }}
+          onCancel={closeRecorded}
+        />
       ) : (
         <>
           <p className="test-waiting-at" data-testid="test-waiting-at">
