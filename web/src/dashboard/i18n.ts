@@ -4,14 +4,15 @@ import { outsideCallEn, outsideCallPt } from '../shared/outside-call-strings'
 import { createI18n, type Translate as SharedTranslate } from '../shared/i18n'
 import * as aiConnections from './strings/ai-connections'
 import * as common from './strings/common'
+import * as flowTests from './strings/flow-tests'
 import * as flows from './strings/flows'
 import * as kanban from './strings/kanban'
 import * as sessions from './strings/sessions'
 import * as webhooks from './strings/webhooks'
 import * as workspaces from './strings/workspaces'
 
-const en = { ...chatTranscriptEn, ...outsideCallEn, ...apiProblemsEn, ...common.en, ...workspaces.en, ...flows.en, ...sessions.en, ...kanban.en, ...webhooks.en, ...aiConnections.en }
-const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...outsideCallPt, ...apiProblemsPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt, ...aiConnections.pt }
+const en = { ...chatTranscriptEn, ...outsideCallEn, ...apiProblemsEn, ...common.en, ...workspaces.en, ...flows.en, ...flowTests.en, ...sessions.en, ...kanban.en, ...webhooks.en, ...aiConnections.en }
+const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...outsideCallPt, ...apiProblemsPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...flowTests.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt, ...aiConnections.pt }
 
 export type MessageKey = keyof typeof en
 export type Translate = SharedTranslate<MessageKey>

@@ -52,19 +52,21 @@ export function Field({ label, hint, error, children }: { label: string; hint?: 
 /** A labelled select of `options`; `blank` first, with an empty value, when the choice may be none. */
 export function SelectField({
   label,
+  hint,
   value,
   onChange,
   options,
   blank,
 }: {
   label: string
+  hint?: ReactNode
   value: string | number
   onChange(value: string): void
   options: readonly { value: string; label: string | number }[]
   blank?: string
 }) {
   return (
-    <Field label={label}>
+    <Field label={label} hint={hint}>
       {(props) => (
         <select {...props} value={String(value)} onChange={(event) => onChange(event.target.value)}>
           {blank !== undefined && <option value="">{blank}</option>}

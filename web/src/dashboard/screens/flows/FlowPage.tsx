@@ -8,6 +8,7 @@ import { CopyButton, DateTime, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
 import { positiveOf, useQueryParams } from '../../components/address'
 import { FlowHeader, useFlow } from './FlowHeader'
+import { FlowTests } from './FlowTests'
 import type { FlowDetail, VersionDetail, VersionItem } from './api-types'
 import { definitionSummary, draftDiffers, flowOrder } from './definition'
 import { StartSessionForm } from '../sessions/StartSession'
@@ -31,6 +32,7 @@ export function FlowScreen() {
       {flow.data && (
         <>
           <FlowState flow={flow.data} onPublished={flow.reload} />
+          <FlowTests flow={flow.data} />
           <div className="card" aria-labelledby="flows-start-title">
             <h2 id="flows-start-title">{t('sessions.start.title')}</h2>
             <StartSessionForm flow={flow.data} />

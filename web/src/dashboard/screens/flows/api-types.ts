@@ -18,3 +18,15 @@ export const DIRECTIONS = ['ASC', 'DESC'] as const
 
 /** Days a date range covers, today included (the API counts calendar days the same way). */
 export const DAYS_IN_RANGE: Record<DateRange, number> = { today: 1, last7days: 7, last15days: 15, last30days: 30 }
+
+export type ConversationTest = JsonOf<paths['/v1/flows/{id}/tests']['get']['responses'][200]>['content'][number]
+/** A test as it is written and saved (`POST /v1/flows/{id}/tests`), as a session turns into one. */
+export type TestBody = JsonOf<paths['/v1/sessions/{sessionId}/test']['get']['responses'][200]>['test']
+export type TestStep = TestBody['steps'][number]
+export type Expectation = NonNullable<TestBody['start']>
+export type ExpectedMessage = NonNullable<Expectation['messages']>[number]
+export type TextMatch = NonNullable<ExpectedMessage['text']>
+export type TestRun = JsonOf<paths['/v1/flows/{id}/test-runs']['post']['responses'][200]>
+export type TestResult = TestRun['tests'][number]
+export type StepResult = TestResult['steps'][number]
+export type TestProblem = StepResult['problems'][number]

@@ -15,6 +15,7 @@ import { SessionStatusBadge } from './SessionStatusBadge'
 import { useSessionStream } from './session-stream'
 import { Timeline } from './Timeline'
 import { TranscriptChat } from './Transcript'
+import { TurnIntoTest } from './TurnIntoTest'
 
 /** How often the page looks again while the engine still has messages of this session to answer. */
 const PENDING_POLL_MS = 1000
@@ -66,6 +67,7 @@ function SessionBody({ session, transcript, version, onSent, children }: { sessi
   return (
     <>
       <Summary session={session} flowName={flow.data?.name} nodeName={nodeName} />
+      <TurnIntoTest sessionId={session.id} nodeName={nodeName} />
 
       <h2>{t('sessions.chat.title')}</h2>
       {children}
