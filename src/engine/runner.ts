@@ -11,20 +11,22 @@ import { FlowVersions } from './flow-versions.js'
 import { runTurnOrCall } from './interpreter.js'
 import { PartitionLeases, SWEEPER_LEASE, checkPartitionCount, everyPartition } from './partitions.js'
 import { ExpirySweeper } from './sweeper.js'
+import { ReplayRunner } from './replays.js'
 import { EngineWorker } from './worker.js'
 import { OutsideCalls, type OutsideCallSettings } from './outside-calls.js'
 import { createDeliveryAgent, type DeliveryAgentOptions } from '../webhooks/agent.js'
 import type { Agent } from 'undici'
 
 /**
- * The engine role: the worker that runs turns and the sweeper that expires idle sessions. With
- * leases (Postgres), engine processes share the partitions of the sessions (src/engine/partitions.ts)
- * and one of them holds the sweeper's lease; without (the embedded database, one process), this
- * process drives every partition and sweeps.
+ * The engine role: the worker that runs turns, the sweeper that expires idle sessions and the
+ * runner of replays against drafts. With leases (Postgres), engine processes share the partitions
+ * of the sessions (src/engine/partitions.ts) and one of them holds the sweeper's lease, and runs
+ * the replays with it; without (the embedded database, one process), this process does it all.
  */
 export class ConversationRunner {
   readonly worker: EngineWorker
   readonly sweeper: ExpirySweeper
+  readonly replays: ReplayRunner
   readonly calls: OutsideCalls | undefined
   private readonly agent: Agent | undefined
   private readonly db: Kysely<Database>
@@ -63,8 +65,10 @@ export class ConversationRunner {
     const kanbanCtx = ctx('engine')
     this.agent = deps.calls && createDeliveryAgent(deps.calls)
     this.calls = deps.calls && this.agent && new OutsideCalls(deps.db, ctx('engine'), { ...deps.calls, agent: this.agent }, deps.logger)
-    this.worker = new EngineWorker(deps.db, deps.store, new FlowVersions(deps.store), runTurnOrCall, (turn, actions) => applySessionKanban(kanbanCtx, turn, actions), deps.logger, kanbanCtx.now, deps.metrics, undefined, this.calls)
+    const flows = new FlowVersions(deps.store)
+    this.worker = new EngineWorker(deps.db, deps.store, flows, runTurnOrCall, (turn, actions) => applySessionKanban(kanbanCtx, turn, actions), deps.logger, kanbanCtx.now, deps.metrics, undefined, this.calls)
     this.sweeper = new ExpirySweeper(deps.db, ctx('expiry-sweeper'), deps.logger, deps.sweepIntervalMs)
+    this.replays = new ReplayRunner(deps.db, ctx('replays'), flows, deps.logger)
   }
 
   /**
@@ -76,6 +80,7 @@ export class ConversationRunner {
     if (!this.leases) {
       await this.drive(everyPartition(this.partitions))
       this.sweeper.start()
+      this.replays.start()
       return
     }
     if (this.controller) return
@@ -100,11 +105,12 @@ export class ConversationRunner {
     this.logger.info({ partitions: held }, 'engine partitions held')
   }
 
-  /** Runs the sweeper until `signal` aborts (the lease is lost, or stop). */
+  /** Runs the sweeper and the replays until `signal` aborts (the lease is lost, or stop): one engine process at a time does. */
   private async sweepWhile(signal: AbortSignal): Promise<void> {
     this.sweeper.start()
+    this.replays.start()
     if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
-    await this.sweeper.stop()
+    await Promise.all([this.sweeper.stop(), this.replays.stop()])
   }
 
   async stop(): Promise<void> {
@@ -113,6 +119,7 @@ export class ConversationRunner {
     this.controller = undefined
     this.loop = undefined
     await this.sweeper.stop()
+    await this.replays.stop()
     await this.worker.stop()
     await this.calls?.settled()
     await this.agent?.close()

@@ -25,6 +25,7 @@ import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, regi
 import * as aiConnections from './routes/ai-connections.js'
 import * as aiSteps from './routes/ai-steps.js'
 import * as conversationTests from './routes/conversation-tests.js'
+import * as replays from './routes/replays.js'
 import type { GeneratedText } from '../engine/generated-text.js'
 import * as apiKeys from './routes/api-keys.js'
 import * as auth from './routes/auth.js'
@@ -93,7 +94,7 @@ interface ApiModule {
  * The modules of `/v1`, registered in this order; the document lists their tags in this order,
  * then those of the sign-in and the health routes.
  */
-const API = [workspaces, clients, apiKeys, sectors, flows, conversationTests, flowAnalytics, variables, secrets, aiConnections, aiSteps, httpRequests, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
+const API = [workspaces, clients, apiKeys, sectors, flows, conversationTests, replays, flowAnalytics, variables, secrets, aiConnections, aiSteps, httpRequests, sessions, sessionStream, transcripts, kanban, webhooks] satisfies ApiModule[]
 
 /** Builds the HTTP application from its dependencies; it does not listen (tests use `inject`). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

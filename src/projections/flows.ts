@@ -1,18 +1,25 @@
 import { sql } from 'kysely'
 import type { FlowDefinition } from '../domain/flow-definition.js'
 import { draftVersionOf, sharesOf, type FlowEvent, type Release } from '../domain/flow.js'
+import type { ReplayEvent } from '../domain/replay.js'
+import { applyReplayEvent } from './replays.js'
 import type { DbOrTrx } from '../store/database.js'
 import { dateRangeSince, type DateRange } from './date-range.js'
 import { listPage, sqlDirection, type ListPage, type Paging } from './paging.js'
 import { defineProjection } from './projection.js'
 import { toIso } from './timestamps.js'
 
-export const flowsProjection = defineProjection<FlowEvent>({
+export const flowsProjection = defineProjection<FlowEvent | ReplayEvent>({
   name: 'flows',
-  streamPrefixes: ['flow-'],
-  tables: ['flows', 'flow_versions'],
+  streamPrefixes: ['flow-', 'replay-'],
+  tables: ['flows', 'flow_versions', 'flow_replays'],
   async apply(trx, event, recorded) {
     switch (event.type) {
+      case 'ReplayRequested':
+      case 'ReplayProgressed':
+      case 'ReplayFinished':
+        await applyReplayEvent(trx, event)
+        break
       case 'FlowCreated':
         await trx
           .insertInto('flows')

@@ -22,6 +22,7 @@ interface Ids {
   sectorId: string
   flowId: string
   testId: string
+  replayId: string
   variableId: string
   secretName: string
   aiConnectionId: string
@@ -71,6 +72,9 @@ const requests: Record<string, (ids: Ids) => Built> = {
   'PUT /v1/flows/{id}/tests/{testId}': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests/${ids.testId}`, payload: { name: 'Renamed', steps: [] } }),
   'DELETE /v1/flows/{id}/tests/{testId}': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests/${ids.testId}` }),
   'POST /v1/flows/{id}/test-runs': (ids) => ({ url: `/v1/flows/${ids.flowId}/test-runs`, payload: {} }),
+  'POST /v1/flows/{id}/replays': (ids) => ({ url: `/v1/flows/${ids.flowId}/replays`, payload: {} }),
+  'GET /v1/flows/{id}/replays': (ids) => ({ url: `/v1/flows/${ids.flowId}/replays` }),
+  'GET /v1/flows/{id}/replays/{replayId}': (ids) => ({ url: `/v1/flows/${ids.flowId}/replays/${ids.replayId}` }),
   'PATCH /v1/variables/{id}': (ids) => ({ url: `/v1/variables/${ids.variableId}`, payload: { description: 'changed' } }),
   'DELETE /v1/variables/{id}': (ids) => ({ url: `/v1/variables/${ids.variableId}` }),
   'DELETE /v1/secrets/{name}': (ids) => ({ url: `/v1/secrets/${ids.secretName}` }),
@@ -155,6 +159,12 @@ for (const backend of apiBackends) {
     const card = await created(`/v1/kanban/pipelines/${pipeline.id}/cards`, { stageId: pipeline.stages[0].id })
     const session = await created(`/v1/sessions/flows/${flow.id}/create`, {})
     // The admin key has no callback: the delivery of the session's one turn is kept as skipped.
+    const replay = (await send(admin.apiKey, 'POST', { url: `/v1/flows/${flow.id}/replays`, payload: {} })).json()
+    // Finished before the checks: a replay's progress is appended in the background.
+    await eventually('the replay to finish', async () => {
+      const shown = (await send(admin.apiKey, 'GET', { url: `/v1/flows/${flow.id}/replays/${replay.replayId}` })).json()
+      return shown.status === 'finished' ? shown : undefined
+    })
     const delivery = await eventually('the delivery of the first turn', async () => {
       const page = (await send(admin.apiKey, 'GET', { url: `/v1/webhooks/deliveries?sessionId=${session.sessionId}` })).json()
       return page.content?.[0] as { id: string } | undefined
@@ -170,6 +180,7 @@ for (const backend of apiBackends) {
       sectorId: sector.id,
       flowId: flow.id,
       testId: test.id,
+      replayId: replay.replayId,
       variableId: variable.id,
       secretName,
       aiConnectionId: aiConnection.id,
