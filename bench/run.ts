@@ -18,6 +18,7 @@ import { defaultIngestSettings, ingest } from './ingest.js'
 import { defaultListsSettings, lists } from './lists.js'
 import { defaultRebuildSettings, rebuild } from './rebuild.js'
 import { defaultTimersSettings, timers } from './timers.js'
+import { defaultReplaysSettings, replays } from './replays.js'
 import { updatePerformanceDoc } from './tools/report.js'
 
 /** What a benchmark hands back; the runner adds the machine, versions and dates. */
@@ -44,6 +45,8 @@ Benchmarks (all when no name is given):
                message each, 32 in flight), beside the same turns without the call (recorded, no goal)
   timers       the service's CPU time idle with 10,000 timers pending against none, then each timer's
                lateness as they come due: due -> TimerFired and due -> webhook (recorded, no goal)
+  replays      sessions a second one replay plays against a draft (5000 sessions of version 1, half
+               of them changed by the draft; goal >= 100 sessions/s)
   report       only regenerate the results table in docs/performance.md from bench/results
 
 Options:
@@ -54,12 +57,12 @@ Options:
   --ceiling S      endtoend: seconds measured per step of the rate search (20; 0 skips it)
   --rounds N       eventstore: rounds of the adapters taking turns (3)
   --connections N  concurrency: ingest connections, pgbench clients, eventstore writers, calls messages,
-                   timers session creations (32);
+                   timers session creations, replays requests recording the sessions (32);
                    endtoend: connections of the sender's pool (128)
                    lists: requests in flight at once (1); fairness: clients of the burst (32)
   --sessions N     ingest, endtoend: sessions the messages go round (1000); fairness: the hanging
                    receiver's sessions (300); calls: sessions, one turn each (2000); timers: sessions
-                   waiting at a delay, one timer each (10000)
+                   waiting at a delay, one timer each (10000); replays: sessions recorded and replayed (5000)
   --delay S        timers: the delay's seconds, which must outlast creating the sessions and the idle
                    window (150)
   --streams N      endtoend: also hold N session streams open (GET /v1/sessions/{id}/stream, one a session) and
@@ -80,7 +83,7 @@ Environment: DATABASE_URL (server to create flowd_bench_* databases on), PGBENCH
 BENCH_RESULTS_DIR (write results there instead of bench/results, and leave docs/performance.md alone),
 BENCH_KEEP_DATABASES=1 (keep the flowd_bench_* databases afterwards, to EXPLAIN or experiment on them).`
 
-const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness', 'calls', 'timers'] as const
+const BENCHMARKS = ['ingest', 'endtoend', 'eventstore', 'rebuild', 'lists', 'fairness', 'calls', 'timers', 'replays'] as const
 type Name = (typeof BENCHMARKS)[number]
 
 async function main(): Promise<number> {
@@ -227,6 +230,14 @@ async function main(): Promise<number> {
         }
         tools = []
         outcome = await timers(settings, notes)
+      } else if (name === 'replays') {
+        const settings = {
+          ...defaultReplaysSettings,
+          ...(connections ? { connections } : {}),
+          ...(values.sessions ? { sessions: int(values.sessions, 'sessions')! } : {}),
+        }
+        tools = []
+        outcome = await replays(settings, notes)
       } else {
         const settings = {
           ...defaultEventstoreSettings,

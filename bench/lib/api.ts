@@ -11,7 +11,7 @@ export class Api {
     this.apiKey = apiKey
   }
 
-  async call<T = any>(method: 'GET' | 'POST' | 'PATCH', path: string, expected: number, payload?: unknown): Promise<T> {
+  async call<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, expected: number, payload?: unknown): Promise<T> {
     const response = await fetch(`${this.base}${path}`, {
       method,
       headers: { 'x-api-key': this.apiKey, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },

@@ -102,6 +102,14 @@ const ROWS: Record<string, Row> = {
       ['fired_per_s', 'fired'],
     ],
   },
+  replays: {
+    number: '10',
+    headlines: [
+      ['sessions_replayed_per_s', 'sessions replayed'],
+      ['replay_seconds', 'the whole replay'],
+      ['service_cpu_ms_per_session', 'service CPU per session'],
+    ],
+  },
 }
 
 const ORDER = Object.keys(ROWS)
