@@ -46,6 +46,7 @@ import * as httpRequests from './routes/http-requests.js'
 import { webRoutes } from './routes/web.js'
 import * as webhooks from './routes/webhooks.js'
 import * as workspaces from './routes/workspaces.js'
+import { acceptEmptyJson } from './empty-json.js'
 
 export interface AppDeps {
   config: Config
@@ -162,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         schema.response = { 401: ErrorResponse, 403: ErrorResponse, 503: ErrorResponse, ...schema.response }
       })
       declareTooManyRequests(v1)
+      acceptEmptyJson(v1)
       for (const resource of API) await v1.register(resource.routes(deps))
     },
     { prefix: '/v1' },

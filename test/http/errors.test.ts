@@ -75,6 +75,12 @@ t.test('every error answers in the spec shape and the process keeps serving', as
     },
     { name: 'NUL in a query', request: { method: 'GET', url: '/v1/flows?workspaceName=%00', headers: key }, status: 400, message: /querystring\/workspaceName must not contain U\+0000/ },
     { name: 'size not a number', request: { method: 'GET', url: '/v1/workspaces?size=ten', headers: key }, status: 400, message: /querystring\/size must be integer/ },
+    {
+      name: 'a JSON content type with no body where one is needed',
+      request: { method: 'POST', url: '/v1/workspaces', headers: { ...key, 'content-type': 'application/json' } },
+      status: 400,
+      message: /^body must be object$/,
+    },
   ]
   for (const c of cases) {
     const response = await app.inject(c.request)
@@ -86,6 +92,9 @@ t.test('every error answers in the spec shape and the process keeps serving', as
     t.ok(response.headers['x-request-id'], `${c.name}: carries a request id`)
   }
   t.equal((await app.inject({ method: 'GET', url: '/v1/workspaces', headers: key })).statusCode, 200, 'still serving after every error')
+  const flow = (await app.inject({ method: 'POST', url: '/v1/flows', headers: key, payload: { name: 'Optional bodies' } })).json()
+  const published = await app.inject({ method: 'POST', url: `/v1/flows/${flow.id}/publish`, headers: { ...key, 'content-type': 'application/json' } })
+  t.equal(published.statusCode, 200, 'a JSON content type with no body where the body is optional is no body, as curl sends it')
 
   await t.test('a failure inside answers 500 without internals', async (t) => {
     await storage.close()

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { EditorAuth } from '../../auth/editor-auth.js'
 import { security, type Tag } from '../openapi.js'
 import { errorResponses } from '../schemas.js'
+import { acceptEmptyJson } from '../empty-json.js'
 
 export const openApiTag: Tag = { name: 'auth', description: "The embedded editor's sign-in (spec §5.2), outside /v1" }
 
@@ -19,10 +20,7 @@ export const routes =
   (editorAuth: EditorAuth): FastifyPluginAsyncTypebox =>
   async (app) => {
     // The iframe-token call may send `Content-Type: application/json` with no body at all.
-    const json = app.getDefaultJsonParser('error', 'error')
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      body.length === 0 ? done(null, undefined) : json(request, body.toString(), done),
-    )
+    acceptEmptyJson(app)
     // Credentials must never be cached on the way (RFC 6749 §5.1).
     app.addHook('onSend', async (_request, reply) => {
       void reply.header('cache-control', 'no-store')
