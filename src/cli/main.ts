@@ -23,6 +23,7 @@ Commands:
   audit verify                replay recorded turns and compare them with the record
   audit export                write a workspace's events to an NDJSON file with a checksum
   flows test                  run a flow's conversation tests on the service, for a CI (JUnit report)
+  flows replay                replay real sessions against a flow's draft and print those it would change
   analytics grant-reader      give an analyst a Postgres login that reads the analytics schema
 
 Run 'flowd <command> --help' for a command's options. Commands that print data take --json.
@@ -34,7 +35,7 @@ Exit codes (every command):
   2  usage error: unknown command or option, missing or malformed argument, refused input
   3  not found: no such API key, workspace, delivery or parked stream
   4  refused by the current state, e.g. retrying a delivery that is still queued
-  5  audit verify found a recorded turn the interpreter does not reproduce`
+  5  audit verify found a recorded turn the interpreter does not reproduce, or a flows replay a session the draft would change`
 
 export interface CliContext {
   config: Config

@@ -17,7 +17,7 @@ export const ExitCode = {
   notFound: 3,
   /** The thing exists but its state refuses the action, e.g. retrying a delivery that is still queued. */
   refused: 4,
-  /** `audit verify` found a recorded turn that the interpreter does not reproduce. */
+  /** `audit verify` found a recorded turn that the interpreter does not reproduce; `flows replay`, a session the draft would change. */
   diverged: 5,
 } as const
 
