@@ -108,13 +108,21 @@ export class ReplayRunner {
     for (;;) {
       const waiting = await nextReplays(this.db, REPLAYS_PER_ROUND)
       if (waiting.length === 0) return batches
+      let advanced = 0
       for (const { replayId } of waiting) {
         if (this.stopped) return batches
-        await this.advance(replayId)
-        batches++
+        // A replay that fails (its store read, its append) is tried again next round; the others go on.
+        try {
+          await this.advance(replayId)
+          advanced++
+          batches++
+        } catch (error) {
+          this.logger.error({ err: error, replayId }, 'a batch of a replay failed; it is tried again')
+        }
         // Playing is CPU alone: between batches the process serves everything else.
         await setImmediate()
       }
+      if (advanced === 0) return batches
     }
   }
 
