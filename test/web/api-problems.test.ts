@@ -215,6 +215,11 @@ t.test("Ajv's several problems of one field are said as one, its own field each"
   )
   t.same(web.sayMessage('callbackUrl must use https', words.en), [{ field: 'callbackUrl', text: 'Use an https:// address.', known: true }], 'a sentence about a field is placed on it')
   t.same(web.sayMessage('variable "plan" already exists in this workspace', words.en).map((said) => said.field), ['name'], 'a name already taken is placed on the name')
+  t.match(
+    LANGS.flatMap((lang) => [1, 2].map((count) => web.sayMessage(`this flow publishes only when its tests pass, and ${count} fail against the draft: "a", "b"`, words[lang])[0]?.text)),
+    [/and 1 fails against the draft\. Fix it,/, /and 2 fail against the draft\. Fix them,/, /e 1 falha no rascunho\. Corrija-o,/, /e 2 falham no rascunho\. Corrija-os,/],
+    'a publish refused by failing tests counts them in the language',
+  )
   const unknown = web.sayMessage('the moon is made of cheese', words.pt)
   t.same(unknown, [{ field: undefined, text: 'Isto não foi aceito. O serviço disse: “the moon is made of cheese”', known: false }], 'words no rule knows: a sentence in the language, then the service’s words')
 })

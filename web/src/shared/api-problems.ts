@@ -256,7 +256,7 @@ const RULES: Rule[] = [
   { pattern: /^no test (\S+) in this flow$/, say: 'api.noTest' },
   { pattern: /^flow \S+ has published versions 1 to (\S+)$/, say: 'api.testVersion', params: (m, t) => ({ max: number(t, m[1]) }) },
   { pattern: /^the flow cannot run: /, say: 'api.testFlowCannotRun' },
-  { pattern: /^this flow publishes only when its tests pass, and (\S+) fail/, say: 'api.testsFailPublish', params: (m, t) => ({ count: number(t, m[1]) }) },
+  { pattern: /^this flow publishes only when its tests pass, and (\S+) fail/, say: 'api.testsFailPublish', params: (m) => ({ count: Number(m[1]) }) },
   // Replays (src/commands/replays.ts, src/domain/replay.ts).
   { pattern: /^this organization has (\S+) replays not finished, the most it may/, say: 'api.replaysFull', params: limit },
   { pattern: /^is not after sessions\/from$/, say: 'api.replayRange' },
