@@ -2,7 +2,7 @@ import type { FrameLocator, Locator } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
 import { LOOKS, type Look } from '../helpers/dashboard.js'
-import { captureEditor, checkEditorLayout, focusedName, openEditor, openEditorSetup, PLAN_FLOW, selectNode, textMessage, type EditorSetup, type OpenEditor } from '../helpers/editor.js'
+import { captureEditor, checkEditorLayout, focusedName, openEditor, openEditorSetup, PLAN_FLOW, selectNode, textMessage, waitForText, type EditorSetup, type OpenEditor } from '../helpers/editor.js'
 
 // The flow's conversation tests in the editor against the real service and engine: a conversation
 // tried in the test panel kept as a test ("Save as test"), named and loosened there; the Tests tab
@@ -196,15 +196,6 @@ async function showFailureAndForm(t: Test, setup: EditorSetup, flowId: string, l
   await editor.getByTestId('tab-problems').locator('.tab-count').waitFor()
   await opened.page.setViewportSize({ width: 1280, height: 900 })
   await checkEditorLayout(t, opened.frame, `the Tests tab at 1280 px in ${look.lang} and ${look.theme}`)
-}
-
-/** Waits until `locator` shows exactly `text`, and fails with what it shows when it does not. */
-async function waitForText(locator: Locator, text: string): Promise<void> {
-  try {
-    await locator.filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor()
-  } catch (error) {
-    throw new Error(`expected "${text}", shown: "${await locator.innerText().catch(() => '(nothing)')}"`, { cause: error })
-  }
 }
 
 const focusedTestId = (frame: OpenEditor['frame']) => frame.evaluate(`document.activeElement && document.activeElement.getAttribute('data-testid')`) as Promise<string | null>

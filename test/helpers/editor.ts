@@ -341,6 +341,15 @@ export async function addFromPalette(editor: FrameLocator, type: string): Promis
   return (await added.getAttribute('data-testid'))!.replace(/^node-/, '')
 }
 
+/** Waits until `locator` shows exactly `text`, and fails with what it shows when it does not. */
+export async function waitForText(locator: Locator, text: string): Promise<void> {
+  try {
+    await locator.filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor()
+  } catch (error) {
+    throw new Error(`expected "${text}", shown: "${await locator.innerText().catch(() => '(nothing)')}"`, { cause: error })
+  }
+}
+
 /** The focused control as a person hears it: its label's words, its aria-label, else its text. */
 export const focusedName = (frame: Frame) =>
   frame.evaluate(`(() => {

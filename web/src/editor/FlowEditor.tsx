@@ -80,6 +80,16 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
     setPanel('tests')
     setPanelOpen(true)
   }
+  // A publish the flow's tests refused marks them failing on the draft it sent.
+  const publish = async () => {
+    const sent = draft.json
+    const failing = await draft.publish()
+    if (failing) tests.markFailing(failing, sent)
+  }
+  const showFailingTests = () => {
+    showTests()
+    void tests.run()
+  }
   const validate = async () => {
     if ((await draft.validate()) === 'invalid') setPanel('problems')
   }
@@ -115,7 +125,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
           {draft.dirty ? `● ${t('status.unsaved')}` : t('status.saved')}
         </span>
         <span className="muted" data-testid="published-version">
-          {t('status.published', { version: draft.publishedVersion })}
+          {draft.release.liveVersion === draft.publishedVersion ? t('status.published', { version: draft.publishedVersion }) : t('status.live', { version: draft.release.liveVersion })}
         </span>
         <span className="spacer" />
         <button type="button" className="secondary" onClick={flowGraph.undo} disabled={!flowGraph.canUndo} title={`${t('toolbar.undo')} (Ctrl+Z)`}>
@@ -146,7 +156,7 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
         <button
           type="button"
           className={draft.publishable ? 'primary' : 'secondary'}
-          onClick={() => void draft.publish()}
+          onClick={() => void publish()}
           disabled={draft.busy !== undefined || !draft.publishable}
           title={draft.publishable ? undefined : t('toolbar.nothingToPublish', { version: draft.publishedVersion })}
           data-testid="publish"
@@ -156,7 +166,12 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
       </header>
       {draft.status && (
         <div className={`status ${draft.status.kind}`} role="status" data-testid="status">
-          {draft.status.text}
+          <span>{draft.status.text}</span>
+          {draft.status.failingTests && (
+            <button type="button" className="secondary status-action" onClick={showFailingTests} data-testid="show-failing-tests">
+              {t('status.showFailingTests')}
+            </button>
+          )}
           <button type="button" className="icon" aria-label={t('panel.close')} onClick={draft.dismissStatus}>
             ×
           </button>
@@ -219,8 +234,26 @@ function Editor({ flow, api, theme, notify, reloaded, onReload }: EditorProps) {
               ))}
             {panel === 'variables' && <VariablesPanel />}
             {panel === 'problems' && <ProblemsPanel problems={problems} onSelectNode={selectNode} />}
-            {panel === 'versions' && <VersionsPanel api={api} flowId={flow.id} publishedVersion={draft.publishedVersion} onRestore={draft.restore} />}
-            {panel === 'tests' && <TestsPanel tests={tests} draft={draft.json} nodeName={nodeName} />}
+            {panel === 'versions' && (
+              <VersionsPanel
+                api={api}
+                flowId={flow.id}
+                publishedVersion={draft.publishedVersion}
+                release={draft.release}
+                onRestore={draft.restore}
+                onRollBack={draft.rollBack}
+                onRefresh={draft.refreshRelease}
+              />
+            )}
+            {panel === 'tests' && (
+              <TestsPanel
+                tests={tests}
+                draft={draft.json}
+                nodeName={nodeName}
+                requirePassing={flowGraph.definition.settings?.requirePassingTests === true}
+                onRequirePassing={(on) => flowGraph.setSetting('requirePassingTests', on || undefined)}
+              />
+            )}
           </div>
         </aside>
         <TestPanel api={api} flowId={flow.id} hidden={!testing} nodes={graph.nodes} draft={draft.json} dirty={draft.dirty} save={draft.save} onWaitingAt={setWaitingAt} onSaveTest={tests.create} onShowTests={showTests} />

@@ -24,6 +24,16 @@ export class StaleDraftError extends ApiError {
   }
 }
 
+/** A publish refused because the flow publishes only when its tests pass (409): the tests that fail against the draft. */
+export class TestsFailedError extends ApiError {
+  constructor(
+    message: string,
+    readonly failingTests: FailingTest[],
+  ) {
+    super(409, message)
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The resources the editor uses (all in the client's workspace), as the service's OpenAPI document
 // describes them: a change there breaks the editor's build.
@@ -55,6 +65,10 @@ export type VariableChange = Pick<Input<'/v1/variables/{id}', 'patch'>, 'descrip
 export type Pipeline = Item<'/v1/kanban/pipelines'>
 export type PipelineField = Pipeline['fields'][number]
 export type Published = Answer<'post', '/v1/flows/{id}/publish'>
+/** The version new sessions start on, and the one in gradual release with its share of them. */
+export type Release = FlowDetail['release']
+/** A test that failed against the draft when a publish ran the flow's tests. */
+export type FailingTest = paths['/v1/flows/{id}/publish']['post']['responses'][409]['content']['application/json']['failingTests'][number]
 export type PublishedVersion = Item<'/v1/flows/{id}/versions'>
 export type Validation = Answer<'post', '/v1/flows/validate'>
 export type PreviewSession = Answer<'post', '/v1/flows/{flowId}/preview-sessions'>
@@ -98,13 +112,17 @@ type Result<T> = { data?: T; error?: unknown; response: Response }
 
 /**
  * The failure the service answered. Its body is read defensively: it may be no JSON at all (a
- * proxy's page), and only a flow's save and publish carry `problems`.
+ * proxy's page); only a flow's save and publish carry `problems`, and a refused publish `failingTests`.
  */
 function failure(response: Response, body: unknown): ApiError {
-  const b = typeof body === 'object' && body !== null ? (body as { message?: unknown; problems?: unknown; sentDraftVersion?: unknown; currentDraftVersion?: unknown }) : {}
+  const b = typeof body === 'object' && body !== null ? (body as { message?: unknown; problems?: unknown; sentDraftVersion?: unknown; currentDraftVersion?: unknown; failingTests?: unknown }) : {}
   const message = typeof b.message === 'string' ? b.message : `HTTP ${response.status}`
   if (response.status === 412 && typeof b.sentDraftVersion === 'number' && typeof b.currentDraftVersion === 'number') {
     return new StaleDraftError(message, b.sentDraftVersion, b.currentDraftVersion)
+  }
+  if (response.status === 409 && Array.isArray(b.failingTests)) {
+    const named = (test: unknown): test is FailingTest => typeof test === 'object' && test !== null && typeof (test as FailingTest).id === 'string' && typeof (test as FailingTest).name === 'string'
+    return new TestsFailedError(message, b.failingTests.filter(named).map(({ id, name }) => ({ id, name })))
   }
   const problems = Array.isArray(b.problems) ? (b.problems as Problem[]) : []
   return new ApiError(response.status, message, problems)
@@ -240,7 +258,10 @@ export class FlowApi {
    */
   saveDraft = async (id: string, definition: FlowDefinition, draftVersion: number) =>
     asFlowDetail(await unwrap(this.#client.PUT('/v1/flows/{id}/definition', { params: { path: { id }, header: { 'if-match': `"${draftVersion}"` } }, body: definition })))
+  /** Publishes the draft for every new session; a TestsFailedError when the flow's tests must pass first and some fail. */
   publish = (id: string): Promise<Published> => unwrap(this.#client.POST('/v1/flows/{id}/publish', { params: { path: { id } } }))
+  /** Makes a published version the one new sessions start on, at once; any gradual release ends. */
+  rollBack = (id: string, version: number): Promise<Release> => unwrap(this.#client.POST('/v1/flows/{id}/rollback', { params: { path: { id } }, body: { version } }))
   versions = (id: string) => everyPage((page) => this.#client.GET('/v1/flows/{id}/versions', { params: { path: { id }, query: page } }))
   version = async (id: string, version: number): Promise<FlowDefinition> =>
     (await unwrap(this.#client.GET('/v1/flows/{id}/versions/{version}', { params: { path: { id, version } } }))).definition

@@ -18,9 +18,17 @@ export interface DefinitionEdge {
   target: string
 }
 
+/** The flow's settings; the editor changes `requirePassingTests` (the Tests tab) and keeps the others as they are. */
+export interface FlowSettings {
+  sessionTtlSeconds?: number
+  /** A publish runs the flow's conversation tests against the draft first, and publishes only if all pass. */
+  requirePassingTests?: boolean
+  [other: string]: unknown
+}
+
 export interface FlowDefinition {
   schemaVersion: 1
-  settings?: { sessionTtlSeconds?: number }
+  settings?: FlowSettings
   nodes: DefinitionNode[]
   edges: DefinitionEdge[]
   /** Properties the format does not name are kept as they are. */

@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from 'react'
 import { errorText } from '../../shared/api-problems'
 import type { ConversationTest } from '../api'
+import { Confirm } from '../dialogs/Confirm'
 import { useT } from '../i18n'
 import { expectationOf, stepTitle, stoppedText, type TestResult } from './expectations'
 import { ProblemDiff } from './ProblemDiff'
-import type { ConversationTests } from './useConversationTests'
+import type { ConversationTests, Outcome } from './useConversationTests'
 import './conversation-tests.css'
 
 export interface TestsPanelProps {
@@ -12,10 +13,16 @@ export interface TestsPanelProps {
   /** The draft's JSON now: results of another draft are marked as such. */
   draft: string
   nodeName(id: string): string
+  /** The draft's `settings.requirePassingTests`: a publish runs these tests first and stops on a failure. */
+  requirePassing: boolean
+  onRequirePassing(on: boolean): void
 }
 
-/** The flow's conversation tests: run them all or one against the draft, see what failed where, delete one. */
-export function TestsPanel({ tests, draft, nodeName }: TestsPanelProps) {
+/**
+ * The flow's conversation tests: run them all or one against the draft, see what failed where (or
+ * that a refused publish found it failing), delete one; and whether a publish needs them to pass.
+ */
+export function TestsPanel({ tests, draft, nodeName, requirePassing, onRequirePassing }: TestsPanelProps) {
   const t = useT()
   const { list, failure, results, running, runFailure, load } = tests
   const heading = useRef<HTMLHeadingElement>(null)
@@ -24,13 +31,22 @@ export function TestsPanel({ tests, draft, nodeName }: TestsPanelProps) {
     void load()
   }, [load])
 
-  const ran = list?.flatMap((test) => results?.byId.get(test.id) ?? [])
+  const outcomes = list?.flatMap((test) => results?.byId.get(test.id) ?? []) ?? []
+  const ran = outcomes.filter((outcome) => !outcome.refusedPublish)
+  const refused = outcomes.length - ran.length
   return (
     <div className="tests-panel" data-testid="tests-panel">
       <h2 ref={heading} tabIndex={-1}>
         {t('tests.title')}
       </h2>
       <p className="hint">{t('tests.hint')}</p>
+      <label className="check publish-gate">
+        <input type="checkbox" checked={requirePassing} onChange={(e) => onRequirePassing(e.target.checked)} aria-describedby="publish-gate-hint" data-testid="require-passing-tests" />
+        {t('tests.requirePassing')}
+      </label>
+      <p className="hint" id="publish-gate-hint">
+        {t('tests.requirePassingHint')}
+      </p>
       {failure !== undefined && (
         <p className="field-error" role="alert">
           {t('tests.loadFailed', { message: errorText(failure, t) })}
@@ -44,13 +60,18 @@ export function TestsPanel({ tests, draft, nodeName }: TestsPanelProps) {
             ▷ {running === 'all' ? t('tests.running') : t('tests.runAll')}
           </button>
           <span role="status" data-testid="tests-summary">
-            {ran && ran.length > 0 && t('tests.summary', { passed: ran.filter((result) => result.passed).length, count: ran.length })}
+            {ran.length > 0 && t('tests.summary', { passed: ran.filter((result) => result.passed).length, count: ran.length })}
           </span>
         </div>
       )}
       {runFailure !== undefined && (
         <p className="field-error" role="alert">
           {t('tests.runFailed', { message: errorText(runFailure, t) })}
+        </p>
+      )}
+      {refused > 0 && (
+        <p className="tests-notice error" data-testid="tests-refused">
+          {t('tests.refused', { count: refused })}
         </p>
       )}
       {results?.unsaved && <p className="tests-notice error">{t('tests.saveFailed')}</p>}
@@ -68,7 +89,7 @@ export function TestsPanel({ tests, draft, nodeName }: TestsPanelProps) {
   )
 }
 
-function TestItem({ test, result, tests, nodeName, onDeleted }: { test: ConversationTest; result: TestResult | undefined; tests: ConversationTests; nodeName(id: string): string; onDeleted(): void }) {
+function TestItem({ test, result, tests, nodeName, onDeleted }: { test: ConversationTest; result: Outcome | undefined; tests: ConversationTests; nodeName(id: string): string; onDeleted(): void }) {
   const t = useT()
   const [asking, setAsking] = useState(false)
   const [deleting, setDeleting] = useState(false)
@@ -109,24 +130,28 @@ function TestItem({ test, result, tests, nodeName, onDeleted }: { test: Conversa
         </span>
       </div>
       {asking && (
-        <div className="confirm-delete" role="group" aria-label={t('tests.confirmDelete', { name: test.name })} data-testid="confirm-delete">
-          <span>{t('tests.confirmDelete', { name: test.name })}</span>
-          <span className="confirm-delete-actions">
-            <button type="button" className="danger-solid" autoFocus disabled={deleting} onClick={() => void remove()}>
-              {deleting ? t('tests.deleting') : t('tests.delete')}
-            </button>
-            <button type="button" className="secondary" disabled={deleting} onClick={cancel}>
-              {t('tests.cancel')}
-            </button>
-          </span>
-        </div>
+        <Confirm
+          question={t('tests.confirmDelete', { name: test.name })}
+          confirm={t('tests.delete')}
+          confirming={t('tests.deleting')}
+          busy={deleting}
+          tone="danger"
+          onConfirm={() => void remove()}
+          onCancel={cancel}
+          testId="confirm-delete"
+        />
       )}
       {refusal && (
         <p className="field-error" role="alert">
           {refusal}
         </p>
       )}
-      {result && !result.passed && <Failure test={test} result={result} nodeName={nodeName} />}
+      {result?.refusedPublish && (
+        <p className="hint" data-testid="failed-at-publish">
+          {t('tests.failedAtPublish')}
+        </p>
+      )}
+      {result && !result.passed && !result.refusedPublish && <Failure test={test} result={result} nodeName={nodeName} />}
     </li>
   )
 }

@@ -1,5 +1,5 @@
 import { useCallback, useRef, useState } from 'react'
-import type { ConversationTest, ConversationTestBody, FlowApi } from '../api'
+import type { ConversationTest, ConversationTestBody, FailingTest, FlowApi } from '../api'
 import type { TestResult } from './expectations'
 
 /** The draft as the editor holds it, which a run saves first: the service runs the saved draft. */
@@ -10,9 +10,12 @@ export interface DraftToRun {
   save(): Promise<boolean>
 }
 
-/** What the newest run found: each test's result by id, the draft it ran, and whether that draft was saved. */
+/** A test's result: a run's, or only that it failed, as a refused publish said (no steps to show then). */
+export type Outcome = TestResult & { refusedPublish?: true }
+
+/** What the newest run found, or a refused publish said: each test's result by id, the draft it ran, and whether that draft was saved. */
 export interface Results {
-  byId: ReadonlyMap<string, TestResult>
+  byId: ReadonlyMap<string, Outcome>
   /** The draft's JSON when the run started. */
   draft: string
   /** The draft had unsaved changes that could not be saved: the service ran the last saved one. */
@@ -37,6 +40,8 @@ export interface ConversationTests {
   remove(testId: string): Promise<void>
   /** Runs every test, or the one of `testId`, against the draft, saving it first. */
   run(testId?: string): Promise<void>
+  /** Marks the tests a refused publish of the draft `json` named as failing, until a run says more. */
+  markFailing(failing: readonly FailingTest[], json: string): void
 }
 
 /** The flow's conversation tests, shared by the Tests panel and the test panel's "Save as test". */
@@ -103,5 +108,10 @@ export function useConversationTests(api: FlowApi, flowId: string, draft: DraftT
     [api, flowId],
   )
 
-  return { list, failure, results, running, runFailure, load, create, remove, run }
+  const markFailing = useCallback((failing: readonly FailingTest[], json: string) => {
+    const byId = new Map(failing.map(({ id, name }): [string, Outcome] => [id, { id, name, passed: false, steps: [], refusedPublish: true }]))
+    setResults({ byId, draft: json, unsaved: false })
+  }, [])
+
+  return { list, failure, results, running, runFailure, load, create, remove, run, markFailing }
 }

@@ -1,6 +1,6 @@
 import type { Edge, Node } from '@xyflow/react'
 import { nodeUiOf } from '../nodes'
-import type { Exit, FlowDefinition, Problem } from '../flow-definition'
+import type { Exit, FlowDefinition, FlowSettings, Problem } from '../flow-definition'
 
 export type FlowNode = Node<Record<string, unknown>>
 export type FlowEdge = Edge
@@ -41,6 +41,15 @@ export function toDefinition(base: FlowDefinition, graph: Graph): FlowDefinition
       return out
     }),
   }
+}
+
+/** The document with setting `name` set to `value`, or taken out when undefined (and `settings` with it once empty); the others stay as they are. */
+export function withSetting<Name extends keyof FlowSettings & string>(definition: FlowDefinition, name: Name, value: FlowSettings[Name] | undefined): FlowDefinition {
+  const settings: FlowSettings = { ...definition.settings, [name]: value }
+  if (value === undefined) delete settings[name]
+  const changed: FlowDefinition = { ...definition, settings }
+  if (Object.keys(settings).length === 0) delete changed.settings
+  return changed
 }
 
 export const hasEntry = (type: string | undefined) => type !== 'start'

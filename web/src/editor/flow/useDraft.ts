@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { sameJson } from '../../../../src/domain/json.js'
 import { errorText } from '../../shared/api-problems'
-import { ApiError, StaleDraftError, type FlowApi, type FlowDetail } from '../api'
+import { ApiError, StaleDraftError, TestsFailedError, type FailingTest, type FlowApi, type FlowDetail, type Release } from '../api'
 import type { FlowDefinition } from '../flow-definition'
 import { useT, type Translate } from '../i18n'
 import type { EditorMessage } from '../protocol'
-import { emptyProblems, indexProblems, toDefinition, toGraph, type ProblemIndex } from './model'
+import { emptyProblems, indexProblems, toDefinition, toGraph, withSetting, type ProblemIndex } from './model'
 import { forPeople } from './problem-text'
 import { useCtrlKeys } from './shortcuts'
 import type { FlowGraph } from './useFlowGraph'
@@ -14,6 +14,8 @@ import type { FlowGraph } from './useFlowGraph'
 export interface Status {
   kind: 'ok' | 'error'
   text: string
+  /** A publish was refused because these tests fail against the draft: the line offers to show them. */
+  failingTests?: FailingTest[]
 }
 
 /** What a failed call means for the person and for the host page. */
@@ -29,6 +31,11 @@ export interface Failure {
 export function failure(error: unknown, sent: FlowDefinition, t: Translate): Failure {
   if (error instanceof StaleDraftError) {
     return { conflict: error.currentDraftVersion, status: { kind: 'error', text: t('status.conflict') }, message: { type: 'error', code: 'draft_conflict', message: error.message } }
+  }
+  if (error instanceof TestsFailedError) {
+    const names = error.failingTests.map((test) => `“${test.name}”`).join(', ')
+    const text = `${errorText(error, t)} ${t('status.failingTests', { count: error.failingTests.length, names })}`
+    return { status: { kind: 'error', text, failingTests: error.failingTests }, message: { type: 'error', code: 'request_failed', message: error.message } }
   }
   if (error instanceof ApiError && error.status === 400 && error.problems.length > 0) {
     return {
@@ -53,13 +60,15 @@ export interface DraftOptions {
   onReload(flow: FlowDetail): void
 }
 
-/** The draft on the service and what the editor does with it: save, publish, check, restore a version. */
+/** The draft on the service and what the editor does with it: save, publish, check, restore a version, roll back. */
 export interface Draft {
   /** The document as the editor holds it, as JSON. */
   json: string
   /** It differs from the draft last saved. */
   dirty: boolean
   publishedVersion: number
+  /** The version new sessions start on (after a rollback, older than the newest) and any gradual release. */
+  release: Release
   /**
    * There is something new to publish: unsaved changes, or a saved draft other than the newest
    * version (also while that version is being read, or when it could not be).
@@ -74,10 +83,18 @@ export interface Draft {
   save(over?: number): Promise<boolean>
   /** Gives up this editor's changes for the draft saved meanwhile. */
   reloadTheirs(): Promise<void>
-  publish(): Promise<void>
+  /** Publishes the draft (saving it first); when the flow's tests must pass and some fail, answers those tests. */
+  publish(): Promise<FailingTest[] | undefined>
+  /** Makes a published version the one new sessions start on; false when it failed (the status line says why). */
+  rollBack(version: number): Promise<boolean>
+  /** Reads the flow's release and newest version again (someone may have published or rolled back meanwhile). */
+  refreshRelease(): Promise<void>
   /** Checks the document as the editor holds it; its problems are shown on the graph. */
   validate(): Promise<'valid' | 'invalid' | 'failed'>
-  /** A published version's definition becomes the draft's content, as an unsaved change. */
+  /**
+   * A published version's definition becomes the draft's content, as an unsaved change; the draft's
+   * `requirePassingTests` stays as it is: publishing an older version again is when its tests matter.
+   */
   restore(version: number, definition: FlowDefinition): void
 }
 
@@ -93,6 +110,7 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
   const [savedJson, setSavedJson] = useState(() => JSON.stringify(toDefinition(flow.definition, toGraph(flow.definition))))
   const dirty = json !== savedJson
   const [publishedVersion, setPublishedVersion] = useState(flow.publishedVersion)
+  const [release, setRelease] = useState(flow.release)
   // The newest version's document as the editor would save it, to compare the saved draft with.
   const [published, setPublished] = useState<{ version: number; definition: unknown }>()
   useEffect(() => {
@@ -160,21 +178,46 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
     }
   }, [api, definition, failed, flow.id, onReload])
 
-  const publish = useCallback(async () => {
-    if (dirty && !(await save())) return
+  const publish = useCallback(async (): Promise<FailingTest[] | undefined> => {
+    if (dirty && !(await save())) return undefined
     setBusy('publishing')
     try {
-      const { version, publishedAt } = await api.publish(flow.id)
+      const published = await api.publish(flow.id)
+      const { version, publishedAt } = published
       setPublishedVersion(version)
+      setRelease(published.release)
       showProblems(emptyProblems())
       setStatus({ kind: 'ok', text: t('status.publishedNow', { version }) })
       notify({ type: 'published', flowId: flow.id, version, publishedAt })
+      return undefined
     } catch (error) {
       failed(error, definition)
+      return error instanceof TestsFailedError ? error.failingTests : undefined
     } finally {
       setBusy(undefined)
     }
   }, [api, definition, dirty, failed, flow.id, notify, save, showProblems, t])
+
+  const rollBack = useCallback(
+    async (version: number): Promise<boolean> => {
+      try {
+        setRelease(await api.rollBack(flow.id, version))
+        setStatus({ kind: 'ok', text: t('status.rolledBack', { version }) })
+        return true
+      } catch (error) {
+        failed(error, definition)
+        return false
+      }
+    },
+    [api, definition, failed, flow.id, t],
+  )
+
+  const refreshRelease = useCallback(async () => {
+    const found = await api.flow(flow.id).catch(() => undefined)
+    if (!found) return
+    setPublishedVersion(found.publishedVersion)
+    setRelease((current) => (sameJson(current, found.release) ? current : found.release))
+  }, [api, flow.id])
 
   const validate = useCallback(async (): Promise<'valid' | 'invalid' | 'failed'> => {
     const sent = definition
@@ -194,10 +237,10 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
 
   const restore = useCallback(
     (version: number, restored: FlowDefinition) => {
-      load(restored)
+      load(withSetting(restored, 'requirePassingTests', definition.settings?.requirePassingTests))
       setStatus({ kind: 'ok', text: t('status.restored', { version }) })
     },
-    [load, t],
+    [definition.settings?.requirePassingTests, load, t],
   )
 
   useCtrlKeys((event, key) => {
@@ -216,5 +259,5 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
 
   const dismissStatus = useCallback(() => setStatus(undefined), [])
 
-  return { json, dirty, publishedVersion, publishable, busy, status, dismissStatus, conflict, save, reloadTheirs, publish, validate, restore }
+  return { json, dirty, publishedVersion, release, publishable, busy, status, dismissStatus, conflict, save, reloadTheirs, publish, rollBack, refreshRelease, validate, restore }
 }

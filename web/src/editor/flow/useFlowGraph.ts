@@ -1,11 +1,11 @@
 import { useReactFlow, type Connection, type EdgeChange, type NodeChange } from '@xyflow/react'
 import { useCallback, useMemo, useReducer, useState, type RefObject } from 'react'
-import type { FlowDefinition, NodeType } from '../flow-definition'
+import type { FlowDefinition, FlowSettings, NodeType } from '../flow-definition'
 import { useWorkspace } from '../workspace'
 import * as commands from './graph-commands'
 import { historyReducer, initialHistory } from './history'
 import { typedKanbanValues } from './kanban-values'
-import { connect, emptyProblems, exitsOf, renameExit, toDefinition, toGraph, type FlowEdge, type FlowNode, type Graph, type ProblemIndex } from './model'
+import { connect, emptyProblems, exitsOf, renameExit, toDefinition, toGraph, withSetting, type FlowEdge, type FlowNode, type Graph, type ProblemIndex } from './model'
 import { boxAt, freeSpot, inSight, NODE_SIZE, spotBeside, visibleArea, type Box, type Point } from './placement'
 import { withoutNode } from './problem-text'
 import { isTyping, useCtrlKeys } from './shortcuts'
@@ -46,6 +46,8 @@ export interface FlowGraph {
   deleteNode(id: string): void
   linkExit(id: string, exit: string | null, target: string | null): void
   showProblems(problems: ProblemIndex): void
+  /** Sets one of the flow's settings, or takes it out (undefined); the others stay as they are. Not a step of undo. */
+  setSetting<Name extends keyof FlowSettings & string>(name: Name, value: FlowSettings[Name] | undefined): void
   /** Makes `definition` (a published version's) the content, as one change undo can take back. */
   load(definition: FlowDefinition): void
 }
@@ -151,6 +153,8 @@ export function useFlowGraph(initial: FlowDefinition, canvasRef: RefObject<HTMLE
     [change, workspace.pipelines],
   )
 
+  const setSetting = useCallback<FlowGraph['setSetting']>((name, value) => setBase((current) => withSetting(current, name, value)), [])
+
   const clipboard = useClipboard(graph, change, canvasRef)
 
   useCtrlKeys((event, key) => {
@@ -179,6 +183,7 @@ export function useFlowGraph(initial: FlowDefinition, canvasRef: RefObject<HTMLE
     deleteNode,
     linkExit,
     showProblems: setProblems,
+    setSetting,
     load,
   }
 }
