@@ -215,8 +215,16 @@ export const flow: Decider<FlowCommand, Flow, FlowEvent> = {
         if (ifDraftVersion !== undefined && ifDraftVersion !== current.draftVersion) throw new StaleDraftError(flowId, ifDraftVersion, current.draftVersion)
         // The workspace may have lost a sector, pipeline or variable since the draft was saved.
         assertValidFlow(current.draft, catalog)
-        // Publishing what is already the newest version adds nothing (and keeps retries harmless).
-        if (current.latest && sameJson(current.draft, current.latest.definition)) return []
+        // Publishing what is already the newest version adds no version (and keeps retries harmless);
+        // after a rollback or during its gradual release, it puts that version out as asked.
+        if (current.latest && sameJson(current.draft, current.latest.definition)) {
+          const { version } = current.latest
+          const { liveVersion } = current.release
+          if (percent === undefined || percent >= 100) return releaseChanged(current, { liveVersion: version, gradual: null }, 'publish', now)
+          // A share of the live version is no change: it takes what any gradual release leaves.
+          if (version === liveVersion) return []
+          return releaseChanged(current, { liveVersion, gradual: { version, percent } }, 'publish', now)
+        }
         const version = current.publishedVersion + 1
         const published: FlowEvent = { type: 'FlowPublished', data: { flowId, version, definition: current.draft, publishedAt: now } }
         if (percent === undefined || percent >= 100) return [published]

@@ -123,6 +123,15 @@ t.test('RollBackFlow', async (t) => {
   t.match(next, { release: { liveVersion: 3, gradual: null } }, 'a later publish goes live for all')
 })
 
+t.test('publishing the newest version again puts it out', async (t) => {
+  const { given } = spec(t, flow)
+  const rolledBack = [created, published(1, startToEnd()), saved(toSales()), published(2, toSales()), released(1, null, 'rollback')]
+  given(...rolledBack).when(publish()).then([released(2, null, 'publish')], 'after a rollback, live for all again')
+  given(...rolledBack).when(publish({ percent: 30 })).then([released(1, { version: 2, percent: 30 }, 'publish')], 'or for a share')
+  given(...rolledBack, released(1, { version: 2, percent: 30 }, 'publish')).when(publish({ percent: 30 })).thenNothing('the same share again adds nothing')
+  given(created, published(1, startToEnd()), saved(toSales()), published(2, toSales())).when(publish({ percent: 30 })).thenNothing('a share of the live version is no change')
+})
+
 t.test('ReleaseVersion', async (t) => {
   const { given } = spec(t, flow)
   const release = (version: number, percent: number): FlowCommand => ({ type: 'ReleaseVersion', data: { flowId, workspaceId: ws, version, percent, now } })

@@ -260,7 +260,7 @@ export const routes =
           operationId: 'publishFlow',
           summary: 'Publish the draft as the next immutable version; new sessions start on it, all or a share of them',
           description:
-            'The draft is validated again first. When it equals the newest version, that version is answered and nothing is added. ' +
+            'The draft is validated again first. When it equals the newest version, that version is answered and no version is added; if it is not live (after a rollback), it is put out as asked. ' +
             'With `percent` below 100 the version goes out gradually: it takes that share of new sessions and the live version the rest, until it is promoted or rolled back. ' +
             "When the draft's `settings.requirePassingTests` is on, the flow's conversation tests run against the draft first, and 409 names those that fail; the version published is exactly the draft tested.",
           params: FlowParams,
