@@ -142,6 +142,8 @@ t.test('publishing with a safety net in the editor', { skip }, async (t) => {
     await version(1).waitFor()
     t.same(await liveVersions(panel), ['version-3'], 'the newest version is live')
     t.equal(await version(3).getByRole('button', { name: 'Roll back to this version' }).count(), 0, 'the live version offers no roll back')
+    const publishButton = editor.getByTestId('publish')
+    t.ok(await publishButton.isDisabled(), 'nothing to publish while the saved draft is the live newest version')
 
     await version(2).getByRole('button', { name: 'Roll back to this version' }).click()
     const confirm = version(2).getByTestId('confirm-live')
@@ -164,6 +166,7 @@ t.test('publishing with a safety net in the editor', { skip }, async (t) => {
     t.same((await api('GET', `/v1/flows/${flowId}`)).release, { liveVersion: 2, gradual: null })
     const session = await api('POST', `/v1/sessions/flows/${flowId}/create`)
     t.equal((await api('GET', `/v1/sessions/${session.sessionId}`)).flowVersion, 2, 'a new session starts on it')
+    t.ok(await publishButton.isEnabled(), 'Publish is offered again: it puts the newest version back out')
 
     // A gradual release made elsewhere shows as the panel opens: each version's share of new sessions.
     await api('POST', `/v1/flows/${flowId}/release`, { version: 3, percent: 20 })

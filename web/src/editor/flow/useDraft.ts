@@ -123,9 +123,15 @@ export function useDraft({ flow, api, notify, reloaded, onReload }: DraftOptions
       current = false
     }
   }, [api, flow.id, publishedVersion])
+  // Publishing the newest version again puts it out for all: after a rollback, or during its gradual release.
   const publishable = useMemo(
-    () => dirty || published?.version !== publishedVersion || !sameJson(JSON.parse(savedJson), published.definition),
-    [dirty, published, publishedVersion, savedJson],
+    () =>
+      dirty ||
+      published?.version !== publishedVersion ||
+      !sameJson(JSON.parse(savedJson), published.definition) ||
+      release.liveVersion !== publishedVersion ||
+      release.gradual !== null,
+    [dirty, published, publishedVersion, savedJson, release],
   )
   const [busy, setBusy] = useState<Draft['busy']>()
   const [status, setStatus] = useState<Status | undefined>(() => (reloaded ? { kind: 'ok', text: t('status.reloaded') } : undefined))
