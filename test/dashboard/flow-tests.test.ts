@@ -1,16 +1,9 @@
 import t from 'tap'
 import { browserSkipReason } from '../helpers/browser.js'
-import { captureScreen, LOOKS, openDashboard, showIn, type Look } from '../helpers/dashboard.js'
-import { echoFlow } from '../helpers/flows.js'
-import { eventually } from '../helpers/wait.js'
+import { adminApi, captureScreen, inLook, LOOKS, openDashboard, showIn, type Look } from '../helpers/dashboard.js'
+import { echoFlow, typedEchoFlow } from '../helpers/flows.js'
 
 const skip = browserSkipReason()
-
-/** The echo flow, its answer reworded: "You typed hi" where it said "You said hi". */
-const typedFlow = {
-  ...echoFlow,
-  nodes: echoFlow.nodes.map((node) => (node.id === 'say' ? { ...node, data: { messages: [{ type: 'text', text: { body: 'You typed {{said}}' } }] } } : node)),
-}
 
 interface SavedTest {
   id: string
@@ -19,19 +12,9 @@ interface SavedTest {
   steps: { send: { text: { body: string } }; expect?: { messages?: { type?: string; text?: unknown }[]; status?: string; waitsAt?: string | null; variables?: Record<string, unknown> } }[]
 }
 
-const inLook = (look: Look, en: string, pt: string) => (look.lang === 'pt' ? pt : en)
-
 t.test('conversation tests: a session turned into a test, then run on the flow page against its versions', { skip }, async (t) => {
   const setup = await openDashboard(t, { engine: true })
-  const { service } = setup
-  const headers = { 'x-api-key': service.admin.apiKey }
-  const call = async <T>(method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<T> => {
-    const response = await service.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
-    if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
-    return (response.body ? response.json() : undefined) as T
-  }
-  const answered = (sessionId: string) =>
-    eventually(`session ${sessionId} answered`, async () => ((await call<{ pendingMessages: number }>('GET', `/v1/sessions/${sessionId}`)).pendingMessages === 0 ? true : undefined))
+  const { call, answered } = adminApi(setup.service)
   const savedTests = async (flowId: string) => (await call<{ content: SavedTest[] }>('GET', `/v1/flows/${flowId}/tests?size=100`)).content
 
   // A conversation on version 1 of the echo flow: it asks, the contact says hi, it echoes and asks again.
@@ -140,7 +123,7 @@ t.test('conversation tests: a session turned into a test, then run on the flow p
   t.equal(await tests.getByRole('region', { name: /^What failed/ }).count(), 0, 'nothing failed')
 
   // Version 2 answers otherwise: the test fails there, at step 1, with what it expected beside what came.
-  await call('PUT', `/v1/flows/${flow.id}/definition`, typedFlow)
+  await call('PUT', `/v1/flows/${flow.id}/definition`, typedEchoFlow)
   t.equal((await call<{ version: number }>('POST', `/v1/flows/${flow.id}/publish`)).version, 2, 'version 2 is published')
   await page.reload()
   await rows.first().waitFor()

@@ -12,6 +12,7 @@ import { launchBrowser, settled } from './browser.js'
 import { openTestApp, type TestApp, type TestWebhookSettings } from './app.js'
 import { oneBackend, type Backend } from './storage.js'
 import { testEveryLook } from './test-scope.js'
+import { eventually } from './wait.js'
 
 /** Where the dashboard's browser tests write their screenshots (looked at by people, not compared). */
 export const DASHBOARD_ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/dashboard/', import.meta.url))
@@ -30,6 +31,26 @@ export type Look = (typeof EVERY_LOOK)[number]
  * The first is English and light, the last Portuguese and dark.
  */
 export const LOOKS: readonly [Look, ...Look[]] = testEveryLook ? EVERY_LOOK : [EVERY_LOOK[0], EVERY_LOOK[3]]
+
+/** What `look` shows: `en` in English, `pt` in Portuguese. */
+export const inLook = <T>(look: Look, en: T, pt: T): T => (look.lang === 'pt' ? pt : en)
+
+/**
+ * The service's API as its admin key, for arranging what a screen shows: `call` answers the body
+ * and throws on a status of 300 or more; `answered` waits until a session has answered every
+ * message it was sent.
+ */
+export function adminApi(service: TestApp) {
+  const headers = { 'x-api-key': service.admin.apiKey }
+  const call = async <T>(method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<T> => {
+    const response = await service.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+    if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`)
+    return (response.body ? response.json() : undefined) as T
+  }
+  const answered = (sessionId: string) =>
+    eventually(`session ${sessionId} answered`, async () => ((await call<{ pendingMessages: number }>('GET', `/v1/sessions/${sessionId}`)).pendingMessages === 0 ? true : undefined))
+  return { call, answered }
+}
 
 export interface DashboardSetup {
   service: TestApp

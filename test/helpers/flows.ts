@@ -17,6 +17,12 @@ export const echoFlow = {
   ],
 }
 
+/** The echo flow, its answer reworded: "You typed hi" where it said "You said hi". */
+export const typedEchoFlow = {
+  ...echoFlow,
+  nodes: echoFlow.nodes.map((node) => (node.id === 'say' ? { ...node, data: { messages: [{ type: 'text', text: { body: 'You typed {{said}}' } }] } } : node)),
+}
+
 /** A flow that waits `seconds` at the delay `pause` (a timer; its first turn says nothing), then says `Time is up` and ends. */
 export const pauseFlow = (seconds: number) => ({
   schemaVersion: 1,

@@ -7,12 +7,14 @@ import * as common from './strings/common'
 import * as flowTests from './strings/flow-tests'
 import * as flows from './strings/flows'
 import * as kanban from './strings/kanban'
+import * as releases from './strings/releases'
+import * as replays from './strings/replays'
 import * as sessions from './strings/sessions'
 import * as webhooks from './strings/webhooks'
 import * as workspaces from './strings/workspaces'
 
-const en = { ...chatTranscriptEn, ...outsideCallEn, ...apiProblemsEn, ...common.en, ...workspaces.en, ...flows.en, ...flowTests.en, ...sessions.en, ...kanban.en, ...webhooks.en, ...aiConnections.en }
-const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...outsideCallPt, ...apiProblemsPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...flowTests.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt, ...aiConnections.pt }
+const en = { ...chatTranscriptEn, ...outsideCallEn, ...apiProblemsEn, ...common.en, ...workspaces.en, ...flows.en, ...flowTests.en, ...releases.en, ...replays.en, ...sessions.en, ...kanban.en, ...webhooks.en, ...aiConnections.en }
+const pt: Record<keyof typeof en, string> = { ...chatTranscriptPt, ...outsideCallPt, ...apiProblemsPt, ...common.pt, ...workspaces.pt, ...flows.pt, ...flowTests.pt, ...releases.pt, ...replays.pt, ...sessions.pt, ...kanban.pt, ...webhooks.pt, ...aiConnections.pt }
 
 export type MessageKey = keyof typeof en
 export type Translate = SharedTranslate<MessageKey>

@@ -8,14 +8,22 @@ import { CopyButton, DateTime, ErrorNotice, Loading } from '../../components/ui'
 import { useT } from '../../i18n'
 import { positiveOf, useQueryParams } from '../../components/address'
 import { FlowHeader, useFlow } from './FlowHeader'
+import { FlowRelease, ShareBadge } from './FlowRelease'
+import { FlowReplays } from './FlowReplays'
 import { FlowTests } from './FlowTests'
-import type { FlowDetail, VersionDetail, VersionItem } from './api-types'
+import type { FlowDetail, Release, VersionDetail, VersionItem } from './api-types'
 import { definitionSummary, draftDiffers, flowOrder } from './definition'
 import { StartSessionForm } from '../sessions/StartSession'
 import { nodeTypeName } from '../../../shared/node-names'
 import { usePreferences } from '../../preferences'
+import { VersionsCompared } from './VersionsCompared'
+import { WholeNumberField, wholeNumberOf } from './WholeNumberField'
 
-/** A flow: its state (draft against the newest version), publishing, and its published versions. */
+/**
+ * A flow: its state (draft against the newest version) and publishing, its release (which version
+ * new sessions start on), its versions side by side, its conversation tests and replays against
+ * the draft, a session to start, and its published versions.
+ */
 export function FlowScreen() {
   const t = useT()
   const { id } = useParams<{ id: string }>()
@@ -32,12 +40,15 @@ export function FlowScreen() {
       {flow.data && (
         <>
           <FlowState flow={flow.data} onPublished={flow.reload} />
+          <FlowRelease flow={flow.data} onChanged={flow.reload} />
+          <VersionsCompared flow={flow.data} />
           <FlowTests flow={flow.data} />
+          <FlowReplays flow={flow.data} />
           <div className="card" aria-labelledby="flows-start-title">
             <h2 id="flows-start-title">{t('sessions.start.title')}</h2>
             <StartSessionForm flow={flow.data} />
           </div>
-          <Versions flowId={id} newest={flow.data.publishedVersion} />
+          <Versions flowId={id} newest={flow.data.publishedVersion} release={flow.data.release} />
         </>
       )}
     </section>
@@ -51,16 +62,19 @@ function FlowState({ flow, onPublished }: { flow: FlowDetail; onPublished(): voi
     [flow.id, flow.publishedVersion],
   )
   const [publishing, setPublishing] = useState(false)
-  const [published, setPublished] = useState<number>()
+  const [published, setPublished] = useState<{ version: number; percent: number }>()
   const [error, setError] = useState<unknown>()
+  const [share, setShare] = useState('100')
+  const percent = wholeNumberOf(share, 100)
   const changed = newest.data ? draftDiffers(flow.definition, newest.data.definition) : undefined
 
   async function publish() {
+    if (percent === undefined) return
     setPublishing(true)
     setError(undefined)
     try {
-      const { version } = await unwrap(api.POST('/v1/flows/{id}/publish', { params: { path: { id: flow.id } } }))
-      setPublished(version)
+      const { version } = await unwrap(api.POST('/v1/flows/{id}/publish', { params: { path: { id: flow.id } }, body: percent < 100 ? { percent } : {} }))
+      setPublished({ version, percent })
       onPublished()
     } catch (failure) {
       setError(failure)
@@ -101,25 +115,39 @@ function FlowState({ flow, onPublished }: { flow: FlowDetail; onPublished(): voi
         </dd>
       </dl>
       {newest.error && <ErrorNotice error={newest.error} onRetry={newest.reload} />}
+      <div className="flows-publish-share">
+        <WholeNumberField
+          label={t('releases.publish.percent')}
+          hint={t('releases.publish.percentHint', { live: flow.release.liveVersion })}
+          value={share}
+          onChange={setShare}
+          most={100}
+          error={percent === undefined ? t('releases.publish.percentInvalid') : undefined}
+        />
+      </div>
       <div className="flows-publish">
-        <button type="button" onClick={() => void publish()} disabled={publishing || changed !== true}>
+        <button type="button" onClick={() => void publish()} disabled={publishing || changed !== true || percent === undefined}>
           {publishing ? t('flows.flow.publishing') : t('flows.flow.publish')}
         </button>
         <p className="hint">{changed === false ? t('flows.flow.nothingToPublish') : t('flows.flow.publishHint')}</p>
       </div>
       <p role="status" className="flows-status">
-        {published !== undefined && t('flows.flow.publishedNow', { version: published })}
+        {published !== undefined &&
+          (published.percent < 100 ? t('releases.publish.doneGradual', published) : t('flows.flow.publishedNow', { version: published.version }))}
       </p>
       {error !== undefined && <ErrorNotice error={error} />}
     </div>
   )
 }
 
-function Versions({ flowId, newest }: { flowId: string; newest: number }) {
+function Versions({ flowId, newest, release }: { flowId: string; newest: number; release: Release }) {
   const t = useT()
   const [params, setParams] = useQueryParams()
   const shown = positiveOf(params, 'version')
-  const versions = usePagedList(({ page }) => unwrap(api.GET('/v1/flows/{id}/versions', { params: { path: { id: flowId }, query: { page, size: 10 } } })), [flowId, newest])
+  const versions = usePagedList(
+    ({ page }) => unwrap(api.GET('/v1/flows/{id}/versions', { params: { path: { id: flowId }, query: { page, size: 10 } } })),
+    [flowId, newest, release.liveVersion, release.gradual?.version, release.gradual?.percent],
+  )
   const columns: Column<VersionItem>[] = [
     {
       header: t('flows.versions.version'),
@@ -132,6 +160,7 @@ function Versions({ flowId, newest }: { flowId: string; newest: number }) {
       ),
     },
     { header: t('flows.versions.publishedAt'), cell: (version) => <DateTime value={version.publishedAt} /> },
+    { header: t('releases.col.share'), cell: (version) => <ShareBadge release={release} version={version.version} share={version.share} /> },
     {
       header: t('common.actions'),
       cell: (version) => (

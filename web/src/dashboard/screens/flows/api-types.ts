@@ -30,3 +30,13 @@ export type TestRun = JsonOf<paths['/v1/flows/{id}/test-runs']['post']['response
 export type TestResult = TestRun['tests'][number]
 export type StepResult = TestResult['steps'][number]
 export type TestProblem = StepResult['problems'][number]
+
+export type Release = FlowDetail['release']
+export type VersionFigures = JsonOf<paths['/v1/flows/{id}/analytics/versions']['get']['responses'][200]>['versions'][number]
+export type ReplaySummary = JsonOf<paths['/v1/flows/{id}/replays']['get']['responses'][200]>['content'][number]
+export type ReplayDetail = JsonOf<paths['/v1/flows/{id}/replays/{replayId}']['get']['responses'][200]>
+export type DifferingSession = ReplayDetail['differing'][number]
+export type TurnSide = DifferingSession['recorded']
+export type ReplayStatusChoice = NonNullable<ReplayDetail['selection']['status']>
+/** The most sessions a replay plays, and how many unless told (src/domain/replay.ts's REPLAY_LIMITS). */
+export const REPLAY_SESSIONS = { most: 5000, unlessTold: 200 } as const

@@ -6,19 +6,23 @@ import { useAsync } from '../../components/async'
 import { Field, FormError, Loading, SelectField, useFieldErrors } from '../../components/ui'
 import { useT } from '../../i18n'
 import { useSignedIn } from '../../session'
+import type { Release } from '../flows/api-types'
 import type { Variable } from '../workspaces/api-types'
 import { formatDefaultValue, parseDefaultValue } from '../workspaces/default-value'
 import './sessions.css'
+
+/** Which versions a new session may start on: the live one, and the one in gradual release with its share. */
+const releaseWords = ({ liveVersion, gradual }: Release) => ({ version: liveVersion, gradual: gradual?.version ?? '', percent: gradual?.percent ?? '' })
 
 /** The API takes at most this many variables in a page: a workspace's variables are listed whole up to it. */
 const LARGEST_PAGE = 100
 
 /**
  * Starts a session as the API does (POST /v1/sessions/flows/{flowId}/create, acting as the signed-in
- * key): the flow's published version, the contact's id, the workspace's variables typed, the
+ * key): the flow's live version (or the one in gradual release, for its share), the contact's id, the workspace's variables typed, the
  * callback its webhooks go to. The new session's page opens, following it live.
  */
-export function StartSessionForm({ flow }: { flow?: { id: string; name: string; publishedVersion: number } }) {
+export function StartSessionForm({ flow }: { flow?: { id: string; name: string; release: Release } }) {
   const t = useT()
   const [, navigate] = useLocation()
   const { workspaceId } = useActingWorkspace()
@@ -62,7 +66,7 @@ export function StartSessionForm({ flow }: { flow?: { id: string; name: string; 
         {flow && (
           <div>
             <dt>{t('sessions.field.flow')}</dt>
-            <dd>{t('sessions.start.flowVersion', { name: flow.name, version: flow.publishedVersion })}</dd>
+            <dd>{t(flow.release.gradual ? 'sessions.start.flowGradual' : 'sessions.start.flowVersion', { name: flow.name, ...releaseWords(flow.release) })}</dd>
           </div>
         )}
         <Callback />
@@ -81,7 +85,7 @@ export function StartSessionForm({ flow }: { flow?: { id: string; name: string; 
           {(props) => <input {...props} value={externalId} onChange={(event) => setExternalId(event.target.value)} maxLength={256} autoComplete="off" />}
         </Field>
       </div>
-      {!flow && chosen.data && <p className="hint">{t('sessions.start.runsVersion', { version: chosen.data.publishedVersion })}</p>}
+      {!flow && chosen.data && <p className="hint">{t(chosen.data.release.gradual ? 'sessions.start.runsGradual' : 'sessions.start.runsVersion', releaseWords(chosen.data.release))}</p>}
       <fieldset className="start-session-variables">
         <legend>{t('sessions.start.variables')}</legend>
         {!variables.data && !variables.error && <Loading />}

@@ -32,24 +32,38 @@ export function useSubmit() {
 }
 
 /**
- * A destructive action asked twice: the button, then the question with the action and a way back
- * (inline, so it needs no dialog and keeps keyboard focus where the person is).
+ * An action asked twice: the button, then the question with the action and a way back (inline, so
+ * it needs no dialog and keeps keyboard focus where the person is). `subject` names what a button
+ * whose label does not say it acts on; `plain` for an action that changes much but destroys nothing.
  */
-export function ConfirmAction({ label, subject, question, onConfirm }: { label: string; subject: string; question: string; onConfirm: () => Promise<void> }) {
+export function ConfirmAction({
+  label,
+  subject,
+  question,
+  onConfirm,
+  tone = 'danger',
+}: {
+  label: string
+  subject?: string
+  question: string
+  onConfirm: () => Promise<void>
+  tone?: 'danger' | 'plain'
+}) {
   const t = useT()
   const [asking, setAsking] = useState(false)
   const submit = useSubmit()
+  const danger = tone === 'danger'
   if (!asking) {
     return (
-      <button type="button" className="secondary ws-danger" aria-label={`${label}: ${subject}`} onClick={() => setAsking(true)}>
+      <button type="button" className={danger ? 'secondary ws-danger' : 'secondary'} aria-label={subject === undefined ? undefined : `${label}: ${subject}`} onClick={() => setAsking(true)}>
         {label}
       </button>
     )
   }
   return (
-    <div className="ws-confirm" role="group" aria-label={question}>
+    <div className={danger ? 'ws-confirm' : 'ws-confirm plain'} role="group" aria-label={question}>
       <span>{question}</span>
-      <button type="button" className="ws-danger-solid" autoFocus disabled={submit.busy} onClick={() => void submit.run(onConfirm)}>
+      <button type="button" className={danger ? 'ws-danger-solid' : undefined} autoFocus disabled={submit.busy} onClick={() => void submit.run(onConfirm)}>
         {label}
       </button>
       <button type="button" className="secondary" onClick={() => setAsking(false)}>
