@@ -9587,7 +9587,21 @@ export interface operations {
                             /** Format: uuid */
                             sessionId: string;
                             turn: number;
-                            trigger: string;
+                            trigger: {
+                                /** @enum {string} */
+                                kind: "start";
+                            } | {
+                                /** @enum {string} */
+                                kind: "message";
+                                text: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "event";
+                                name: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "timer";
+                            };
                             recorded: {
                                 said: string[];
                                 functions: string[];
@@ -9600,7 +9614,17 @@ export interface operations {
                                 waitsAt: string | null;
                                 status: string;
                             } | null;
-                            why?: string;
+                            missing?: {
+                                /** @enum {string} */
+                                reason: "calls_outside";
+                                nodeId: string;
+                            } | {
+                                /** @enum {string} */
+                                reason: "fails";
+                            } | {
+                                /** @enum {string} */
+                                reason: "answers_nothing";
+                            };
                         }[];
                     };
                 };

@@ -4,7 +4,7 @@ import { REPLAY_LIMITS } from '../domain/replay.js'
 import type { TestRun } from '../engine/conversation-tests.js'
 import { NotFoundError } from '../errors.js'
 import { junitReport, runSummary } from './junit.js'
-import type { DifferingSession, TurnSide } from '../domain/replay.js'
+import type { DifferingSession, MissingTurn, TurnSide, TurnTrigger } from '../domain/replay.js'
 import type { CliContext } from './main.js'
 import { printJson } from './operator.js'
 import { ExitCode, parseAction, positiveIntegerArgument, UsageError, uuidArgument } from './usage.js'
@@ -99,15 +99,20 @@ interface ReplayReport {
 /** Differing sessions the summary shows; `--json` gives every one the replay kept. */
 const SESSIONS_SHOWN = 20
 
-const sideText = (side: TurnSide | null): string => (side ? side.said.map((said) => JSON.stringify(said)).join(' ') || `(says nothing; ${side.status})` : '')
+const sideText = (side: TurnSide): string => side.said.map((said) => JSON.stringify(said)).join(' ') || `(says nothing; ${side.status})`
+
+const triggerText = (trigger: TurnTrigger): string => (trigger.kind === 'message' ? JSON.stringify(trigger.text) : trigger.kind === 'event' ? `event ${trigger.name}` : trigger.kind)
+
+const missingText = (missing: MissingTurn | undefined): string =>
+  missing?.reason === 'calls_outside' ? `(would call outside at ${missing.nodeId}, which a replay does not)` : missing?.reason === 'fails' ? '(the turn fails)' : '(answers nothing)'
 
 /** The replay for a person: how many sessions would change, then each with its first differing turn, recorded beside the draft. */
 export function replaySummary(replay: ReplayReport, flowName: string): string {
   const lines = [`${flowName} (draft against version ${replay.version}): ${replay.differingCount} of ${replay.total} sessions would change`]
   for (const differing of replay.differing.slice(0, SESSIONS_SHOWN)) {
-    lines.push(`  session ${differing.sessionId}, turn ${differing.turn} (${differing.trigger})`)
+    lines.push(`  session ${differing.sessionId}, turn ${differing.turn} (${triggerText(differing.trigger)})`)
     lines.push(`    recorded: ${sideText(differing.recorded)}`)
-    lines.push(`    draft:    ${differing.replayed ? sideText(differing.replayed) : differing.why ?? ''}`)
+    lines.push(`    draft:    ${differing.replayed ? sideText(differing.replayed) : missingText(differing.missing)}`)
   }
   if (replay.differingCount > SESSIONS_SHOWN) lines.push(`  … and ${replay.differingCount - SESSIONS_SHOWN} more (--json lists the first ${REPLAY_LIMITS.differingKept})`)
   return `${lines.join('\n')}\n`

@@ -45,17 +45,33 @@ export const TurnSide = Type.Object({
 })
 export type TurnSide = Static<typeof TurnSide>
 
+/** What a turn answered: the session's start, the contact's message (its words), an outside event, a timer. */
+export const TurnTrigger = Type.Union([
+  Type.Object({ kind: Type.Literal('start') }),
+  Type.Object({ kind: Type.Literal('message'), text: Type.String() }),
+  Type.Object({ kind: Type.Literal('event'), name: Type.String() }),
+  Type.Object({ kind: Type.Literal('timer') }),
+])
+export type TurnTrigger = Static<typeof TurnTrigger>
+
+/** Why the draft's side of a turn is missing: it would call outside at a node (a replay calls nothing), fail the turn, or answer nothing. */
+export const MissingTurn = Type.Union([
+  Type.Object({ reason: Type.Literal('calls_outside'), nodeId: Type.String() }),
+  Type.Object({ reason: Type.Literal('fails') }),
+  Type.Object({ reason: Type.Literal('answers_nothing') }),
+])
+export type MissingTurn = Static<typeof MissingTurn>
+
 /** A session whose turns the draft would change: its first differing turn, side by side. */
 export const DifferingSession = Type.Object({
   sessionId: Uuid,
   /** 0: the session's start; then one per trigger the session answered. */
   turn: Type.Integer({ minimum: 0 }),
-  /** What the turn answered: the user's words, an event, a timer. */
-  trigger: Type.String(),
+  trigger: TurnTrigger,
   recorded: TurnSide,
-  /** What the draft does instead; null when it cannot say without calling outside (`why`). */
+  /** What the draft does instead; null when there is nothing to show (`missing` says why). */
   replayed: Type.Union([TurnSide, Type.Null()]),
-  why: Type.Optional(Type.String()),
+  missing: Type.Optional(MissingTurn),
 })
 export type DifferingSession = Static<typeof DifferingSession>
 

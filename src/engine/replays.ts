@@ -3,7 +3,7 @@ import { comparable, replayedTurns, type ReplayedTurn } from './replayed-turns.j
 import { sameJson } from '../domain/json.js'
 import { awaitReadModels, type CommandContext } from '../commands/context.js'
 import { handleCommand } from '../commands/handle.js'
-import { REPLAY_LIMITS, replay, replayStream, type DifferingSession, type ReplayRequest, type TurnSide } from '../domain/replay.js'
+import { REPLAY_LIMITS, replay, replayStream, type DifferingSession, type ReplayRequest, type TurnSide, type TurnTrigger } from '../domain/replay.js'
 import { sessionStream, type SessionEvent } from '../domain/session.js'
 import { sentText, triggerText, type Trigger } from '../domain/turn.js'
 import { foldStream } from '../eventstore/stream-state.js'
@@ -29,21 +29,21 @@ export async function firstDifference(store: CommandContext['store'], flows: Flo
   for await (const turn of replayedTurns(events, loadDraft, runTurnOrCall)) {
     // As stored: a key the replay leaves undefined is no key at all.
     if (sameJson({ type: turn.recorded.type, data: turn.recorded.data }, JSON.parse(JSON.stringify(comparable(turn))))) continue
-    return { sessionId, turn: turn.index, trigger: describeTrigger(turn.trigger), recorded: sideOf(turn.completed.output), ...replayedSide(turn) }
+    return { sessionId, turn: turn.index, trigger: triggerOf(turn.trigger), recorded: sideOf(turn.completed.output), ...replayedSide(turn) }
   }
   return null
 }
 
-const describeTrigger = (trigger: Trigger): string => {
+const triggerOf = (trigger: Trigger): TurnTrigger => {
   switch (trigger.type) {
     case 'start':
-      return '(start)'
+      return { kind: 'start' }
     case 'message':
-      return triggerText(trigger)
+      return { kind: 'message', text: triggerText(trigger) }
     case 'event':
-      return `(event ${trigger.event.name})`
+      return { kind: 'event', name: trigger.event.name }
     default:
-      return '(timer)'
+      return { kind: 'timer' }
   }
 }
 
@@ -54,10 +54,11 @@ const sideOf = (output: Extract<SessionEvent, { type: 'TurnCompleted' }>['data']
   status: output.status,
 })
 
-function replayedSide(turn: ReplayedTurn): Pick<DifferingSession, 'replayed' | 'why'> {
+function replayedSide(turn: ReplayedTurn): Pick<DifferingSession, 'replayed' | 'missing'> {
   const { replayed } = turn
-  if (replayed && 'calling' in replayed) return { replayed: null, why: `the draft calls outside at ${replayed.calling}, which the session never did; a replay calls nothing` }
-  if (!replayed || replayed.type !== 'TurnCompleted') return { replayed: null, why: replayed?.type === 'TurnFailed' ? 'the draft fails the turn' : 'the draft answers nothing' }
+  // A call the session never made would have to be made: a replay calls nothing.
+  if (replayed && 'calling' in replayed) return { replayed: null, missing: { reason: 'calls_outside', nodeId: replayed.calling } }
+  if (!replayed || replayed.type !== 'TurnCompleted') return { replayed: null, missing: { reason: replayed?.type === 'TurnFailed' ? 'fails' : 'answers_nothing' } }
   return { replayed: sideOf(replayed.data.output) }
 }
 

@@ -17,7 +17,7 @@ const requested: ReplayEvent = { type: 'ReplayRequested', data: { ...request, re
 const differs = (sessionId: string): DifferingSession => ({
   sessionId,
   turn: 1,
-  trigger: 'hi',
+  trigger: { kind: 'message', text: 'hi' },
   recorded: { said: ['Hello'], functions: [], waitsAt: 'ask', status: 'active' },
   replayed: { said: ['Hi there'], functions: [], waitsAt: 'ask', status: 'active' },
 })

@@ -86,7 +86,7 @@ for (const backend of reachableBackends) {
     t.same(new Set(report.differing.map((d: { sessionId: string }) => d.sessionId)), sorry, 'exactly the sessions that went through the changed branch')
     const first = report.differing[0]
     t.match(first, { turn: 1, recorded: { said: [SORRY], status: 'completed' }, replayed: { said: [CLOSED], status: 'completed' } }, 'each with its first differing turn side by side')
-    t.match(first.trigger, /^\d+$/, 'and what the user said in it')
+    t.match(first.trigger, { kind: 'message', text: /^\d+$/ }, 'and what the user said in it')
     t.same(await outsideReplays(), before, 'nothing was recorded on a session or card, nothing sent to a callback, and the API was not called')
 
     const listed = await ok('GET', `/v1/flows/${flowId}/replays`)

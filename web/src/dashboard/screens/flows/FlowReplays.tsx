@@ -14,7 +14,7 @@ import { dateTimeText } from '../../../shared/date-time'
 import { sessionStateKey } from '../sessions/session-state'
 import { useSubmit } from '../workspaces/forms'
 import { REPLAY_SESSIONS, type DifferingSession, type FlowDetail, type ReplayDetail, type ReplayStatusChoice, type ReplaySummary, type TurnSide } from './api-types'
-import { functionsWords, turnStateWords, turnWords, whyWords } from './replay-words'
+import { functionsWords, missingWords, turnStateWords, turnWords } from './replay-words'
 import { WholeNumberField, wholeNumberOf } from './WholeNumberField'
 
 /** How often a running replay's progress is asked for. */
@@ -260,7 +260,7 @@ function DifferingTurn({ session, definition }: { session: DifferingSession; def
             <td className="replay-recorded">
               <Said said={recorded.said} />
             </td>
-            <td className="replay-draft">{replayed ? <Said said={replayed.said} /> : <p className="notice warn">{whyWords(session.why, t, (id) => names(id).name)}</p>}</td>
+            <td className="replay-draft">{replayed ? <Said said={replayed.said} /> : <p className="notice warn">{missingWords(session.missing, t, (id) => names(id).name)}</p>}</td>
           </tr>
           {replayed &&
             rows

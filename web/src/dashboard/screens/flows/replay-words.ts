@@ -2,27 +2,29 @@ import type { Translate } from '../../i18n'
 import { sessionStateKey } from '../sessions/session-state'
 import type { DifferingSession } from './api-types'
 
-// A replay's report in words. The engine (src/engine/replays.ts) writes a differing turn's
-// `trigger` as `(start)`, `(event NAME)`, `(timer)` or the contact's words, and `why` as a sentence;
-// here they become the person's language. Words no rule knows are shown as the engine wrote them.
+// A replay's report in words: a differing turn's `trigger` (what it answered) and, when the draft's
+// side is missing, its `missing` reason, in the person's language.
 
 /** The turn a session first differs at: its start, or what it answered. */
-export function turnWords(session: DifferingSession, t: Translate): string {
+export function turnWords(session: Pick<DifferingSession, 'turn' | 'trigger'>, t: Translate): string {
   const { turn, trigger } = session
-  if (turn === 0) return t('replays.turn.start')
-  if (trigger === '(timer)') return t('replays.turn.timer', { turn })
-  const event = /^\(event (.+)\)$/s.exec(trigger)
-  if (event) return t('replays.turn.event', { turn, name: event[1]! })
-  return t('replays.turn.message', { turn, text: trigger })
+  switch (trigger.kind) {
+    case 'start':
+      return t('replays.turn.start')
+    case 'timer':
+      return t('replays.turn.timer', { turn })
+    case 'event':
+      return t('replays.turn.event', { turn, name: trigger.name })
+    default:
+      return t('replays.turn.message', { turn, text: trigger.text })
+  }
 }
 
 /** Why the draft's side of a turn is missing; `nodeName` names the node a call would be made at. */
-export function whyWords(why: string | undefined, t: Translate, nodeName: (id: string) => string): string {
-  const calls = /^the draft calls outside at (.+?), which the session never did/s.exec(why ?? '')
-  if (calls) return t('replays.why.calls', { node: nodeName(calls[1]!) })
-  if (why === 'the draft fails the turn') return t('replays.why.fails')
-  if (why === undefined || why === 'the draft answers nothing') return t('replays.why.silent')
-  return why
+export function missingWords(missing: DifferingSession['missing'], t: Translate, nodeName: (id: string) => string): string {
+  if (missing?.reason === 'calls_outside') return t('replays.why.calls', { node: nodeName(missing.nodeId) })
+  if (missing?.reason === 'fails') return t('replays.why.fails')
+  return t('replays.why.silent')
 }
 
 const STATES = ['active', 'running', 'completed', 'timeout', 'error'] as const
