@@ -9018,8 +9018,24 @@ export interface operations {
                             id: string;
                             name: string;
                             passed: boolean;
-                            /** @description why the test stopped before its last step */
+                            /** @description why the test stopped before its last step, in words */
                             stopped?: string;
+                            /** @description the same as a value: the conversation had ended, no timer was pending at the node it waited at, or a call the test gives no answer for */
+                            stop?: {
+                                step: number;
+                                /** @enum {string} */
+                                reason: "ended";
+                            } | {
+                                step: number;
+                                /** @enum {string} */
+                                reason: "no_pending_timer";
+                                nodeId: string | null;
+                            } | {
+                                step: number;
+                                /** @enum {string} */
+                                reason: "unanswered_call";
+                                nodeId: string;
+                            };
                             steps: {
                                 /** @description 0: the session's start; then the test's steps from 1 */
                                 step: number;

@@ -24,11 +24,16 @@ export interface StepResult {
   status: TurnOutput['status']
 }
 
+/** Why a test stopped before its last step, as a value: the conversation had ended, no timer was pending to fire, or a call the test gives no answer for. */
+export type TestStop = { step: number } & ({ reason: 'ended' } | { reason: 'no_pending_timer'; nodeId: string | null } | { reason: 'unanswered_call'; nodeId: string })
+
 export interface TestResult {
   passed: boolean
   steps: StepResult[]
-  /** Why the test stopped before its last step (the conversation ended, a call it gives no answer for). */
+  /** Why the test stopped before its last step, in words. */
   stopped?: string
+  /** The same, as a value. */
+  stop?: TestStop
 }
 
 export interface TestInputs {
@@ -56,12 +61,12 @@ export function runConversationTest(flow: RunnableFlow, test: ConversationTestBo
   const steps: StepResult[] = []
   const triggers: { trigger: Trigger | 'timer'; expect?: Expectation }[] = [{ trigger: { type: 'start' }, expect: test.start }, ...test.steps.map(stepTrigger)]
   for (const [index, { trigger: given, expect }] of triggers.entries()) {
-    if (index > 0 && !state.waitingAt) return stoppedAt(steps, `step ${index}: the conversation has ended; it takes no more steps`)
+    if (index > 0 && !state.waitingAt) return stoppedAt(steps, { step: index, reason: 'ended' })
     const trigger = given === 'timer' ? timerOf(state) : given
-    if (typeof trigger === 'string') return stoppedAt(steps, `step ${index}: ${trigger}`)
+    if (trigger === null) return stoppedAt(steps, { step: index, reason: 'no_pending_timer', nodeId: state.waitingAt?.nodeId ?? null })
     if (trigger.type === 'timer') nowMs = Math.max(nowMs, Date.parse(trigger.until))
     const played = playUntilAnswered(flow, state, trigger, { index, nowMs, inputs, answers, transcript })
-    if (typeof played === 'string') return stoppedAt(steps, `step ${index}: ${played}`)
+    if ('unanswered' in played) return stoppedAt(steps, { step: index, reason: 'unanswered_call', nodeId: played.unanswered })
     const problems = expect ? expectationProblems(expect, played) : []
     steps.push({
       step: index,
@@ -78,7 +83,18 @@ export function runConversationTest(flow: RunnableFlow, test: ConversationTestBo
   return { passed: steps.every((step) => step.passed), steps }
 }
 
-const stoppedAt = (steps: StepResult[], why: string): TestResult => ({ passed: false, steps, stopped: why })
+const stoppedAt = (steps: StepResult[], stop: TestStop): TestResult => ({ passed: false, steps, stopped: stopText(stop), stop })
+
+function stopText(stop: TestStop): string {
+  switch (stop.reason) {
+    case 'ended':
+      return `step ${stop.step}: the conversation has ended; it takes no more steps`
+    case 'no_pending_timer':
+      return `step ${stop.step}: no timer is pending${stop.nodeId ? ` at ${stop.nodeId}` : ''}`
+    default:
+      return `step ${stop.step}: node ${stop.nodeId} makes a call the test gives no answer for (answers: [{ nodeId: "${stop.nodeId}", answer: … }])`
+  }
+}
 
 const stepTrigger = (step: TestStep): { trigger: Trigger | 'timer'; expect?: Expectation } => {
   if ('send' in step) return { trigger: { type: 'message', message: step.send }, expect: step.expect }
@@ -86,20 +102,20 @@ const stepTrigger = (step: TestStep): { trigger: Trigger | 'timer'; expect?: Exp
   return { trigger: 'timer', expect: step.expect }
 }
 
-/** The trigger of the waiting node's timer, or why there is none. */
-const timerOf = (state: ConversationState): Trigger | string => {
+/** The trigger of the waiting node's timer; null when none is pending. */
+const timerOf = (state: ConversationState): Trigger | null => {
   const waiting = state.waitingAt
-  if (!waiting?.until) return `no timer is pending${waiting ? ` at ${waiting.nodeId}` : ''}`
+  if (!waiting?.until) return null
   return { type: 'timer', nodeId: waiting.nodeId, until: waiting.until }
 }
 
-/** One turn, its calls outside answered from the test; why not, when the test gives no answer for one. */
+/** One turn, its calls outside answered from the test; the node of a call the test gives no answer for. */
 function playUntilAnswered(
   flow: RunnableFlow,
   state: ConversationState,
   trigger: Trigger,
   turn: { index: number; nowMs: number; inputs: TestInputs; answers: Map<string, RecordedCall['answer'][]>; transcript: readonly TranscriptLine[] },
-): TurnOutput | string {
+): TurnOutput | { unanswered: string } {
   const calls: RecordedCall[] = []
   for (;;) {
     let ids = 0
@@ -117,7 +133,7 @@ function playUntilAnswered(
     })
     if (output.status !== 'calling') return output
     const answer = turn.answers.get(output.nodeId)?.shift()
-    if (!answer) return `node ${output.nodeId} makes a call the test gives no answer for (answers: [{ nodeId: "${output.nodeId}", answer: … }])`
+    if (!answer) return { unanswered: output.nodeId }
     calls.push({ index: output.index, nodeId: output.nodeId, request: output.request, answer, durationMs: 0 })
   }
 }

@@ -56,14 +56,16 @@ t.test('calls outside are answered from the test, in order per node, and never m
   const failing = runConversationTest(flow, { name: 'down', answers: [{ nodeId: 'lookup', answer: { error: 'timeout', message: 'no answer' } }], steps: [{ send: text('1'), expect: { messages: [{ text: { contains: 'Sorry' } }] } }] }, inputs)
   t.equal(failing.passed, true, 'an error answer leads where a real one would')
   const unanswered = runConversationTest(flow, { name: 'no answer', steps: [{ send: text('1') }] }, inputs)
-  t.same(unanswered, { passed: false, steps: [unanswered.steps[0]], stopped: 'step 1: node lookup makes a call the test gives no answer for (answers: [{ nodeId: "lookup", answer: … }])' })
+  t.same(unanswered, { passed: false, steps: [unanswered.steps[0]], stopped: 'step 1: node lookup makes a call the test gives no answer for (answers: [{ nodeId: "lookup", answer: … }])',
+      stop: { step: 1, reason: 'unanswered_call', nodeId: 'lookup' },
+    })
 })
 
 t.test('steps after the end, and a timer where none is pending, stop the test', async (t) => {
   const ended = runConversationTest(runnable(echoFlow), { name: 'too long', steps: [{ send: text('bye') }, { send: text('anyone?') }] }, inputs)
-  t.match(ended, { passed: false, stopped: 'step 2: the conversation has ended; it takes no more steps' })
+  t.match(ended, { passed: false, stopped: 'step 2: the conversation has ended; it takes no more steps', stop: { step: 2, reason: 'ended' } })
   const noTimer = runConversationTest(runnable(echoFlow), { name: 'timer', steps: [{ timer: true }] }, inputs)
-  t.match(noTimer, { passed: false, stopped: 'step 1: no timer is pending at ask' })
+  t.match(noTimer, { passed: false, stopped: 'step 1: no timer is pending at ask', stop: { step: 1, reason: 'no_pending_timer', nodeId: 'ask' } })
 })
 
 t.test('a timer fires when due, on the test clock', async (t) => {

@@ -41,7 +41,17 @@ const TestRun = Type.Object({
       id: Uuid,
       name: Type.String(),
       passed: Type.Boolean(),
-      stopped: Type.Optional(Type.String({ description: 'why the test stopped before its last step' })),
+      stopped: Type.Optional(Type.String({ description: 'why the test stopped before its last step, in words' })),
+      stop: Type.Optional(
+        Type.Union(
+          [
+            Type.Object({ step: Type.Integer({ minimum: 0 }), reason: Type.Literal('ended') }),
+            Type.Object({ step: Type.Integer({ minimum: 0 }), reason: Type.Literal('no_pending_timer'), nodeId: Type.Union([Type.String(), Type.Null()]) }),
+            Type.Object({ step: Type.Integer({ minimum: 0 }), reason: Type.Literal('unanswered_call'), nodeId: Type.String() }),
+          ],
+          { description: 'the same as a value: the conversation had ended, no timer was pending at the node it waited at, or a call the test gives no answer for' },
+        ),
+      ),
       steps: Type.Array(StepResult),
     }),
   ),

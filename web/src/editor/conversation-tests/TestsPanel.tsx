@@ -171,9 +171,9 @@ function Failure({ test, result, nodeName }: { test: ConversationTest; result: T
             ))}
           </section>
         ))}
-      {result.stopped && (
+      {result.stop && (
         <p className="field-error" data-testid="test-stopped">
-          {stoppedText(result.stopped, t)}
+          {stoppedText(result.stop, t)}
         </p>
       )}
     </div>

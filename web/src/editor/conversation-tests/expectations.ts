@@ -103,13 +103,15 @@ export function expectedAt(expect: Expectation | undefined, at: string): { found
 }
 
 /** Why a test stopped before its last step (src/engine/conversation-tests.ts words it), in the person's words. */
-export function stoppedText(reason: string, t: Translate): string {
-  const [, step = '?', rest = reason] = /^step (\d+): (.*)$/s.exec(reason) ?? []
-  if (/^the conversation has ended/.test(rest)) return t('tests.stopped.ended', { n: step })
-  if (/^no timer is pending/.test(rest)) return t('tests.stopped.noTimer', { n: step })
-  const call = /^node (\S+) makes a call the test gives no answer for/.exec(rest)
-  if (call) return t('tests.stopped.noAnswer', { n: step, node: call[1]! })
-  return t('tests.stopped.other', { n: step, reason: rest })
+export function stoppedText(stop: NonNullable<TestResult['stop']>, t: Translate): string {
+  switch (stop.reason) {
+    case 'ended':
+      return t('tests.stopped.ended', { n: stop.step })
+    case 'no_pending_timer':
+      return t('tests.stopped.noTimer', { n: stop.step })
+    default:
+      return t('tests.stopped.noAnswer', { n: stop.step, node: stop.nodeId })
+  }
 }
 
 const boundary = (char: string | undefined) => char === undefined || /[\s.,;:!?]/.test(char)

@@ -144,7 +144,7 @@ function TestFailure({ result, test }: { result: TestResult; test: ConversationT
   return (
     <article className="flow-test-failure" aria-labelledby={headingId}>
       <h4 id={headingId}>{t('flowTests.failureOf', { name: result.name })}</h4>
-      {result.stopped !== undefined && <p className="notice warn">{stopWords(result.stopped, t)}</p>}
+      {result.stop !== undefined && <p className="notice warn">{stopWords(result.stop, t)}</p>}
       {result.steps
         .filter((step) => !step.passed)
         .map((step) => (

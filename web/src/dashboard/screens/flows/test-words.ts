@@ -1,5 +1,5 @@
 import type { Translate } from '../../i18n'
-import type { TestBody, TestProblem, TestStep, TextMatch } from './api-types'
+import type { TestBody, TestProblem, TestResult, TestStep, TextMatch } from './api-types'
 import { expectationAt } from './test-draft'
 
 /** What the contact or the world does on a step, in a line. */
@@ -62,18 +62,8 @@ function valueWords(value: unknown, t: Translate): string {
   return JSON.stringify(value)
 }
 
-/** Why a test stopped before its last step (the service's words: `step 2: the conversation has ended; …`), in the person's. */
-export function stopWords(stopped: string, t: Translate): string {
-  const at = /^step (\d+): (.*)$/s.exec(stopped)
-  if (!at) return stopped
-  const [, step = '', why = ''] = at
-  const call = /^node (\S+) makes a call the test gives no answer for/.exec(why)
-  const said = why.startsWith('the conversation has ended')
-    ? t('flowTests.stopped.ended')
-    : why.startsWith('no timer is pending')
-      ? t('flowTests.stopped.noTimer')
-      : call
-        ? t('flowTests.stopped.noAnswer', { node: call[1]! })
-        : why
-  return t('flowTests.stopped', { step, why: said })
+/** Why a test stopped before its last step, in the person's words. */
+export function stopWords(stop: NonNullable<TestResult['stop']>, t: Translate): string {
+  const why = stop.reason === 'ended' ? t('flowTests.stopped.ended') : stop.reason === 'no_pending_timer' ? t('flowTests.stopped.noTimer') : t('flowTests.stopped.noAnswer', { node: stop.nodeId })
+  return t('flowTests.stopped', { step: stop.step, why })
 }
