@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { FlowDefinition } from '../domain/flow-definition.js'
-import { draftVersionOf, sharesOf, type FlowEvent, type Release } from '../domain/flow.js'
+import { draftVersionOf, sharesOf, type FlowEvent, type Release, type ReleaseReason } from '../domain/flow.js'
 import type { ReplayEvent } from '../domain/replay.js'
 import { applyReplayEvent } from './replays.js'
 import type { DbOrTrx } from '../store/database.js'
@@ -12,7 +12,7 @@ import { toIso } from './timestamps.js'
 export const flowsProjection = defineProjection<FlowEvent | ReplayEvent>({
   name: 'flows',
   streamPrefixes: ['flow-', 'replay-'],
-  tables: ['flows', 'flow_versions', 'flow_replays'],
+  tables: ['flows', 'flow_versions', 'flow_replays', 'flow_releases'],
   async apply(trx, event, recorded) {
     switch (event.type) {
       case 'ReplayRequested':
@@ -55,6 +55,7 @@ export const flowsProjection = defineProjection<FlowEvent | ReplayEvent>({
           .where('id', '=', event.data.flowId)
           .where('published_version', '<', event.data.version)
           .execute()
+        await recordRelease(trx, event.data.flowId, recorded.revision, { reason: 'publish', liveVersion: event.data.version, gradual: null, published: event.data.version }, event.data.publishedAt)
         break
       case 'FlowDraftSaved': {
         const draftVersion = draftVersionOf(Number(recorded.revision))
@@ -67,6 +68,7 @@ export const flowsProjection = defineProjection<FlowEvent | ReplayEvent>({
         break
       }
       case 'FlowReleaseChanged':
+        await recordRelease(trx, event.data.flowId, recorded.revision, event.data, event.data.changedAt)
         await trx
           .updateTable('flows')
           .set({
@@ -84,6 +86,23 @@ export const flowsProjection = defineProjection<FlowEvent | ReplayEvent>({
     }
   },
 })
+
+/** A row of the release history; one per flow event, so a redelivered event adds none. */
+const recordRelease = (trx: DbOrTrx, flowId: string, revision: bigint, change: Release & { reason: ReleaseReason; published?: number }, at: string) =>
+  trx
+    .insertInto('flow_releases')
+    .values({
+      flow_id: flowId,
+      revision: revision.toString(),
+      reason: change.reason,
+      published_version: change.published ?? null,
+      live_version: change.liveVersion,
+      gradual_version: change.gradual?.version ?? null,
+      gradual_percent: change.gradual?.percent ?? null,
+      changed_at: at,
+    })
+    .onConflict((oc) => oc.columns(['flow_id', 'revision']).doNothing())
+    .execute()
 
 export const FLOW_ORDER_COLUMNS = { name: 'flows.name', createdAt: 'flows.created_at', updatedAt: 'flows.updated_at' } as const
 export type FlowOrder = keyof typeof FLOW_ORDER_COLUMNS
@@ -207,4 +226,54 @@ export async function findFlowVersion(db: DbOrTrx, query: { workspaceId: string;
     .where('flow_versions.version', '=', query.version)
     .executeTakeFirst()
   return row && { version: row.version, publishedAt: toIso(row.published_at), share: shareOf(row), definition: row.definition as FlowDefinition }
+}
+
+export interface ReleaseChange extends Release {
+  changedAt: string
+  reason: ReleaseReason
+  /** The version a publish made; null for other changes. */
+  published: number | null
+}
+
+/**
+ * A flow's release history, newest first: every change of the versions its new sessions start on.
+ * A gradual publish is one change (its version published, then given its share in the same append).
+ */
+export async function listReleases(db: DbOrTrx, query: Paging & { workspaceId: string; flowId: string }): Promise<ListPage<ReleaseChange>> {
+  const matching = db
+    .selectFrom('flow_releases as r')
+    .innerJoin('flows', 'flows.id', 'r.flow_id')
+    .where('flows.workspace_id', '=', query.workspaceId)
+    .where('r.flow_id', '=', query.flowId)
+    // The publish whose share the next row of the same append sets.
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('flow_releases as next')
+            .select('next.revision')
+            .whereRef('next.flow_id', '=', 'r.flow_id')
+            .where('r.published_version', 'is not', null)
+            .where('next.published_version', 'is', null)
+            .where('next.reason', '=', 'publish')
+            .where(sql<boolean>`next.revision = r.revision + 1`),
+        ),
+      ),
+    )
+  const ordered = matching
+    .leftJoin('flow_releases as published', (join) =>
+      join
+        .onRef('published.flow_id', '=', 'r.flow_id')
+        .on(sql<boolean>`published.revision = r.revision - 1`)
+        .on('published.published_version', 'is not', null)
+        .on('r.published_version', 'is', null)
+        .on('r.reason', '=', 'publish'),
+    )
+    .select(['r.changed_at', 'r.reason', 'r.live_version', 'r.gradual_version', 'r.gradual_percent', 'r.published_version', 'published.published_version as gradually_published'])
+    .orderBy('r.revision', 'desc')
+  return listPage({ matching, ordered }, query, (row) => ({
+    changedAt: toIso(row.changed_at),
+    reason: row.reason,
+    published: row.published_version ?? row.gradually_published ?? null,
+    ...releaseOf(row),
+  }))
 }

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { AnalyticsCardStaysTable } from './tables/analytics-card-stays.js'
 import type { AnalyticsModelCallsTable } from './tables/analytics-model-calls.js'
 import type { FlowReplaysTable } from './tables/flow-replays.js'
+import type { FlowReleasesTable } from './tables/flow-releases.js'
 import type { AnalyticsSessionNodesTable } from './tables/analytics-session-nodes.js'
 import type { AnalyticsSessionsTable } from './tables/analytics-sessions.js'
 import type { AnalyticsTransfersTable } from './tables/analytics-transfers.js'
@@ -80,6 +81,7 @@ export interface Database {
   analytics_card_stays: AnalyticsCardStaysTable
   analytics_model_calls: AnalyticsModelCallsTable
   flow_replays: FlowReplaysTable
+  flow_releases: FlowReleasesTable
 }
 
 export type Db = Kysely<Database>

@@ -64,6 +64,7 @@ const requests: Record<string, (ids: Ids) => Built> = {
   'GET /v1/flows/{id}/versions/{version}': (ids) => ({ url: `/v1/flows/${ids.flowId}/versions/1` }),
   'GET /v1/flows/{id}/analytics': (ids) => ({ url: `/v1/flows/${ids.flowId}/analytics` }),
   'GET /v1/flows/{id}/analytics/versions': (ids) => ({ url: `/v1/flows/${ids.flowId}/analytics/versions` }),
+  'GET /v1/flows/{id}/releases': (ids) => ({ url: `/v1/flows/${ids.flowId}/releases` }),
   'POST /v1/flows/{id}/rollback': (ids) => ({ url: `/v1/flows/${ids.flowId}/rollback`, payload: { version: 1 } }),
   'POST /v1/flows/{id}/release': (ids) => ({ url: `/v1/flows/${ids.flowId}/release`, payload: { version: 1, percent: 100 } }),
   'GET /v1/flows/{id}/tests': (ids) => ({ url: `/v1/flows/${ids.flowId}/tests` }),

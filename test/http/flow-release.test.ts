@@ -104,6 +104,24 @@ for (const backend of reachableBackends) {
       t.same(await call('POST', `${flow}/release`, { version: 2, percent: 0 }), { status: 200, json: { liveVersion: 3, gradual: null } }, 'and 0 % ends it')
     })
 
+    await t.test('the release history tells every change, newest first', async (t) => {
+      const { json } = await call('GET', `${flow}/releases?size=20`)
+      t.same(
+        json.content.map((change: { reason: string; published: number | null; liveVersion: number; gradual: unknown }) => [change.reason, change.published, change.liveVersion, change.gradual]),
+        [
+          ['halt', null, 3, null],
+          ['release', null, 3, { version: 2, percent: 10 }],
+          ['promote', null, 3, null],
+          ['publish', 3, 1, { version: 3, percent: 20 }],
+          ['rollback', null, 1, null],
+          ['publish', 2, 2, null],
+          ['publish', 1, 1, null],
+        ],
+        'a gradual publish is one change: the version it made, with its share',
+      )
+      t.equal(json.totalElements, 7)
+    })
+
     await t.test('a flow that requires its tests to pass publishes only a draft that passes them', async (t) => {
       const saysYouWrote = { name: 'Echoes in writing', steps: [{ send: text('hi'), expect: { messages: [{ text: { equals: 'You wrote hi' } }, { type: 'text' }] } }] }
       const testId = await created(`${flow}/tests`, saysYouWrote)

@@ -8,7 +8,7 @@ import { FlowDefinition } from '../../domain/flow-definition.js'
 import { FlowName, GradualRelease, StaleDraftError } from '../../domain/flow.js'
 import { InvalidFlowError } from '../../domain/validate-flow.js'
 import { NotFoundError } from '../../errors.js'
-import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, type FlowDetail as FlowDetailRow, type FlowOrder } from '../../projections/flows.js'
+import { FLOW_ORDER_COLUMNS, findFlow, findFlowVersion, listFlowVersions, listFlows, listReleases, type FlowDetail as FlowDetailRow, type FlowOrder } from '../../projections/flows.js'
 import type { AppDeps } from '../app.js'
 import { commandContext } from '../context.js'
 import type { Tag } from '../openapi.js'
@@ -30,6 +30,20 @@ const Release = Type.Object(
     gradual: Type.Union([GradualRelease, Type.Null()], { description: 'the version in gradual release and the percent of new sessions it takes; null when none is' }),
   },
   { title: 'Release' },
+)
+
+const ReleaseChange = Type.Composite(
+  [
+    Type.Object({
+      changedAt: Timestamp,
+      reason: Type.Union([Type.Literal('publish'), Type.Literal('rollback'), Type.Literal('release'), Type.Literal('promote'), Type.Literal('halt')], {
+        description: 'publish (for all, or a share), rollback, release (a share given or changed), promote (to 100 %), halt (a gradual release ended)',
+      }),
+      published: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'the version a publish made; null for other changes' }),
+    }),
+    Release,
+  ],
+  { title: 'Release change' },
 )
 
 const FlowDetail = Type.Composite([
@@ -281,6 +295,29 @@ export const routes =
         const run = await runConversationTests({ ...flowContext(request), flows: flowVersions }, principal, params.id, {})
         if (!run.passed) throw new TestsFailedError(run.tests.filter((test) => !test.passed))
         return publishFlow(flowContext(request), principal, params.id, { percent: body.percent, ifDraftVersion: run.draftVersion ?? undefined })
+      },
+    )
+
+    app.get(
+      '/flows/:id/releases',
+      {
+        config: { editor: true },
+        schema: {
+          tags: [openApiTag.name],
+          operationId: 'listFlowReleases',
+          summary: 'The release history of a flow, newest first: every change of the versions its new sessions start on',
+          description: 'Each publish, rollback, change of a gradual release\'s share, promotion and end of a gradual release, with the release it left and when.',
+          params: FlowParams,
+          querystring: Type.Object(pageQuery({ default: 10, maximum: 100 })),
+          response: { 200: Page(ReleaseChange), ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { page, size } = request.query
+        const { workspaceId } = request.principal
+        await detail(workspaceId, request.params.id)
+        const { content, totalElements } = await listReleases(deps.db, { workspaceId, flowId: request.params.id, page, size })
+        return toPage(content, totalElements, page, size)
       },
     )
 
