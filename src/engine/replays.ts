@@ -25,7 +25,9 @@ const REPLAYS_PER_ROUND = 8
  */
 export async function firstDifference(store: CommandContext['store'], flows: FlowVersions, request: Pick<ReplayRequest, 'definition'>, sessionId: string): Promise<DifferingSession | null> {
   const events = await store.readStream(sessionStream(sessionId))
-  const loadDraft = (session: Parameters<FlowVersions['ofSession']>[0]) => flows.ofSession({ ...session, previewDefinition: request.definition })
+  // The draft as this session would run it (its sub-flows as of its start): checked once, not once a turn.
+  let draft: ReturnType<FlowVersions['ofSession']> | undefined
+  const loadDraft = (session: Parameters<FlowVersions['ofSession']>[0]) => (draft ??= flows.ofSession({ ...session, previewDefinition: request.definition }))
   for await (const turn of replayedTurns(events, loadDraft, runTurnOrCall)) {
     // As stored: a key the replay leaves undefined is no key at all.
     if (sameJson({ type: turn.recorded.type, data: turn.recorded.data }, JSON.parse(JSON.stringify(comparable(turn))))) continue
