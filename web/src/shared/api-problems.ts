@@ -254,7 +254,7 @@ const RULES: Rule[] = [
   { pattern: /^this flow has (\S+) tests, the most it may/, say: 'api.testsFull', params: limit },
   { pattern: /^this flow has a test named "(.*)" already$/s, say: 'api.testExists', params: (m) => ({ name: m[1]! }), field: 'name' },
   { pattern: /^no test (\S+) in this flow$/, say: 'api.noTest' },
-  { pattern: /^flow \S+ has published versions 1 to (\S+)$/, say: 'api.testVersion', params: (m, t) => ({ max: number(t, m[1]) }) },
+  { pattern: /^flow \S+ has published versions 1 to (\S+)$/, say: 'api.publishedVersion', params: (m, t) => ({ max: number(t, m[1]) }) },
   { pattern: /^the flow cannot run: /, say: 'api.testFlowCannotRun' },
   { pattern: /^this flow publishes only when its tests pass, and (\S+) fail/, say: 'api.testsFailPublish', params: (m) => ({ count: Number(m[1]) }) },
   // Replays (src/commands/replays.ts, src/domain/replay.ts).
