@@ -10,6 +10,9 @@ interface Release {
   liveVersion: number
   gradual: { version: number; percent: number } | null
 }
+interface ReleaseChange {
+  changedAt: string
+}
 interface VersionFigures {
   version: number
   share: number
@@ -38,11 +41,20 @@ t.test('releases: a rollback, a gradual release and its promotion on the flow pa
   t.equal((await call<{ version: number }>('POST', `/v1/flows/${flow.id}/publish`)).version, 2, 'version 2 is published')
 
   const page = await setup.signedInPage(t, { path: `/flows/${flow.id}` })
-  const release = page.getByRole('region', { name: 'Release' })
+  const release = page.getByRole('region', { name: 'Release', exact: true })
   const live = release.getByTestId('live-version')
   const gradual = release.getByTestId('gradual-release')
   const chosen = release.getByLabel('Version', { exact: true })
   const status = release.getByRole('status')
+  // The release history, under the release's controls: each change in words, newest first, a few a page.
+  const history = release.getByRole('region', { name: 'Release history' })
+  const historyRows = history.locator('tbody tr')
+  const historyWords = () => historyRows.evaluateAll((trs) => trs.map((tr) => (tr.children[1] as unknown as { innerText: string }).innerText))
+  /** Waits for the history's newest change to say `newest`, then answers every change the page shows. */
+  const historyAfter = async (newest: string | RegExp) => {
+    await historyRows.first().locator('td').getByText(newest, { exact: true }).waitFor()
+    return historyWords()
+  }
   await live.getByText('Version 2 · 100% of new sessions').waitFor()
   t.equal(await gradual.innerText(), 'None: the live version takes every new session', 'no version is in gradual release')
   t.same(await chosen.locator('option').allInnerTexts(), ['Version 2 (live)', 'Version 1'], 'every version can be chosen, the live one marked')
@@ -64,6 +76,10 @@ t.test('releases: a rollback, a gradual release and its promotion on the flow pa
   t.ok(await status.evaluate((element) => element === element.ownerDocument.activeElement), 'the keyboard lands on what the rollback did')
   t.equal(await release.locator('.releases-about').innerText(), 'Version 1 is live: it takes every new session. Choose another version to roll back to it or to release it gradually.', 'the chosen version now says it is live')
   t.same(await releaseOf(flow.id), { liveVersion: 1, gradual: null }, 'the service made version 1 live')
+  t.same(await historyAfter('Rolled back to version 1'), ['Rolled back to version 1', 'Version 2 published', 'Version 1 published'], 'the history tells the rollback above both publishes')
+  const { content: changes } = await call<{ content: ReleaseChange[] }>('GET', `/v1/flows/${flow.id}/releases`)
+  t.same(await historyRows.locator('th[scope=row] time').evaluateAll((times) => times.map((time) => time.getAttribute('datetime'))), changes.map((change) => change.changedAt), 'each change with the time it was made')
+  t.match(await historyRows.first().locator('th').innerText(), new RegExp(`${new Date(changes[0]!.changedAt).getFullYear()}.*\\d{1,2}:\\d{2}`), 'said as a date and a time of day')
   const onVersion1 = await startSessions(flow.id, 3)
   t.same(onVersion1.map((session) => session.version), [1, 1, 1], 'new sessions run version 1')
 
@@ -90,6 +106,11 @@ t.test('releases: a rollback, a gradual release and its promotion on the flow pa
   await gradual.getByText('Version 2 · 20% of new sessions').waitFor()
   t.equal(await live.innerText(), 'Version 1 · 80% of new sessions', 'the live version takes the rest')
   t.same(await releaseOf(flow.id), { liveVersion: 1, gradual: { version: 2, percent: 20 } }, 'the service released version 2 to 20 %')
+  t.same(
+    await historyAfter('Version 2 given 20% of new sessions; version 1 takes the rest'),
+    ['Version 2 given 20% of new sessions; version 1 takes the rest', 'Rolled back to version 1', 'Version 2 published', 'Version 1 published'],
+    'the history tells the share given, newest first',
+  )
   t.same(await chosen.locator('option').allInnerTexts(), ['Version 2 (gradual, 20%)', 'Version 1 (live)'], 'the choices say which is which')
   const startsOn = page.getByRole('form', { name: 'Start a session' }).locator('.start-session-facts dd').first()
   await startsOn.getByText('Echo · version 1, or version 2 for 20% of new sessions').waitFor()
@@ -113,7 +134,19 @@ t.test('releases: a rollback, a gradual release and its promotion on the flow pa
     await page.getByRole('button', { name: inLook(look, 'Promote version 2 to 100%', 'Promover a versão 2 a 100%') }).click()
     await page.getByRole('group', { name: inLook(look, /^Promote version 2\?/, /^Promover a versão 2\?/) }).waitFor()
     await page.locator('.releases-compare-table tbody tr').nth(1).waitFor()
-    await page.getByRole('region', { name: inLook(look, 'Release', 'Liberação') }).scrollIntoViewIfNeeded()
+    const shown = page.getByRole('region', { name: inLook(look, 'Release history', 'Histórico de liberação') })
+    await shown.locator('tbody tr').nth(3).waitFor()
+    t.same(
+      await shown.locator('tbody tr td').allInnerTexts(),
+      inLook(
+        look,
+        ['Version 2 given 20% of new sessions; version 1 takes the rest', 'Rolled back to version 1', 'Version 2 published', 'Version 1 published'],
+        ['Versão 2 passou a receber 20% das sessões novas; a versão 1 recebe o resto', 'Volta à versão 1', 'Versão 2 publicada', 'Versão 1 publicada'],
+      ),
+      `the history in ${look.lang}`,
+    )
+    t.equal(await shown.locator('caption').innerText(), inLook(look, 'Changes: 4, newest first', 'Mudanças: 4, da mais recente à mais antiga'))
+    await page.getByRole('region', { name: inLook(look, 'Release', 'Liberação'), exact: true }).scrollIntoViewIfNeeded()
     await captureScreen(t, page, 'flows-release', look)
   }
   await showIn(page, setup.base, `/flows/${flow.id}`, LOOKS[0])
@@ -134,6 +167,11 @@ t.test('releases: a rollback, a gradual release and its promotion on the flow pa
   t.equal(await gradual.innerText(), 'None: the live version takes every new session', 'no version is in gradual release any more')
   t.same(await releaseOf(flow.id), { liveVersion: 2, gradual: null }, 'the service made version 2 live')
   t.same((await startSessions(flow.id, 2)).map((session) => session.version), [2, 2], 'new sessions run version 2')
+  t.same(
+    await historyAfter('Version 2 promoted to all new sessions'),
+    ['Version 2 promoted to all new sessions', 'Version 2 given 20% of new sessions; version 1 takes the rest', 'Rolled back to version 1', 'Version 2 published', 'Version 1 published'],
+    'the history tells the promotion',
+  )
 
   // The versions side by side, once the analytics have counted the sessions: version 1's three, one of them completed.
   const completing = onVersion1[0]!.sessionId
@@ -186,4 +224,39 @@ t.test('releases: a rollback, a gradual release and its promotion on the flow pa
   await state.getByRole('status').getByText('Published as version 3, for 10% of new sessions.').waitFor()
   await gradual.getByText('Version 3 · 10% of new sessions').waitFor()
   t.same(await releaseOf(flow.id), { liveVersion: 1, gradual: { version: 3, percent: 10 } }, 'the service released version 3 to 10 % of new sessions, version 1 live')
+  t.same(
+    (await historyAfter('Version 3 published for 10% of new sessions; version 1 takes the rest')).slice(0, 3),
+    ['Version 3 published for 10% of new sessions; version 1 takes the rest', 'Rolled back to version 1', 'Version 1 given 30% of new sessions; version 2 takes the rest'],
+    'the history tells the gradual publish as one change, above the changes made elsewhere',
+  )
+
+  // Its end: the history names the version whose gradual release ended.
+  await chosen.selectOption('3')
+  await release.getByRole('button', { name: 'Stop the release of version 3' }).click()
+  await status.getByText('Version 3 takes no more new sessions; version 1 takes them all.').waitFor()
+  t.equal((await historyAfter(/^Gradual release of version 3 ended/))[0], 'Gradual release of version 3 ended; version 1 takes every new session', 'the history tells the end of the release')
+
+  // A page of five: the change an end of release left its version from may be on the next page.
+  for (const percent of [10, 20, 30, 40]) await call('POST', `/v1/flows/${flow.id}/release`, { version: 3, percent })
+  await showIn(page, setup.base, `/flows/${flow.id}`, LOOKS[0])
+  t.same(
+    await historyAfter('Version 3 given 40% of new sessions; version 1 takes the rest'),
+    [40, 30, 20, 10].map((percent) => `Version 3 given ${percent}% of new sessions; version 1 takes the rest`).concat('Gradual release of version 3 ended; version 1 takes every new session'),
+    'the first page: five changes, the last one named from the change before it',
+  )
+  t.equal(await history.locator('caption').innerText(), 'Changes: 13, newest first')
+  await history.getByRole('button', { name: 'Next' }).focus()
+  await page.keyboard.press('Enter')
+  await page.waitForURL(/releasesPage=1/)
+  t.same(
+    await historyAfter('Version 3 published for 10% of new sessions; version 1 takes the rest'),
+    [
+      'Version 3 published for 10% of new sessions; version 1 takes the rest',
+      'Rolled back to version 1',
+      'Version 1 given 30% of new sessions; version 2 takes the rest',
+      'Version 2 promoted to all new sessions',
+      'Version 2 given 20% of new sessions; version 1 takes the rest',
+    ],
+    'the next page, reached by keyboard, goes on with the older changes',
+  )
 })

@@ -4,6 +4,7 @@ import { ErrorNotice, SelectField } from '../../components/ui'
 import { useT, type Translate } from '../../i18n'
 import { ConfirmAction, useSubmit } from '../workspaces/forms'
 import type { FlowDetail, Release } from './api-types'
+import { ReleaseHistory } from './ReleaseHistory'
 import { WholeNumberField, wholeNumberOf } from './WholeNumberField'
 import './releases.css'
 
@@ -35,7 +36,8 @@ function versionOption(version: number, flow: FlowDetail, t: Translate): string 
 /**
  * Which version new sessions start on: the live one and the one in gradual release with their
  * shares, and, for a chosen version, a rollback to it, a share of new sessions, a promotion to all
- * of them or the end of its release. `onChanged` reloads the flow, whose `release` this shows.
+ * of them or the end of its release; then the history of these changes. `onChanged` reloads the
+ * flow, whose `release` this shows.
  */
 export function FlowRelease({ flow, onChanged }: { flow: FlowDetail; onChanged(): void }) {
   const t = useT()
@@ -88,6 +90,7 @@ export function FlowRelease({ flow, onChanged }: { flow: FlowDetail; onChanged()
       <p role="status" ref={status} tabIndex={-1} className="releases-status">
         {announced}
       </p>
+      <ReleaseHistory flow={flow} />
     </section>
   )
 }

@@ -32,6 +32,8 @@ export type StepResult = TestResult['steps'][number]
 export type TestProblem = StepResult['problems'][number]
 
 export type Release = FlowDetail['release']
+/** A change of the versions new sessions start on, with the release it left (`GET /v1/flows/{id}/releases`). */
+export type ReleaseChange = JsonOf<paths['/v1/flows/{id}/releases']['get']['responses'][200]>['content'][number]
 export type VersionFigures = JsonOf<paths['/v1/flows/{id}/analytics/versions']['get']['responses'][200]>['versions'][number]
 export type ReplaySummary = JsonOf<paths['/v1/flows/{id}/replays']['get']['responses'][200]>['content'][number]
 export type ReplayDetail = JsonOf<paths['/v1/flows/{id}/replays/{replayId}']['get']['responses'][200]>
