@@ -80,7 +80,7 @@ export class ReplayRunner {
   private readonly logger: Logger
   private readonly intervalMs: number
 
-  constructor(db: DbOrTrx, ctx: CommandContext, flows: FlowVersions, logger: Logger, intervalMs = 500) {
+  constructor(db: DbOrTrx, ctx: CommandContext, flows: FlowVersions, logger: Logger, intervalMs = 1000) {
     this.db = db
     this.ctx = ctx
     this.flows = flows

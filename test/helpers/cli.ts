@@ -134,6 +134,9 @@ export interface ServiceProcess {
   stop(): Promise<number | null>
 }
 
+/** How long a service may take to exit after SIGTERM: its shutdown drains work in flight, then closes the store. */
+const STOP_TIMEOUT_MS = 30_000
+
 /** Starts `flowd start` and waits until /healthz answers. Killed at teardown if still running. */
 export async function startService(t: Test, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServiceProcess> {
   const port = await freePort()
@@ -156,7 +159,7 @@ export async function startService(t: Test, env: Record<string, string | undefin
   for (;;) {
     if (child.exitCode !== null) throw failed(`flowd start exited with ${child.exitCode}`)
     if (Date.now() > deadline) throw failed(`flowd start did not become healthy in ${timeoutMs} ms`)
-    const healthy = await fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false)
+    const healthy = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
     if (healthy && stdout.includes('Conversation Flow Service is running')) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -166,7 +169,11 @@ export async function startService(t: Test, env: Record<string, string | undefin
     output: () => stdout,
     async stop() {
       child.kill('SIGTERM')
-      return exited
+      // A shutdown that hangs fails here with what the service printed, not at the file's timeout.
+      const timedOut = new Promise<'timeout'>((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS, 'timeout').unref())
+      const outcome = await Promise.race([exited, timedOut])
+      if (outcome === 'timeout') throw failed(`flowd start did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM`)
+      return outcome
     },
   }
 }
