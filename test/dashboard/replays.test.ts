@@ -3,6 +3,7 @@ import { REPLAY_LIMITS } from '../../src/domain/replay.js'
 import { browserSkipReason } from '../helpers/browser.js'
 import { adminApi, captureScreen, inLook, LOOKS, openDashboard, showIn } from '../helpers/dashboard.js'
 import { echoFlow } from '../helpers/flows.js'
+import { eventually } from '../helpers/wait.js'
 
 const skip = browserSkipReason()
 
@@ -37,6 +38,11 @@ t.test('replays: real sessions of version 1 played on a draft that changes one a
     sessions.push(sessionId)
   }
   const askedForHelp = sessions.filter((_, index) => said[index] === 'help')
+  // A replay chooses from the analytics read model, which counts the sessions a moment behind.
+  await eventually('the analytics counted the five sessions', async () => {
+    const { versions } = await call<{ versions: { version: number; sessions: { total: number } }[] }>('GET', `/v1/flows/${flow.id}/analytics/versions`)
+    return versions.find((row) => row.version === 1)?.sessions.total === said.length ? true : undefined
+  })
   await call('PUT', `/v1/flows/${flow.id}/definition`, helpDraft())
 
   const page = await setup.signedInPage(t, { path: `/flows/${flow.id}` })
