@@ -17,6 +17,8 @@ import { runTurnOrCall } from './interpreter.js'
 const BATCH = 25
 /** Replays (each of another organization) advanced a batch per round. */
 const REPLAYS_PER_ROUND = 8
+/** How long a stop waits for the batch in flight. */
+const STOP_WAIT_MS = 3000
 
 /**
  * Where the draft of `request` would first make the session's turns differ from the recorded ones,
@@ -98,11 +100,20 @@ export class ReplayRunner {
     }, this.intervalMs)
   }
 
+  /**
+   * Stops after the batch in flight, waiting for it at most STOP_WAIT_MS: a shutdown never waits
+   * on a replay, and a batch it cuts short is played again, its progress recorded once.
+   */
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
     this.timer = undefined
-    await this.running
+    if (!this.running) return
+    let waited: NodeJS.Timeout | undefined
+    const cutShort = new Promise<'cut short'>((resolve) => (waited = setTimeout(resolve, STOP_WAIT_MS, 'cut short')))
+    const outcome = await Promise.race([this.running, cutShort])
+    clearTimeout(waited)
+    if (outcome === 'cut short') this.logger.warn({ waitedMs: STOP_WAIT_MS }, 'replays stopped with a batch still in flight; it is played again')
   }
 
   /** Advances each organization's oldest unfinished replay by a batch, round after round, until none is left or the runner stops; answers how many batches it recorded. */
