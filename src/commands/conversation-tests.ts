@@ -1,4 +1,5 @@
-import { conversationTests, conversationTestsStream, testWithId, type ConversationTest, type ConversationTestBody } from '../domain/conversation-test.js'
+import { Value } from '@sinclair/typebox/value'
+import { ConversationTestBody, conversationTests, conversationTestsStream, testWithId, type ConversationTest } from '../domain/conversation-test.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import type { EventStore } from '../eventstore/port.js'
 import { foldStream } from '../eventstore/stream-state.js'
@@ -21,10 +22,12 @@ export async function flowOf(ctx: { db: DbOrTrx }, scope: Scope, flowId: string)
 
 export const testsOf = async (store: EventStore, flowId: string) => (await foldStream(store, conversationTests, conversationTestsStream(flowId))).state
 
+/** The test as its schema names it (properties it does not name left out, at every depth), its name trimmed. */
 const checkedBody = (body: ConversationTestBody): ConversationTestBody => {
   const name = body.name.trim()
   if (!name) throw new BadRequestError('name must not be blank')
-  return { ...body, name }
+  const named = Value.Clean(ConversationTestBody, Value.Clone(body)) as ConversationTestBody
+  return { ...named, name }
 }
 
 /** Creates a test of the flow (no `testId`), or replaces the flow's test of that id. */

@@ -42,6 +42,16 @@ for (const backend of reachableBackends) {
       created.push(String(response.headers.location).split('/').pop()!)
     }
 
+    await t.test('properties a test does not name are left out, at any depth', async (t) => {
+      const extra = { name: 'Extra', unknown: { nested: 1 }, steps: [{ send: text('hi'), expect: { messages: [{ text: { equals: 'You said hi' }, tone: 'warm' }], mood: 'x' } }] }
+      const response = await call('POST', tests, extra)
+      t.equal(response.status, 201, 'a test with properties no schema names is kept, not a 500')
+      const id = String(response.headers.location).split('/').pop()!
+      const kept = (await call('GET', `${tests}/${id}`)).json
+      t.same([kept.unknown, kept.steps[0].expect.mood, kept.steps[0].expect.messages[0].tone], [undefined, undefined, undefined], 'without them')
+      t.equal((await call('DELETE', `${tests}/${id}`)).status, 204)
+    })
+
     await t.test('the tests are listed in name order, and read one by one', async (t) => {
       const list = await call('GET', `${tests}?size=10`)
       t.equal(list.status, 200)
