@@ -25,9 +25,14 @@ export async function requestReplay(
   const flow = await flowOf(ctx, scope, flowId)
   const version = body.version ?? flow.release.liveVersion
   if (version < 1 || version > flow.publishedVersion) throw new BadRequestError(`version: flow ${flowId} has published versions 1 to ${flow.publishedVersion}`)
-  const { from, to, ...rest } = body.sessions ?? {}
-  // Kept as the instants they name, in UTC.
-  const selection: ReplaySelection = { ...rest, ...(from !== undefined && { from: new Date(from).toISOString() }), ...(to !== undefined && { to: new Date(to).toISOString() }) }
+  const { last, from, to, status } = body.sessions ?? {}
+  // What the selection names, and no more; instants kept in UTC.
+  const selection: ReplaySelection = {
+    ...(last !== undefined && { last }),
+    ...(status !== undefined && { status }),
+    ...(from !== undefined && { from: new Date(from).toISOString() }),
+    ...(to !== undefined && { to: new Date(to).toISOString() }),
+  }
   if (selection.from !== undefined && selection.to !== undefined && selection.from >= selection.to) throw new BadRequestError('sessions/to: is not after sessions/from')
   const unfinished = await unfinishedReplays(ctx.db, scope.organizationId)
   if (unfinished >= REPLAY_LIMITS.unfinishedPerOrganization) {
