@@ -20,6 +20,7 @@ import { dashboardSessionOf } from './dashboard-session.js'
 import { frameworkErrors, registerErrorHandling } from './errors.js'
 import { ErrorResponse } from './schemas.js'
 import { refuseDeepBodies, schemaErrorMessage, validatorCompiler } from './validation.js'
+import { lazySerializers } from './lazy-serializers.js'
 import { documentApiSecurity, registerOpenApi, serveOpenApi, tagsOf, type Tag } from './openapi.js'
 import { authenticateThenLimit, declareTooManyRequests, limitAuthEndpoints, registerRateLimiting } from './rate-limit.js'
 import * as aiConnections from './routes/ai-connections.js'
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     frameworkErrors,
     schemaErrorFormatter: (errors, dataVar) => new Error(schemaErrorMessage(errors, dataVar)),
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)

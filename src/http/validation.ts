@@ -94,5 +94,24 @@ export const schemaErrorMessage = (errors: readonly Pick<ErrorObject, 'keyword' 
     })
     .join(', ')
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  storableOnly((httpPart === 'body' ? jsonBodies : textParts).compile(schema as object))
+/**
+ * Each route's validator, compiled by Ajv on the first request that needs it rather than when the
+ * route is registered: a process compiles only what it serves, and starts without compiling some
+ * hundred schemas first (about 0.3 s of CPU). The schemas are checked at once all the same.
+ */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? jsonBodies : textParts
+  if (!ajv.validateSchema(schema as object)) throw new Error(`invalid ${httpPart} schema: ${ajv.errorsText(ajv.errors)}`)
+  let compiled: Validator | undefined
+  const validate: Validator = Object.assign(
+    (data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+      compiled ??= storableOnly(ajv.compile(schema as object))
+      const valid = compiled(data, context)
+      validate.errors = compiled.errors
+      return valid
+    },
+    // Truthy so that Fastify passes the parent, as it does for a compiled Ajv function.
+    { schemaEnv: {} as ValidateFunction['schemaEnv'], errors: null },
+  )
+  return validate
+}

@@ -248,12 +248,26 @@ t.test('the AI step in the editor', { skip }, async (t) => {
         data: classifyStep(connectionId),
       },
       { id: 'end', type: 'end', position: { x: 560, y: 0 }, data: {} },
+      {
+        id: 'pull',
+        type: 'ai',
+        position: { x: 240, y: 280 },
+        data: { connectionId, mode: 'extract', instructions: 'Read the order of {{customerName}}', fields: [{ variable: 'orderNumber', type: 'number', description: 'The order number', required: true }] },
+      },
+      {
+        id: 'replying',
+        type: 'ai',
+        position: { x: 240, y: 560 },
+        data: { connectionId, mode: 'reply', instructions: 'Answer {{customerName}} kindly', knowledge: 'Shipping takes 3 days.', history: 6 },
+      },
     ],
     edges: [
       { id: 'e1', source: 'start', target: 'sort' },
       { id: 'e2', source: 'sort', sourceHandle: 'refund', target: 'end' },
-      { id: 'e3', source: 'sort', sourceHandle: 'tracking', target: 'end' },
+      { id: 'e3', source: 'sort', sourceHandle: 'tracking', target: 'pull' },
       { id: 'e4', source: 'sort', sourceHandle: 'other', target: 'end' },
+      { id: 'e5', source: 'pull', sourceHandle: 'success', target: 'replying' },
+      { id: 'e6', source: 'replying', sourceHandle: 'success', target: 'end' },
     ],
   }
   for (const look of LOOKS) {
@@ -277,6 +291,12 @@ t.test('the AI step in the editor', { skip }, async (t) => {
       await exit.scrollIntoViewIfNeeded()
       await checkEditorLayout(t, frame, `the answer of Try it, ${look.lang} ${look.theme}`)
       await captureEditor(t, opened, 'ai-try', look)
+
+      for (const [nodeId, mode] of [['pull', 'extract'], ['replying', 'reply']] as const) {
+        await selectNode(editor, nodeId)
+        await checkEditorLayout(t, frame, `the AI step's ${mode} form, ${look.lang} ${look.theme}`)
+        await captureEditor(t, opened, `ai-${mode}-form`, look)
+      }
     })
   }
 })

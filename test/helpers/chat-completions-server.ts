@@ -135,6 +135,7 @@ export async function startChatCompletionsServer(key: string, models: string[] =
     send()
   }
 
+  const delayed = new Set<NodeJS.Timeout>()
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -152,8 +153,12 @@ export async function startChatCompletionsServer(key: string, models: string[] =
       const request: ChatRequest = { path: req.url, headers: { ...req.headers }, body }
       requests.push(request)
       const wait = delayByKey.get(given) ?? delayMs
-      if (wait > 0) setTimeout(() => !res.destroyed && complete(res, request), wait)
-      else complete(res, request)
+      if (wait === 0) return complete(res, request)
+      const timer = setTimeout(() => {
+        delayed.delete(timer)
+        if (!res.destroyed) complete(res, request)
+      }, wait)
+      delayed.add(timer)
     })
   }
   const https = createHttpsServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, handler)
@@ -166,6 +171,9 @@ export async function startChatCompletionsServer(key: string, models: string[] =
       })
     })
   const stop = async () => {
+    // A held answer's timer would keep the test's process alive long after its connection is gone.
+    for (const timer of delayed) clearTimeout(timer)
+    delayed.clear()
     if (!https.listening) return
     https.closeAllConnections()
     await new Promise<void>((resolve) => https.close(() => resolve()))

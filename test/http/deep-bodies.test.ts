@@ -73,3 +73,13 @@ t.test('the check for unstorable text walks a value of any depth', async (t) => 
   t.notOk(validate({ junk: deepest }), 'U+0000 at the bottom is found')
   t.equal(validate.errors?.[0]?.instancePath, `/junk${'/0'.repeat(depth)}/text`, 'at its path')
 })
+
+t.test('a route schema is checked when the route is made, and compiled when first used', async (t) => {
+  t.throws(() => validatorCompiler({ schema: { type: 'object', properties: { name: { type: 'text' } } }, method: 'POST', url: '/', httpPart: 'body' }), /invalid body schema/, 'a malformed schema fails at once')
+  const validate = validatorCompiler({ schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }, method: 'POST', url: '/', httpPart: 'body' }) as ((data: unknown) => boolean) & { errors: { message?: string }[] | null }
+  t.equal(validate.errors, null, 'no errors before any call')
+  t.notOk(validate({}), 'a body without the required property is refused')
+  t.match(validate.errors, [{ message: "must have required property 'name'" }], "with Ajv's words")
+  t.ok(validate({ name: 'Ana' }), 'a body with it is taken')
+  t.equal(validate.errors, null, 'and the errors of the call before are gone')
+})

@@ -53,6 +53,8 @@ interface Delivered {
   changes: { field: string; value: { messages?: { text?: { body: string } }[]; functions?: { type: string; reason?: string }[] } }[]
 }
 
+// Each store's flows wait seconds of real time: the stores wait side by side.
+t.jobs = reachableBackends.length
 for (const backend of reachableBackends) {
   t.test(`flows that wait for time, on ${backend.name}`, async (t) => {
     const receiver = await startHttpsReceiver()
