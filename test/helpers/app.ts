@@ -25,6 +25,7 @@ import { masterKey } from '../../src/secrets/cipher.js'
 import { SecretKeyring } from '../../src/secrets/keyring.js'
 import { revealSecrets } from '../../src/commands/secrets.js'
 import type { MasterKeys } from '../../src/secrets/master-keys.js'
+import type { Metrics } from '../../src/metrics/registry.js'
 
 export const silentLogger = createLogger('silent')
 
@@ -106,6 +107,8 @@ export async function openTestApp(
     calls?: { allowedPrivateCidrs: string[]; caFile?: string; lookup?: Resolver }
     /** The app's (and the engine's) logger; silent unless a test reads what is logged. */
     logger?: Logger
+    /** The app serves them on `/metrics`, and the engine counts into them; none unless a test reads them. */
+    metrics?: Metrics
   } = {},
 ): Promise<TestApp> {
   const now = options.now ?? (() => new Date())
@@ -131,9 +134,10 @@ export async function openTestApp(
     resolveHost: options.resolveHost ?? fakeDns({}),
     clientSecretCost: options.clientSecretCost,
     generatedText,
+    metrics: options.metrics,
   })
   const calls = options.calls && { ...options.calls, lookup: options.calls.lookup ?? fakeDns({}), revealSecrets: (workspaceId: string, names: readonly string[]) => revealSecrets({ store, secrets }, workspaceId, names), generatedText }
-  const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: options.logger ?? silentLogger, now, sweepIntervalMs: 200, calls }) : undefined
+  const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: options.logger ?? silentLogger, now, sweepIntervalMs: 200, calls, metrics: options.metrics }) : undefined
   await conversations?.start()
   const webhooks = options.webhooks
     ? new DispatcherRole(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)

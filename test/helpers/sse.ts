@@ -5,6 +5,8 @@ export interface SseEvent {
   event: string
   id?: string
   data: string
+  /** `performance.now()` when curl had passed the whole event on, on the clock of the HTTPS receiver's `arrivedAt`. */
+  arrivedAt: number
 }
 
 /** `curl -N` on a stream: the events parsed as they arrive, and a way to stop it. */
@@ -21,7 +23,7 @@ export function curlStream(t: Test, url: string, headers: Record<string, string>
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const block = buffer.slice(0, end)
       buffer = buffer.slice(end + 2)
-      const event: SseEvent = { event: 'message', data: '' }
+      const event: SseEvent = { event: 'message', data: '', arrivedAt: performance.now() }
       let isEvent = false
       for (const line of block.split('\n')) {
         const [field, ...rest] = line.split(': ')

@@ -4,7 +4,7 @@ import { issueApiKey } from '../../src/commands/api-keys.js'
 import { createWorkspace } from '../../src/commands/tenancy.js'
 import { loadConfig } from '../../src/config.js'
 import { AI_CONNECTION_LIMITS } from '../../src/domain/ai-connection.js'
-import { openTestApp } from '../helpers/app.js'
+import { appOver, openTestApp } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
 import { apiBackends } from '../helpers/storage.js'
 
@@ -136,6 +136,24 @@ for (const backend of apiBackends) {
       t.equal((await call('GET', `/v1/ai-connections/${id}`)).statusCode, 200, 'still there for its own workspace')
     })
 
+    await t.test("a connection's own headers go with its chat calls, beside the key", async (t) => {
+      const azure = (await call('GET', '/v1/ai-connections')).json().content.find((c: { name: string }) => c.name === 'Azure')
+      const step = { connectionId: azure.id, mode: 'classify', instructions: 'You route messages.', labels: [{ id: 'cancel', description: 'wants to cancel' }] }
+      const completion = { choices: [{ index: 0, message: { role: 'assistant', content: '{"label": "cancel"}' }, finish_reason: 'stop' }], usage: { prompt_tokens: 20, completion_tokens: 4 } }
+      const seen = endpoint.requests.length
+      endpoint.respondWith([{ status: 200, headers: json, body: JSON.stringify(completion) }])
+      const tried = await call('POST', '/v1/ai-steps/try', { step, message: 'please cancel my plan' })
+      t.equal(tried.statusCode, 200, tried.body)
+      t.match(tried.json(), { exit: 'cancel' }, 'the answer was read')
+      t.equal(endpoint.requests.length, seen + 1, 'one call reached the endpoint')
+      const asked = endpoint.requests[seen]!
+      t.match(asked, { method: 'POST', path: '/v1/chat/completions' })
+      t.equal(asked.headers['api-version'], '2024-10-21', "the connection's header reached the endpoint")
+      t.equal(asked.headers.authorization, `Bearer ${modelKey}`, 'with the key from the secret')
+      const shown = tried.json().request.headers.find((header: { name: string }) => header.name === 'api-version')
+      t.same(shown, { name: 'api-version', value: '2024-10-21' }, 'the call shown to the editor has it too')
+    })
+
     await t.test('the check reaches the endpoint with the key and reads its model list', async (t) => {
       const id = (await call('GET', '/v1/ai-connections')).json().content.find((c: { name: string }) => c.name === 'OpenAI').id
       const check = async () => {
@@ -187,11 +205,23 @@ for (const backend of apiBackends) {
 t.test('without the operator allowing its range, a private endpoint is refused on create and by the check', async (t) => {
   const endpoint = await startHttpsReceiver()
   t.teardown(() => endpoint.close())
-  const { app, admin } = await openTestApp(t, apiBackends[0]!, { config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0' }) })
-  const headers = { 'x-api-key': admin.apiKey }
-  await app.inject({ method: 'PUT', url: '/v1/secrets/k', headers, payload: { value: 'v' } })
-  const refused = await app.inject({ method: 'POST', url: '/v1/ai-connections', headers, payload: { name: 'Local', baseUrl: `${endpoint.url}/v1`, apiKeySecret: 'k', model: 'm' } })
+  const baseUrl = `${endpoint.url}/v1`
+  // A connection made while the operator allowed the range, which the operator then withdrew: the
+  // same database under an app configured without it.
+  const allowing = await openTestApp(t, apiBackends[0]!, {
+    config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: endpoint.caFile }),
+  })
+  const headers = { 'x-api-key': allowing.admin.apiKey }
+  await allowing.app.inject({ method: 'PUT', url: '/v1/secrets/k', headers, payload: { value: 'v' } })
+  const allowed = await allowing.app.inject({ method: 'POST', url: '/v1/ai-connections', headers, payload: { name: 'Allowed then', baseUrl, apiKeySecret: 'k', model: 'm' } })
+  t.equal(allowed.statusCode, 201, allowed.body)
+  const app = await appOver(t, allowing.storage.db, allowing.store, { config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_CA_FILE: endpoint.caFile }) })
+
+  const refused = await app.inject({ method: 'POST', url: '/v1/ai-connections', headers, payload: { name: 'Local', baseUrl, apiKeySecret: 'k', model: 'm' } })
   t.equal(refused.statusCode, 400)
   t.match(refused.json().message, /baseUrl must not point to a loopback, private, link-local or otherwise non-public address \(127\.0\.0\.1\)/)
+  const check = await app.inject({ method: 'POST', url: `${allowed.headers.location}/check`, headers })
+  t.equal(check.statusCode, 200, check.body)
+  t.match(check.json(), { ok: false, models: [], problem: /needs its range allowed by the operator \(WEBHOOK_ALLOWED_PRIVATE_CIDRS\)/ }, 'the check refuses the stored connection')
   t.equal(endpoint.requests.length, 0, 'nothing reached it')
 })

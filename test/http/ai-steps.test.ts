@@ -5,7 +5,8 @@ import { loadConfig } from '../../src/config.js'
 import { CALL_LIMITS } from '../../src/domain/outside-call.js'
 import { bootstrap } from '../../src/commands/tenancy.js'
 import { CALLS_PER_DESTINATION } from '../../src/engine/outside-calls.js'
-import { openTestApp } from '../helpers/app.js'
+import { Metrics } from '../../src/metrics/registry.js'
+import { openTestApp, silentLogger } from '../helpers/app.js'
 import { capturedLogs } from '../helpers/captured-logs.js'
 import { startChatCompletionsServer, wordCount, type ChatRequest } from '../helpers/chat-completions-server.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
@@ -13,6 +14,7 @@ import { reachableBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 import { replayedTurns } from '../helpers/replay.js'
 import { curlStream } from '../helpers/sse.js'
+import { parseExposition, valueOf, type Exposition } from '../metrics/exposition.js'
 
 // AI steps black box: a flow's classify, extract and reply steps call a real HTTPS server of the
 // test's own that speaks the chat completions protocol; what it answers is scripted per test, no
@@ -110,6 +112,12 @@ const answering = (connectionId: string) => ({
   ],
 })
 
+/** The definition with its AI step `nodeId` waiting for its answer the least a call may. */
+const impatient = (definition: { nodes: { id: string; data: object }[] }, nodeId: string) => ({
+  ...definition,
+  nodes: definition.nodes.map((node) => (node.id === nodeId ? { ...node, data: { ...node.data, timeoutMs: CALL_LIMITS.timeoutMs.min } } : node)),
+})
+
 /** The scripted model: it classifies by keyword and extracts by pattern, as the test's prompt asks. */
 const scriptedModel = (request: ChatRequest): string => {
   const [system, ...rest] = request.body.messages ?? []
@@ -119,6 +127,37 @@ const scriptedModel = (request: ChatRequest): string => {
     return JSON.stringify({ orderNumber: /\b(\d{4,})\b/.exec(user)?.[1] ?? null, deliveryDate: /\b(\d{4}-\d{2}-\d{2}|\d{2}\/\d{2}\/\d{4})\b/.exec(user)?.[1] ?? null })
   }
   return 'Shipping takes 3 days, and returns are free for 30 days.'
+}
+
+interface ModelUsage {
+  calls: number
+  promptTokens: number
+  completionTokens: number
+}
+
+const NO_USAGE: ModelUsage = { calls: 0, promptTokens: 0, completionTokens: 0 }
+
+const addedUsage = (a: ModelUsage, b: ModelUsage): ModelUsage => ({ calls: a.calls + b.calls, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens })
+
+const parsedJson = (text: string) => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** The calls a session's events record the endpoint answering (a refusal or error status too), with the tokens the endpoint said they took. */
+const answeredUsage = (events: readonly { type: string; data: { answer?: object } }[]): ModelUsage => {
+  const answers = events.filter((e) => e.type === 'OutsideCallAnswered' && e.data.answer !== undefined && 'status' in e.data.answer)
+  // A whole completion's usage, or a streamed one's: in its last chunk.
+  const usageOf = (body: string): { prompt_tokens: number; completion_tokens: number } =>
+    parsedJson(body)?.usage ??
+    body.split('\n').filter((line) => line.startsWith('data: {')).map((line) => parsedJson(line.slice(6))?.usage).findLast(Boolean) ??
+    { prompt_tokens: 0, completion_tokens: 0 }
+  return answers
+    .map((e) => usageOf((e.data.answer as { body: string }).body))
+    .reduce((sum, usage) => addedUsage(sum, { calls: 1, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }), NO_USAGE)
 }
 
 for (const backend of reachableBackends) {
@@ -131,12 +170,14 @@ for (const backend of reachableBackends) {
     t.teardown(() => receiver.close())
     const logs = capturedLogs()
     const loopback = ['127.0.0.1/32']
+    const metrics = new Metrics(silentLogger)
     const opened = await openTestApp(t, backend, {
       engine: true,
       calls: { allowedPrivateCidrs: loopback, caFile: model.caFile },
       webhooks: { allowedPrivateCidrs: loopback, caFile: receiver.caFile },
       config: loadConfig({ RATE_LIMIT_PER_MINUTE: '0', AUTH_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: model.caFile }),
       logger: logs.logger,
+      metrics,
     })
     const { app, admin } = opened
     const call = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', url: string, payload?: object, key = admin.apiKey) => {
@@ -153,16 +194,30 @@ for (const backend of reachableBackends) {
     const connectionId = String((await ok('POST', '/v1/ai-connections', { name: 'Test model', baseUrl: model.baseUrl, apiKeySecret: 'llm', model: 'test-model', maxTokensPerCall: 50 })).headers.location).split('/').pop()!
     const bot = (await ok('POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` })).json.apiKey as string
     const flowOf = async (definition: object) => (await ok('POST', '/v1/flows', { name: `AI ${Math.random()}`, definition }, bot)).json.id as string
+    const sessionEvents = async (sessionId: string, key = bot) => (await ok('GET', `/v1/sessions/${sessionId}/events?size=500`, undefined, key)).json.content
+    const scrape = async (): Promise<Exposition> => {
+      const response = await app.inject({ method: 'GET', url: '/metrics' })
+      if (response.statusCode !== 200) throw new Error(`GET /metrics: ${response.statusCode} ${response.body}`)
+      return parseExposition(response.body)
+    }
+
+    /** Every session this file starts, with a key of its workspace: the audit and the search for the key go through all of them. */
+    const started: { id: string; flowId: string; key: string }[] = []
+    const startSession = async (flowId: string, variables: Record<string, string> = {}, key = bot): Promise<string> => {
+      const { sessionId } = (await ok('POST', `/v1/sessions/flows/${flowId}/create`, { variables }, key)).json
+      started.push({ id: sessionId, flowId, key })
+      return sessionId
+    }
 
     /** Starts a session of the flow, says `text`, and waits until the flow has answered it. */
     const converse = async (flowId: string, text: string, variables: Record<string, string> = {}) => {
-      const { sessionId } = (await ok('POST', `/v1/sessions/flows/${flowId}/create`, { variables }, bot)).json
+      const sessionId = await startSession(flowId, variables)
       await ok('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: text } }, bot)
       const detail = await eventually(`the answer of session ${sessionId}`, async () => {
         const current = (await ok('GET', `/v1/sessions/${sessionId}`, undefined, bot)).json
         return current.pendingMessages === 0 ? current : undefined
       })
-      const events = (await ok('GET', `/v1/sessions/${sessionId}/events?size=500`, undefined, bot)).json.content
+      const events = await sessionEvents(sessionId)
       const turns = events.filter((e: { type: string }) => e.type === 'TurnCompleted')
       const said = turns.flatMap((e: { data: { output: { messages: { text?: { body: string } }[] } } }) => e.data.output.messages.map((m) => m.text?.body ?? ''))
       const warnings: string[] = turns.flatMap((e: { data: { output: { warnings: string[] } } }) => e.data.output.warnings)
@@ -237,7 +292,7 @@ for (const backend of reachableBackends) {
 
       await t.test('the session stream shows the text in pieces as it is generated, before the turn', async (t) => {
         const base = await app.listen({ host: '127.0.0.1', port: 0 })
-        const { sessionId } = (await ok('POST', `/v1/sessions/flows/${replies}/create`, { variables: { shop: 'Acme' } }, bot)).json
+        const sessionId = await startSession(replies, { shop: 'Acme' })
         const stream = curlStream(t, `${base}/v1/sessions/${sessionId}/stream`, { 'x-api-key': bot })
         await eventually('the first turn on the stream', async () => (stream.events.some((e) => e.event === 'turn') ? true : undefined))
         const reply = 'Shipping takes 3 days, and returns are free for 30 days.'
@@ -245,8 +300,15 @@ for (const backend of reachableBackends) {
         await eventually('the reply on the stream', async () => (stream.events.filter((e) => e.event === 'turn').length === 2 ? true : undefined))
         stream.stop()
         const answered = stream.events.findIndex((e) => e.event === 'turn' && e.data.includes(reply))
-        const pieces = stream.events.slice(0, answered).filter((e) => e.event === 'text').map((e) => JSON.parse(e.data))
+        t.ok(answered >= 0, 'the turn with the text is on the stream')
+        const pieceEvents = stream.events.slice(0, answered).filter((e) => e.event === 'text')
+        const pieces = pieceEvents.map((e) => JSON.parse(e.data))
+        t.ok(pieces.length > 1, `the stream had more than one piece (${pieces.length})`)
         t.ok(pieces.length >= wordCount(reply), `the text came in pieces (${pieces.length}) before its turn`)
+        const webhook = await eventually('the webhook with the streamed text', async () =>
+          receiver.requests.find((request) => request.body.includes(sessionId) && request.body.includes(reply)),
+        )
+        t.ok((pieceEvents[0]?.arrivedAt ?? Infinity) < webhook.arrivedAt, 'the first piece was on the stream before the webhook with the text arrived')
         t.equal(pieces.map((piece) => piece.text).join(''), reply, 'the pieces make up the text the turn sends')
         t.match(pieces[0], { nodeId: 'answer', messageId: /^[0-9a-f-]{36}$/ })
         t.ok(stream.events.filter((e) => e.event === 'text').every((e) => e.id === undefined), 'pieces carry no id: a resumed stream gets the turn')
@@ -273,34 +335,63 @@ for (const backend of reachableBackends) {
       t.same(literal.said.at(-1), 'Hello {{shop}} {{secrets.llm}}', "the model's text is sent as written, never filled in")
     })
 
+    await t.test('the model counters on /metrics go up by the calls and tokens the turns recorded', async (t) => {
+      const before = await scrape()
+      const turns = [
+        await converse(routes, 'I want to cancel my plan'),
+        await converse(extracts, 'Order 48213 was due 2026-11-20 and never came'),
+        await converse(replies, 'How long does shipping take?', { shop: 'Acme Shoes' }),
+      ]
+      const recorded = turns.map((turn) => answeredUsage(turn.events)).reduce(addedUsage)
+      t.equal(recorded.calls, 3, 'one call a turn')
+      t.ok(recorded.promptTokens > 0 && recorded.completionTokens > 0, 'the endpoint counted tokens of both kinds')
+      const wentUp = (scraped: Exposition): ModelUsage => ({
+        calls: valueOf(scraped, 'flowd_model_calls_total') - valueOf(before, 'flowd_model_calls_total'),
+        promptTokens: valueOf(scraped, 'flowd_model_tokens_total', { kind: 'prompt' }) - valueOf(before, 'flowd_model_tokens_total', { kind: 'prompt' }),
+        completionTokens: valueOf(scraped, 'flowd_model_tokens_total', { kind: 'completion' }) - valueOf(before, 'flowd_model_tokens_total', { kind: 'completion' }),
+      })
+      // The engine counts a turn once it is appended, which the session may show a moment sooner.
+      const counted = await eventually('the three turns counted on /metrics', async () => {
+        const usage = wentUp(await scrape())
+        return usage.calls >= recorded.calls ? usage : undefined
+      })
+      t.same(counted, recorded, 'the counters went up by exactly what the endpoint answered')
+    })
+
     await t.test('every failure leaves by error, with a reason', async (t) => {
-      const failing = async (why: string, text: string) => {
-        const outcome = await converse(routes, text)
+      /** Says `text` to a new session of the flow; answers the warnings of the turn, which must have left by the error exit. */
+      const failing = async (why: string, flowId: string, text: string, variables: Record<string, string> = {}) => {
+        const outcome = await converse(flowId, text, variables)
         t.same(outcome.said.at(-1), 'Our assistant is away', why)
-        return outcome.warnings.join('\n')
+        return outcome.last.output.warnings.join('\n')
       }
-      model.answerWith(() => ({ status: 500, body: JSON.stringify({ error: { message: 'model overloaded' } }) }))
-      t.match(await failing('a 500', 'cancel'), /answered 500: model overloaded/)
+      const overloaded = () => ({ status: 500, body: JSON.stringify({ error: { message: 'model overloaded' } }) })
+      model.answerWith(overloaded)
+      t.match(await failing('a 500', routes, 'cancel'), /answered 500: model overloaded/)
+      t.match(await failing('a 500 to a streamed reply', replies, 'How long does shipping take?', { shop: 'Acme' }), /answered 500: model overloaded/)
       model.answerWith(() => 'Sure! The label is cancel.')
-      t.match(await failing('an answer that is not JSON', 'cancel'), /did not answer a JSON object/)
+      t.match(await failing('an answer that is not JSON', routes, 'cancel'), /did not answer a JSON object/)
+      model.answerWith(() => 'Sure! It is order 48213, due on 2026-11-20.')
+      t.match(await failing('an extraction that is not JSON', extracts, 'Order 48213 was due 2026-11-20 and never came'), /did not answer a JSON object/)
       model.answerWith(() => ({ content: '{"label": "can', finishReason: 'length' }))
-      t.match(await failing('an answer cut at the token limit', 'cancel'), /cut at the connection's limit of 50 tokens/)
+      t.match(await failing('an answer cut at the token limit', routes, 'cancel'), /cut at the connection's limit of 50 tokens/)
       model.answerWith(() => ({ status: 200, body: '<html>gateway</html>', contentType: 'text/html' }))
-      t.match(await failing('an answer that is no completion', 'cancel'), /other than a chat completion/)
+      t.match(await failing('an answer that is no completion', routes, 'cancel'), /other than a chat completion/)
       model.answerWith(scriptedModel)
 
-      const slow = await flowOf({ ...routing(connectionId), nodes: routing(connectionId).nodes.map((n) => (n.id === 'route' ? { ...n, data: { ...n.data, timeoutMs: CALL_LIMITS.timeoutMs.min } } : n)) })
+      const slowRoutes = await flowOf(impatient(routing(connectionId), 'route'))
+      const slowExtracts = await flowOf(impatient(extraction(connectionId), 'read'))
       model.delay(1500)
-      const timedOut = await converse(slow, 'cancel')
+      const classifyTimedOut = await failing('a classification slow past the timeout', slowRoutes, 'cancel')
+      const extractTimedOut = await failing('an extraction slow past the timeout', slowExtracts, 'Order 48213 was due 2026-11-20 and never came')
       model.delay(0)
-      t.same(timedOut.said.at(-1), 'Our assistant is away', 'slow past the timeout')
-      t.match(timedOut.warnings.join('\n'), /gave no answer in time/)
+      t.match(classifyTimedOut, /gave no answer in time/)
+      t.match(extractTimedOut, /gave no answer in time/)
 
       await model.down()
-      const down = await converse(routes, 'cancel')
+      const down = await failing('the endpoint down', routes, 'cancel')
       await model.up()
-      t.same(down.said.at(-1), 'Our assistant is away', 'the endpoint down')
-      t.match(down.warnings.join('\n'), /could not be reached/)
+      t.match(down, /could not be reached/)
     })
 
     await t.test("an organization whose endpoint hangs holds only its own sessions", async (t) => {
@@ -316,7 +407,7 @@ for (const backend of reachableBackends) {
       const theirFlow = (await ok('POST', '/v1/flows', { name: 'Slow', definition: routing(theirs) }, other.apiKey)).json.id as string
       const held: string[] = []
       for (let i = 0; i < 2 * CALLS_PER_DESTINATION; i++) {
-        const { sessionId } = (await ok('POST', `/v1/sessions/flows/${theirFlow}/create`, {}, other.apiKey)).json
+        const sessionId = await startSession(theirFlow, {}, other.apiKey)
         await ok('POST', `/v1/sessions/${sessionId}/message`, { type: 'text', text: { body: 'cancel' } }, other.apiKey)
         held.push(sessionId)
       }
@@ -326,10 +417,14 @@ for (const backend of reachableBackends) {
       const waiting = await Promise.all(held.map(async (id) => (await ok('GET', `/v1/sessions/${id}`, undefined, other.apiKey)).json.pendingMessages))
       t.ok(waiting.every((pending) => pending === 1), 'while every one of theirs still waits for its endpoint')
       t.equal(theirsAsked(), CALLS_PER_DESTINATION, 'their calls in flight stay within their share of the destination')
-      // Their held calls fail at once, so that later checks do not wait for them.
+      // Their held calls fail at once; their sessions are settled before the later checks read every session.
       model.delay(0, hangingKey)
       await model.down()
       await model.up()
+      await eventually('their sessions to have answered', async () => {
+        const pending = await Promise.all(held.map(async (id) => (await ok('GET', `/v1/sessions/${id}`, undefined, other.apiKey)).json.pendingMessages))
+        return pending.every((count) => count === 0) ? true : undefined
+      })
     })
 
     await t.test('a session makes at most the connection\'s calls per session', async (t) => {
@@ -382,9 +477,11 @@ for (const backend of reachableBackends) {
       t.notOk(raw.rows.some((row) => row.text.includes(modelKey)), "the event store's rows do not hold the key")
       t.notOk(logs.text().includes(modelKey), 'no log line holds the key')
       t.notOk(receiver.requests.some((request) => request.body.includes(modelKey)), 'no webhook holds the key')
-      const sessions = (await ok('GET', '/v1/sessions/logs?size=100', undefined, bot)).json.content
-      for (const { id } of sessions.slice(0, 5)) {
-        t.notOk((await call('GET', `/v1/sessions/${id}/events?size=500`)).body.includes(modelKey), `the events API of ${id} does not hold it`)
+      const listed = await ok('GET', '/v1/sessions/logs?size=100', undefined, bot)
+      t.notOk(listed.body.includes(modelKey), 'the session list does not hold it')
+      for (const { id, key } of started) {
+        t.notOk((await ok('GET', `/v1/sessions/${id}`, undefined, key)).body.includes(modelKey), `session ${id} does not hold it`)
+        t.notOk((await ok('GET', `/v1/sessions/${id}/events?size=500`, undefined, key)).body.includes(modelKey), `the events API of ${id} does not hold it`)
       }
       t.notOk((await call('GET', `/v1/ai-connections/${connectionId}`)).body.includes(modelKey))
     })
@@ -393,10 +490,18 @@ for (const backend of reachableBackends) {
       await model.down()
       t.teardown(() => model.up())
       const asked = model.requests.length
-      const sessions = await opened.storage.db.selectFrom('session_logs').select('id').where('flow_id', 'in', [routes, extracts, replies]).execute()
-      t.ok(sessions.length >= 10)
-      const turns = await replayedTurns(t, opened.store, sessions.map((session) => session.id))
-      t.ok(turns >= sessions.length * 2, 'every turn was replayed')
+      // Every session of the event store, rather than a read model's list of some flows': the timed out, limited and failed ones too.
+      const recorded = await opened.storage.db
+        .selectFrom('events')
+        .select(['stream_id', 'event_type'])
+        .where('stream_id', 'like', 'session-%')
+        .where('event_type', 'in', ['SessionStarted', 'TurnCompleted'])
+        .execute()
+      const sessions = recorded.filter((event) => event.event_type === 'SessionStarted').map((event) => event.stream_id.slice('session-'.length))
+      t.same([...sessions].sort(), started.map((session) => session.id).sort(), 'the store holds every session this file started, and no other')
+      const turns = await replayedTurns(t, opened.store, sessions)
+      t.ok(turns >= sessions.length * 2, 'each session had its start and an answer replayed')
+      t.equal(turns, recorded.filter((event) => event.event_type === 'TurnCompleted').length, 'every recorded turn was replayed')
       t.equal(model.requests.length, asked, 'the endpoint counted no new call')
     })
 
@@ -404,29 +509,28 @@ for (const backend of reachableBackends) {
       const sessions = await opened.storage.db.selectFrom('session_logs').select('id').where('flow_id', 'in', [routes, extracts, replies]).execute()
       let tokens = 0
       for (const { id } of sessions) {
-        const events = (await ok('GET', `/v1/sessions/${id}/events?size=500`)).json.content
-        const answers = events.filter((e: { type: string; data: { answer: object } }) => e.type === 'OutsideCallAnswered' && 'status' in e.data.answer)
-        const none = { prompt_tokens: 0, completion_tokens: 0 }
-        const parsed = (text: string) => {
-          try {
-            return JSON.parse(text)
-          } catch {
-            return undefined
-          }
-        }
-        // A whole completion's usage, or a streamed one's: in its last chunk.
-        const usageOf = (body: string) =>
-          parsed(body)?.usage ?? body.split('\n').filter((line) => line.startsWith('data: {')).map((line) => parsed(line.slice(6))?.usage).findLast(Boolean) ?? none
-        const counted = answers.map((e: { data: { answer: { body: string } } }) => usageOf(e.data.answer.body))
-        const expected = {
-          calls: answers.length,
-          promptTokens: counted.reduce((sum: number, usage: { prompt_tokens: number }) => sum + usage.prompt_tokens, 0),
-          completionTokens: counted.reduce((sum: number, usage: { completion_tokens: number }) => sum + usage.completion_tokens, 0),
-        }
+        const expected = answeredUsage(await sessionEvents(id, admin.apiKey))
         t.same((await ok('GET', `/v1/sessions/${id}`)).json.modelUsage, expected, `session ${id}`)
         tokens += expected.promptTokens
       }
       t.ok(tokens > 0, 'the sessions took tokens')
+    })
+
+    await t.test("a flow's analytics count the model calls and tokens of its sessions' recorded answers", async (t) => {
+      for (const [name, flowId] of [['routes', routes], ['extracts', extracts], ['replies', replies]] as const) {
+        let expected = NO_USAGE
+        for (const session of started.filter((s) => s.flowId === flowId)) expected = addedUsage(expected, answeredUsage(await sessionEvents(session.id, session.key)))
+        t.ok(expected.calls > 0, `the ${name} flow's sessions called the model`)
+        // The analytics are read models: once they show every call, they must show exactly the tokens too.
+        const usage = await eventually(`the analytics of the ${name} flow to count its ${expected.calls} calls`, async () => {
+          const { modelUsage } = (await ok('GET', `/v1/flows/${flowId}/analytics`, undefined, bot)).json
+          return modelUsage.calls >= expected.calls ? modelUsage : undefined
+        })
+        const { calls, promptTokens, completionTokens } = usage
+        t.same({ calls, promptTokens, completionTokens }, expected, `the ${name} flow's usage is the sum of what the endpoint answered its sessions`)
+        t.same(usage.models, [{ model: 'test-model', ...expected }], 'all of it by the one model')
+        t.same(usage.days.reduce((sum: ModelUsage, day: ModelUsage) => addedUsage(sum, day), NO_USAGE), expected, 'and the days add up to it')
+      }
     })
   })
 }
