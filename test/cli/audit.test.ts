@@ -10,7 +10,8 @@ import { loadConfig } from '../../src/config.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
 import { openTestApp } from '../helpers/app.js'
 import { cliStore, cliStoreNames, runCli, runCliInOneProcess, tempDir } from '../helpers/cli.js'
-import { echoFlow, plansFlow } from '../helpers/flows.js'
+import { startChatCompletionsServer } from '../helpers/chat-completions-server.js'
+import { classifyingEchoFlow, echoFlow, plansFlow } from '../helpers/flows.js'
 import { eventually } from '../helpers/wait.js'
 
 const longLived = { settings: { sessionTtlSeconds: 600 } }
@@ -22,7 +23,7 @@ for (const name of cliStoreNames) {
     const store = await cliStore(t, name)
     const { env } = store
     // The log is written in-process (engine, sweeper, API through inject), then closed: the CLI runs against what it left.
-    const written = {} as { main: { workspaceId: string; apiKey: string }; other: { workspaceId: string }; proSession: string; expiring: string; foreign: string }
+    const written = {} as { main: { workspaceId: string; apiKey: string }; other: { workspaceId: string }; proSession: string; expiring: string; foreign: string; classified: string; model: Awaited<ReturnType<typeof startChatCompletionsServer>> }
     await t.test('a log of several conversations is written', async (t) => {
       const backend = {
         name,
@@ -32,8 +33,19 @@ for (const name of cliStoreNames) {
           return storage
         },
       }
+      // A model of the test's own classifies the replies of one flow; it is stopped before the CLI runs.
+      const modelKey = 'sk-audit-test'
+      const model = await startChatCompletionsServer(modelKey)
+      t.teardown(() => model.close())
+      written.model = model
+      model.answerWith((request) => JSON.stringify({ label: /bye/.test(JSON.stringify(request.body.messages?.at(-1))) ? 'bye' : 'other' }))
+      const loopback = '127.0.0.1/32'
       // Sessions of flows without their own timeout expire after 2 s (the expiry session); the others live 10 minutes.
-      const { app, admin, ctx } = await openTestApp(t, backend, { engine: true, config: loadConfig({ SESSION_TTL_SECONDS: '2' }) })
+      const { app, admin, ctx } = await openTestApp(t, backend, {
+        engine: true,
+        calls: { allowedPrivateCidrs: [loopback], caFile: model.caFile },
+        config: loadConfig({ SESSION_TTL_SECONDS: '2', WEBHOOK_ALLOWED_PRIVATE_CIDRS: loopback, WEBHOOK_CA_FILE: model.caFile }),
+      })
       const { organizationId } = await createOrganization(ctx, { name: 'Globex' })
       const otherWorkspace = await createWorkspace(ctx, { organizationId, name: 'Other' })
       const otherKey = await issueApiKey(ctx, { organizationId, workspaceId: otherWorkspace.workspaceId, name: 'o', role: 'organization-admin', callbackUrl: null })
@@ -73,6 +85,10 @@ for (const name of cliStoreNames) {
       const echo = await call(key, 'POST', '/v1/flows', { name: 'Echo', definition: { ...echoFlow, ...longLived } })
       const quick = await call(key, 'POST', '/v1/flows', { name: 'Quick', definition: echoFlow })
       const otherEcho = await call(other.apiKey, 'POST', '/v1/flows', { name: 'Echo', definition: { ...echoFlow, ...longLived } })
+      await call(key, 'PUT', '/v1/secrets/model', { value: modelKey })
+      const connection = await app.inject({ method: 'POST', url: '/v1/ai-connections', headers: { 'x-api-key': key }, payload: { name: 'Model', baseUrl: model.baseUrl, apiKeySecret: 'model', model: 'test-model' } })
+      if (connection.statusCode !== 201) throw new Error(`no AI connection: ${connection.body}`)
+      const classifying = await call(key, 'POST', '/v1/flows', { name: 'Classifying', definition: { ...classifyingEchoFlow(String(connection.headers.location).split('/').pop()!), ...longLived } })
 
       const pro = { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'pro', title: 'Pro' } } }
       const proSession = await converse(key, plans.id, [pro], { name: 'Ana' })
@@ -84,18 +100,24 @@ for (const name of cliStoreNames) {
       t.equal((await settled(key, preview)).flowVersion, 0, 'a preview runs no published version')
       await call(key, 'POST', `/v1/sessions/${preview}/message`, textReply('hi'))
       await settled(key, preview)
+      const classified = await converse(key, classifying.id, [textReply('hello'), textReply('bye')])
+      t.equal(model.requests.length, 2, 'the model classified both replies')
       const expiring = await converse(key, quick.id, [])
       const foreign = await converse(other.apiKey, otherEcho.id, [textReply('elsewhere')])
       await eventually('the quick session expired', async () => ((await call(key, 'GET', `/v1/sessions/${expiring}`)).status === 'timeout' ? true : undefined))
-      Object.assign(written, { main, other, proSession, expiring, foreign })
+      Object.assign(written, { main, other, proSession, expiring, foreign, classified })
     })
-    const { main, other, proSession, expiring, foreign } = written
+    const { main, other, proSession, expiring, foreign, classified, model } = written
 
     await t.test('verify passes on an untampered log of several sessions', async (t) => {
+      await model.down()
       const all = await runCli(['audit', 'verify', '--json'], env)
       t.equal(all.code, 0, assertionMessage(all.stderr))
-      // Turns: pro 2, basic-after-retry 3, echo 4, preview 2, expiring 1, foreign 2.
-      t.same(JSON.parse(all.stdout), { sessions: 6, turns: 14, divergentSessions: 0, divergentTurns: 0, firstDivergence: null })
+      // Turns: pro 2, basic-after-retry 3, echo 4, preview 2, classified 3, expiring 1, foreign 2.
+      t.same(JSON.parse(all.stdout), { sessions: 7, turns: 17, divergentSessions: 0, divergentTurns: 0, firstDivergence: null })
+      t.equal(model.requests.length, 2, 'the AI steps were replayed from their recorded answers with the model stopped, asking it nothing')
+      const ai = await runCli(['audit', 'verify', '--session', classified, '--json'], env)
+      t.match(JSON.parse(ai.stdout), { sessions: 1, turns: 3, divergentSessions: 0 }, 'the session whose replies the model classified')
       const one = await runCli(['audit', 'verify', '--session', proSession, '--json'], env)
       t.match(JSON.parse(one.stdout), { sessions: 1, turns: 2, divergentSessions: 0 })
       const none = await runCli(['audit', 'verify', '--since', '2999-01-01', '--json'], env)
@@ -165,7 +187,7 @@ for (const name of cliStoreNames) {
       }
       const result = await runCli(['audit', 'verify'], env)
       t.equal(result.code, 5, 'a divergence has its own exit code')
-      t.match(result.stdout, /^1 of 6 session\(s\) diverge \(1 of 14 turn\(s\)\)\n/)
+      t.match(result.stdout, /^1 of 7 session\(s\) diverge \(1 of 17 turn\(s\)\)\n/)
       t.match(result.stdout, new RegExp(`first divergence: session ${proSession}, event [0-9a-f-]{36} \\(revision 1\\)`))
       t.match(result.stdout, '--- recorded\n+++ replayed\n@ $.data.output.messages[0].text.body\n- "Hi Eve!"\n+ "Hi Ana!"\n')
     })

@@ -17,6 +17,20 @@ export const echoFlow = {
   ],
 }
 
+/**
+ * The echo flow with an AI step in place of its condition: the connection's model classifies each
+ * reply, and a goodbye ends the session as in the echo flow.
+ */
+export const classifyingEchoFlow = (connectionId: string) => ({
+  ...echoFlow,
+  nodes: echoFlow.nodes.map((node) =>
+    node.id === 'check'
+      ? { ...node, type: 'ai', data: { connectionId, mode: 'classify', instructions: 'Tell a goodbye apart', labels: [{ id: 'bye', description: 'says goodbye' }, { id: 'thanks', description: 'says thank you' }] } }
+      : node,
+  ),
+  edges: [...echoFlow.edges.map((edge) => (edge.id === 'd' ? { ...edge, sourceHandle: 'other' } : edge)), { id: 'f', source: 'check', sourceHandle: 'thanks', target: 'say' }],
+})
+
 /** The echo flow, its answer reworded: "You typed hi" where it said "You said hi". */
 export const typedEchoFlow = {
   ...echoFlow,
