@@ -20,7 +20,7 @@ replay  plays real sessions of the published --version N (the live one without i
         turns the draft would change, each with its first differing turn: the newest --last N
         sessions (200), of --status running|completed|timeout|error when given.
 
-Both reach the service as any client does, with the API key in FLOWD_API_KEY, so they run wherever
+Both reach the service like any other client, with the API key in FLOWD_API_KEY, so they run wherever
 the API is reachable.
 
 --junit FILE  test: also write the results as a JUnit XML report (one test case per conversation test)

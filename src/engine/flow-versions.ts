@@ -43,7 +43,7 @@ export class FlowVersions {
 
   /**
    * What a session runs: its preview's draft, or its published version, with the flows its runFlow
-   * nodes run (`subflows`) when it has any.
+   * nodes run (`subflows`) when there are some.
    */
   async ofSession(session: SessionFlowRef): Promise<RunnableFlow | string> {
     const flow = session.previewDefinition ? toRunnable(session.previewDefinition) : await this.get(session.flowId, session.flowVersion)
@@ -55,7 +55,7 @@ export class FlowVersions {
    * Every flow the runFlow nodes of `flow` may run, and theirs in turn, as deep as sub-flows nest,
    * loaded now so that the turn itself reads nothing: each in the version its node names,
    * `published` being the flow's live version when the session started. A flow of another
-   * workspace is not found, as anywhere.
+   * workspace is not found, like everywhere else.
    */
   private async subflowsOf(flow: RunnableFlow, session: SessionFlowRef): Promise<Subflows> {
     const found = new Map<string, Subflow | string>()

@@ -44,7 +44,7 @@ export const isLockTimeout = (error: unknown): boolean => (error as { code?: unk
 /**
  * The other connections holding locks on `tables` (public), oldest transaction first. Asked once an
  * attempt has let go of its own locks: its lock request is gone, so pg_blocking_pids has nothing to
- * say about it, whereas any lock granted on the table conflicts with the swap's.
+ * say about it, while every lock granted on the table conflicts with the swap's.
  */
 export async function lockHolders(db: Kysely<Database>, tables: readonly string[]): Promise<LockHolder[]> {
   const { rows } = await sql<{ pid: number; applicationName: string; clientAddress: string | null; user: string | null; state: string | null; since: Date | string | null; query: string | null }>`

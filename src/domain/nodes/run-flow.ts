@@ -10,7 +10,7 @@ export const DONE_HANDLE = 'done'
  * Runs another flow of the workspace inside this one (a sub-flow), with the session's variables:
  * `published`, the version published newest when the session started, or a version number. It
  * comes back by `done` when the called flow reaches an `end` node or an exit with no edge; a
- * `transfer` there ends the whole session, as anywhere.
+ * `transfer` there ends the whole session, like everywhere else.
  */
 export const schema = Type.Object({
   flowId: Uuid,
