@@ -11,7 +11,8 @@ import { orderLookup } from '../fixtures/order-lookup.js'
 // report lists exactly the sessions that went through that branch, each with its first differing
 // turn side by side, and the replay sends, moves and calls nothing.
 
-const SESSIONS = 200
+// Enough for more than three of the runner's batches of 25, the last one partial.
+const SESSIONS = 80
 const SORRY = 'Sorry, the shop cannot be reached'
 const CLOSED = 'Sorry, the shop is closed today'
 
