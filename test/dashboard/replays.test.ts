@@ -136,6 +136,9 @@ t.test('replays: real sessions of version 1 played on a draft that changes one a
   t.equal(await differing.count(), 0, 'the session that said bye ends the same way on the draft')
   t.match(await report.locator('.flows-facts').innerText(), /The newest 200 of version 1, with status Completed/, 'the report says it chose the completed sessions')
   await listed.nth(1).waitFor()
+  // The list is asked again when the report sees the replay's progress: its row may still say
+  // Running for a moment after the report says Finished.
+  await listed.first().getByText('Finished', { exact: true }).waitFor()
   t.same((await rowsOf()).map((row) => row.slice(0, 3)), [['Version 1', 'Finished', '1 of 1'], ['Version 1', 'Finished', '5 of 5']], 'both replays are listed, newest first')
   await listed.nth(1).getByRole('link', { name: /^Open the report/ }).click()
   await page.waitForURL((url) => url.searchParams.get('replay') === replayId)
