@@ -1,6 +1,7 @@
 // Regenerates the results table in docs/performance.md (between its bench:results markers) from the
 // newest JSON of each benchmark in bench/results: one row per benchmark with its headline figures,
-// their goals, the verdict over every goal of the run, the machine, the date and the results file.
+// their goals, the verdict over every goal of the run, the machine and the results file (its name
+// carries the run's date).
 //
 //   node dist/bench/bench/tools/report.js      (npm run bench -- report)
 
@@ -155,14 +156,14 @@ function row(r: BenchResult): string {
   const m = r.machine
   const machine = `${m.cpuCount} × ${m.cpuModel}, Node ${r.versions.node.replace(/^v/, '').split('.')[0]}, PostgreSQL ${(r.versions.postgres ?? '?').split('.')[0]}`
   const file = `${r.benchmark}-${r.date.slice(0, 10)}.json`
-  const cells = [ROWS[r.benchmark]?.number ?? '', r.benchmark, figures, goals.join('; '), verdict, machine, r.date.slice(0, 10), `[${file}](../bench/results/${file})`]
+  const cells = [ROWS[r.benchmark]?.number ?? '', r.benchmark, figures, goals.join('; '), verdict, machine, `[${file}](../bench/results/${file})`]
   return `| ${cells.map(cell).join(' | ')} |`
 }
 
 function table(results: BenchResult[]): string {
   return [
-    '| # | benchmark | figures | goals | verdict | machine | date | record |',
-    '|---|---|---|---|---|---|---|---|',
+    '| # | benchmark | figures | goals | verdict | machine | record |',
+    '|---|---|---|---|---|---|---|',
     ...results.map(row),
   ].join('\n')
 }
