@@ -312,8 +312,9 @@ export async function selectNode(editor: FrameLocator, nodeId: string): Promise<
   for (let attempt = 1; ; attempt++) {
     await editor.locator('.toolbar').getByRole('button', { name: /^(Fit view|Ajustar)/ }).click()
     await viewportAtRest(editor)
-    await editor.getByTestId(`node-${nodeId}`).click()
     try {
+      // A click that keeps meeting another element (the view still gliding) is given up and tried again too.
+      await editor.getByTestId(`node-${nodeId}`).click({ timeout: attempt < 3 ? 5_000 : undefined })
       await panel.getByText(nodeId, { exact: true }).waitFor({ timeout: attempt < 3 ? 3_000 : undefined })
       return panel
     } catch (error) {
