@@ -44,13 +44,15 @@ const defaultDataDir = (): string => {
   return ownDataDir
 }
 
+const dependencyBundles = new URL('../loader/dependency-bundles.mjs', import.meta.url).href
+
 export const childEnv = (env: Record<string, string | undefined>): NodeJS.ProcessEnv => {
   const { DATABASE_URL: _d, EVENT_STORE: _e, EVENTSTORE_CONNECTION_STRING: _c, PORT: _p, DATA_DIR: _dd, NODE_OPTIONS: nodeOptions, ...rest } = process.env
   // tap follows every process its tests start by an import in NODE_OPTIONS (@tapjs/processinfo),
   // which hooks each module the child loads. Children are not covered (their tests' processes
   // are), so they start without it: a quarter of a second of CPU less for each command or service.
-  const kept = withoutTapProcessInfo(nodeOptions)
-  if (kept) rest.NODE_OPTIONS = kept
+  // They load the dependencies bundled, as the test processes do (test/loader/dependency-bundles.mjs).
+  rest.NODE_OPTIONS = [withoutTapProcessInfo(nodeOptions), `--import=${dependencyBundles}`].filter(Boolean).join(' ')
   rest._TAPJS_PROCESSINFO_COVERAGE_ = '0'
   // Fault tests send bursts through one key; rate limits have their own tests (test/http/rate-limit.test.ts).
   // Small pools: tap's parallel files share the server's max_connections (shareServer in storage.ts).
