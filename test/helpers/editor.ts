@@ -306,6 +306,8 @@ export async function checkEditorLayout(t: Test, frame: Frame, name: string, { m
  * Picks the node `nodeId` and shows its form. On a loaded machine a click can still meet the canvas
  * moving (fit view glides for 200 ms, from a frame that may come late) and land beside the node; a
  * person clicks again, and so does this, twice at most, before failing as the form never showed.
+ * A flow wider than the canvas at readable zoom is shown from its start: a node beyond the canvas's
+ * edge is picked from the keyboard (focused, then Enter), as a keyboard user picks any node.
  */
 export async function selectNode(editor: FrameLocator, nodeId: string): Promise<Locator> {
   const panel = editor.getByTestId('node-panel')
@@ -313,14 +315,24 @@ export async function selectNode(editor: FrameLocator, nodeId: string): Promise<
     await editor.locator('.toolbar').getByRole('button', { name: /^(Fit view|Ajustar)/ }).click()
     await viewportAtRest(editor)
     try {
+      const node = editor.getByTestId(`node-${nodeId}`)
       // A click that keeps meeting another element (the view still gliding) is given up and tried again too.
-      await editor.getByTestId(`node-${nodeId}`).click({ timeout: attempt < 3 ? 5_000 : undefined })
+      if (await centreWithin(node, editor.locator('main.canvas'))) await node.click({ timeout: attempt < 3 ? 5_000 : undefined })
+      else await editor.getByTestId(`rf__node-${nodeId}`).press('Enter')
       await panel.getByText(nodeId, { exact: true }).waitFor({ timeout: attempt < 3 ? 3_000 : undefined })
       return panel
     } catch (error) {
       if (attempt >= 3) throw error
     }
   }
+}
+
+/** Whether the centre of `element` lies inside `area` as laid out now. */
+async function centreWithin(element: Locator, area: Locator): Promise<boolean> {
+  const [box, bounds] = await Promise.all([element.boundingBox(), area.boundingBox()])
+  if (!box || !bounds) return false
+  const [x, y] = [box.x + box.width / 2, box.y + box.height / 2]
+  return x > bounds.x && x < bounds.x + bounds.width && y > bounds.y && y < bounds.y + bounds.height
 }
 
 /**
