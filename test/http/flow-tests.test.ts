@@ -8,8 +8,7 @@ import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 // Conversation tests kept with a flow, run through the API against its draft or a version: the
-// engine's interpreter plays them, nothing is sent or called. On one store: what is proved here is
-// the API and the interpreter, and the stores are held to one contract by the storage files.
+// engine's interpreter plays them, nothing is sent or called.
 
 const text = (body: string) => ({ type: 'text', text: { body } })
 

@@ -10,8 +10,7 @@ import { eventually } from '../helpers/wait.js'
 
 // Sub-flows through the API: flows that run one another three levels deep, the version a session
 // runs fixed when it starts, cycles refused when a flow is saved or published, and an audit replay
-// that reproduces every turn. On one store: what is proved here is the API and the engine's
-// interpreter, and the stores are held to one contract by the storage files.
+// that reproduces every turn.
 
 const text = (body: string) => ({ type: 'text', text: { body } })
 const node = (id: string, type: string, data: object = {}) => ({ id, type, position: { x: 0, y: 0 }, data })
