@@ -10,7 +10,7 @@ import { openTestApp, silentLogger } from '../helpers/app.js'
 import { capturedLogs } from '../helpers/captured-logs.js'
 import { startChatCompletionsServer, wordCount, type ChatRequest } from '../helpers/chat-completions-server.js'
 import { startHttpsReceiver } from '../helpers/https-receiver.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 import { replayedTurns } from '../helpers/replay.js'
 import { curlStream } from '../helpers/sse.js'
@@ -160,7 +160,7 @@ const answeredUsage = (events: readonly { type: string; data: { answer?: object 
     .reduce((sum, usage) => addedUsage(sum, { calls: 1, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }), NO_USAGE)
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`AI steps against a chat completions server, on ${backend.name}`, async (t) => {
     const modelKey = `sk-${randomBytes(16).toString('hex')}`
     const model = await startChatCompletionsServer(modelKey)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { openTestApp } from '../helpers/app.js'
 import { echoFlow } from '../helpers/flows.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 // Which version new sessions start on: rollback, gradual release with its share recorded per
@@ -28,7 +28,7 @@ const RELEASED_SESSIONS: Record<string, number> = { postgres: 400, pglite: 200 }
 /** Whether `count` of `total` draws is near 20 %: within five standard deviations. */
 const nearTwentyPercent = (count: number, total: number) => Math.abs(count - 0.2 * total) <= 5 * Math.sqrt(total * 0.2 * 0.8)
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`releases on ${backend.name}`, async (t) => {
     const { app, admin } = await openTestApp(t, backend, { engine: true })
     const call = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown): Promise<{ status: number; json: any }> => {

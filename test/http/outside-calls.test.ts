@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { CALL_LIMITS } from '../../src/domain/outside-call.js'
 import { openTestApp, type TestApp } from '../helpers/app.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 import { replayedTurns } from '../helpers/replay.js'
 import { orderLookup } from '../fixtures/order-lookup.js'
@@ -51,7 +51,7 @@ async function arrange(t: Test, opened: TestApp): Promise<Arranged> {
   return { call, lookUp, flowOf }
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`a flow looks up an order on an HTTPS API, on ${backend.name}`, async (t) => {
     const api: HttpsReceiver = await startHttpsReceiver()
     t.teardown(() => api.close())

@@ -2,7 +2,7 @@ import t from 'tap'
 import { bootstrap } from '../../src/commands/tenancy.js'
 import { dueTimers } from '../../src/engine/timers.js'
 import { openTestApp } from '../helpers/app.js'
-import { reachableBackends } from '../helpers/storage.js'
+import { apiBackends } from '../helpers/storage.js'
 import { eventually } from '../helpers/wait.js'
 
 /** Asks to pay, waits for `payment.confirmed` (two minutes at most) and thanks for the amount, or says it gave up. */
@@ -23,7 +23,7 @@ const awaitPayment = {
   ],
 }
 
-for (const backend of reachableBackends) {
+for (const backend of apiBackends) {
   t.test(`a flow waits for an outside event, on ${backend.name}`, async (t) => {
     let clock: Date | undefined
     const { app, admin, ctx, conversations, storage } = await openTestApp(t, backend, { engine: true, now: () => clock ?? new Date() })

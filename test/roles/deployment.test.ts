@@ -35,7 +35,7 @@ import { eventually, sleep } from '../helpers/wait.js'
 
 const SESSIONS = 20
 const MESSAGES_PER_SECOND = 30
-const LOAD_MS = 18_000
+const LOAD_MS = 12_000
 /** The kills come once this share of the load's time has passed. */
 const KILL_AT_SHARE = 0.4
 /** The guarantee: no session waits more than this for a webhook because of a kill. */
