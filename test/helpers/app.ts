@@ -137,12 +137,10 @@ export async function openTestApp(
     metrics: options.metrics,
   })
   const calls = options.calls && { ...options.calls, lookup: options.calls.lookup ?? fakeDns({}), revealSecrets: (workspaceId: string, names: readonly string[]) => revealSecrets({ store, secrets }, workspaceId, names), generatedText }
-  const conversations = options.engine ? new ConversationRunner({ db: storage.db, store, readModels, logger: options.logger ?? silentLogger, now, sweepIntervalMs: 200, calls, metrics: options.metrics }) : undefined
-  await conversations?.start()
-  const webhooks = options.webhooks
-    ? new DispatcherRole(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
-    : undefined
-  webhooks?.start()
+  let conversations: ConversationRunner | undefined
+  let webhooks: DispatcherRole | undefined
+  // Registered before the engine and the dispatcher start: should either fail to start, what runs
+  // stops before the storage closes, rather than polling a closed embedded database in a loop.
   t.teardown(async () => {
     await app.close()
     await webhooks?.close()
@@ -151,6 +149,14 @@ export async function openTestApp(
     await readModels.stop()
     await store.close()
   })
+  if (options.engine) {
+    conversations = new ConversationRunner({ db: storage.db, store, readModels, logger: options.logger ?? silentLogger, now, sweepIntervalMs: 200, calls, metrics: options.metrics })
+    await conversations.start()
+  }
+  if (options.webhooks) {
+    webhooks = new DispatcherRole(storage.dispatcherDb, readModels, { retrySchedule: [0, 0.2, 0.2], pollIntervalMs: 100, now, ...options.webhooks }, silentLogger)
+    webhooks.start()
+  }
   const ctx: CommandContext = { store, readModels, logger: silentLogger, now, metadata: { actor: 'test' } }
   const admin = await bootstrap(ctx, { organization: 'Acme', workspace: 'Main', callbackUrl: null })
   return { app, storage, store, readModels, ctx, secrets, admin, conversations, webhooks }
