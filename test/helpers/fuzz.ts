@@ -16,7 +16,7 @@ import { fuzzCases } from './test-scope.js'
 // Property-based fuzzing of every route the app registers: path, query, body, content type and
 // credentials are generated; whatever arrives, the answer is never a 5xx, every error is in the
 // spec's shape (§7) and the process keeps serving. test/faults/fuzz-*.test.ts each fuzz one group
-// of routes (FUZZ_GROUPS), so that tap's two jobs share the work.
+// of routes (FUZZ_GROUPS), so that tap's jobs share the work.
 //
 // On PGlite alone: this fuzzes the HTTP layer (routing, parsing, validation, handlers' own checks);
 // the storage adapters are held to one contract by the suites under test/eventstore and
@@ -24,7 +24,7 @@ import { fuzzCases } from './test-scope.js'
 // than the other files' Postgres: `GET /readyz` on Postgres takes a few hundred ms a request.
 //
 // What it costs: a few ms of CPU a case and route, mostly PGlite answering the handlers'
-// queries. Hence `fuzzCases` (test/helpers/test-scope.ts): a few hundred cases a route in an
+// queries. Hence `fuzzCases` (test/helpers/test-scope.ts): 100 cases a route in an
 // ordinary run, each run with a new seed, and as many as `FUZZ_RUNS` asks for (fewer or more).
 //
 // Replaying: every file prints `FUZZ_SEED=…` and the number of cases; route i (in the order the app
