@@ -15,5 +15,5 @@ if (connectionString) {
     })
   })
 } else {
-  t.plan(0, 'EventStoreDB contract suite not run: EVENTSTORE_CONNECTION_STRING is not set')
+  t.test('event store contract on EventStoreDB', { skip: 'EVENTSTORE_CONNECTION_STRING is not set' }, () => {})
 }

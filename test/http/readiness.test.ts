@@ -96,5 +96,5 @@ if (postgresUrl) {
     })
   })
 } else {
-  t.plan(0, 'readiness query count not run: DATABASE_URL is not set')
+  t.test('readiness on Postgres', { skip: 'DATABASE_URL is not set' }, () => {})
 }
