@@ -3,11 +3,10 @@
 // left off where it would find nothing the other files do not:
 // - the browser files (their code under test runs in Chromium) and the files that drive commands
 //   and services as child processes (children are never measured);
-// - the folders that read the repository rather than run it (each run in one process);
+// - the folders that read the repository rather than run it;
 // - the fuzz files, which run code the other files cover thousands of times more.
 const unmeasured = [
-  /^test\/(editor|dashboard|cli)\//,
-  /^test\/(docs|meta|architecture)\.test\.ts$/,
+  /^test\/by-folder\/(editor|dashboard|cli|docs|meta|architecture)\.test\.ts$/,
   /^test\/roles\/(deployment|engine-partitions|roles)\.test\.ts$/,
   /^test\/faults\/(kill|call-kill|timer-kill|rebuild-kill|rebuild-beside-service|pg-restart)\.test\.ts$/,
   /^test\/faults\/fuzz-[a-z-]+\.test\.ts$/,

@@ -16,9 +16,7 @@ import { eventually } from '../helpers/wait.js'
 // (leases are Postgres advisory locks held across processes: on Postgres only), done once none
 // does, every new partition going on from the earliest old checkpoint.
 
-t.before(() => {
-  if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' first`)
-})
+if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' first`)
 
 t.test('usage errors', async (t) => {
   // A database nothing listens on: refused before it is opened, so with 2 rather than 1; and so in one process.

@@ -9,9 +9,7 @@ import { cliPath, cliStore, runCli, runCliInOneProcess } from '../helpers/cli.js
 // `flowd secrets rewrap`: the rotation of the master key that wraps the data keys of workspace
 // secrets. `secrets` alone and `secrets --help` are test/cli/usage.test.ts's.
 
-t.before(() => {
-  if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' first`)
-})
+if (!existsSync(cliPath)) throw new Error(`${cliPath} is missing: run 'npm run build' first`)
 
 const ws = '0190a0b0-0000-7000-8000-000000000011'
 

@@ -10,8 +10,8 @@ import t from 'tap'
  *
  * Starting a test process costs about a CPU-second (tap's tracking, loaders, the first compile of
  * the app), more than most files' own work; a folder in one process pays it once, and warms the
- * code it shares. .taprc's `exclude` names the folders run so, each by `test/<folder>.test.ts`;
- * `npx tap test/http/sectors.test.ts` still runs one file alone.
+ * code it shares. .taprc's `exclude` names the folders run so, each by
+ * `test/by-folder/<folder>.test.ts`; `npx tap test/http/sectors.test.ts` still runs one file alone.
  */
 export async function runFolderInOneProcess(folder: URL): Promise<void> {
   const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })

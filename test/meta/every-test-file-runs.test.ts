@@ -5,7 +5,7 @@ import t from 'tap'
 import { assertionMessage } from '../helpers/assertion-message.js'
 
 // tap runs what .taprc's include and exclude leave it, a process a file; the folders .taprc
-// excludes are run each by test/<folder>.test.ts in one process. Between the two, every test file
+// excludes are run each by test/by-folder/<folder>.test.ts in one process. Between the two, every test file
 // must run, and none twice.
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -24,11 +24,11 @@ function tapsList(): string[] {
   return listed.stdout.split('\n').filter(Boolean).sort()
 }
 
-/** The folder `test/<folder>.test.ts` runs in one process, if it is such a runner. */
+/** The folder `test/by-folder/<folder>.test.ts` runs in one process, if it is such a runner. */
 function folderRunBy(runner: string): string | undefined {
-  const folder = runner.match(/^test\/([^/]+)\.test\.ts$/)?.[1]
+  const folder = runner.match(/^test\/by-folder\/([^/]+)\.test\.ts$/)?.[1]
   if (!folder || !existsSync(`${testFolder}${folder}`)) return undefined
-  return readFileSync(`${root}${runner}`, 'utf8').includes(`runFolderInOneProcess(new URL('./${folder}/', import.meta.url))`) ? folder : undefined
+  return readFileSync(`${root}${runner}`, 'utf8').includes(`runFolderInOneProcess(new URL('../${folder}/', import.meta.url))`) ? folder : undefined
 }
 
 t.test('every test file runs, in a process of its own or in its folder\'s, and none runs twice', async (t) => {
