@@ -6,7 +6,7 @@
 // - the folders that read the repository rather than run it;
 // - the fuzz files, which run code the other files cover thousands of times more.
 const unmeasured = [
-  /^test\/by-folder\/(editor|dashboard|cli|docs|meta|architecture)\.test\.ts$/,
+  /^test\/by-folder\/(editor|dashboard|cli|docs|meta|architecture)(-\d+)?\.test\.ts$/,
   /^test\/roles\/(deployment|engine-partitions|roles)\.test\.ts$/,
   /^test\/faults\/(kill|call-kill|timer-kill|rebuild-kill|rebuild-beside-service|pg-restart)\.test\.ts$/,
   /^test\/faults\/fuzz-[a-z-]+\.test\.ts$/,

@@ -84,7 +84,10 @@ async function purgeDeliveries(target: DatabaseTarget, receiver: HttpsReceiver):
 t.test('a rebuild of every read model beside a running service on Postgres: every request answered 2xx', { skip: postgresUrl ? false : 'needs DATABASE_URL' }, async (t) => {
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
-  const setup = await postgresStorage.prepare(t, { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: receiver.caFile })
+  // Small pools: the service and the rebuild beside it must fit on the tests' server beside the
+  // files running at the same time (test/helpers/storage.ts).
+  const pools = { API_POOL_SIZE: '2', ENGINE_POOL_SIZE: '2', PROJECTOR_POOL_SIZE: '3', DISPATCHER_POOL_SIZE: '2' }
+  const setup = await postgresStorage.prepare(t, { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: receiver.caFile, ...pools })
   const service = await startService(t, setup.env)
   const { apiKey } = await expect(service, setup.apiKey!, 201, 'POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` })
   await expect(service, apiKey, 201, 'POST', '/v1/variables', { name: 'said', type: 'string' })

@@ -34,10 +34,10 @@ function refuseToDropPostgres(): undefined {
 }
 
 /**
- * tap runs two test files at once, and they share the server's max_connections (100 by default).
- * A file that needs most of them for itself (a deployment of many processes) calls this at its
- * top: it then waits for the files running beside it to end, and files starting meanwhile wait
- * for it. Every other file needs little enough that any two fit.
+ * tap runs three test processes at once, and they share the server's max_connections (100 by
+ * default). A file that needs most of them for itself (a deployment of many processes) calls this
+ * at its top: it then waits for the processes running beside it to end, and those starting
+ * meanwhile wait for it. Every other file needs little enough that any three fit.
  */
 export function takeServerAlone(): void {
   serverAlone = true

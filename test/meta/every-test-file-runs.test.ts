@@ -3,10 +3,11 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { assertionMessage } from '../helpers/assertion-message.js'
+import { testFilesOf } from '../helpers/folder-in-one-process.js'
 
 // tap runs what .taprc's include and exclude leave it, a process a file; the folders .taprc
-// excludes are run each by test/by-folder/<folder>.test.ts in one process. Between the two, every test file
-// must run, and none twice.
+// excludes are run by test/by-folder/<folder>[-<part>].test.ts, a process a folder or a share of
+// one. Between the two, every test file must run, and none twice.
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const testFolder = fileURLToPath(new URL('../', import.meta.url))
@@ -24,21 +25,33 @@ function tapsList(): string[] {
   return listed.stdout.split('\n').filter(Boolean).sort()
 }
 
-/** The folder `test/by-folder/<folder>.test.ts` runs in one process, if it is such a runner. */
-function folderRunBy(runner: string): string | undefined {
-  const folder = runner.match(/^test\/by-folder\/([^/]+)\.test\.ts$/)?.[1]
-  if (!folder || !existsSync(`${testFolder}${folder}`)) return undefined
-  return readFileSync(`${root}${runner}`, 'utf8').includes(`runFolderInOneProcess(new URL('../${folder}/', import.meta.url))`) ? folder : undefined
+const runnerCall = /runFolderInOneProcess\(new URL\('\.\.\/([^/']+)\/', import\.meta\.url\)(?:, \{ part: (\d+), of: (\d+) \})?\)/
+
+/** What `test/by-folder/<folder>[-<part>].test.ts` runs in one process, if it is such a runner: its folder and the folder's files it runs. */
+function runBy(runner: string): { files: string[] } | undefined {
+  if (!/^test\/by-folder\/[^/]+\.test\.ts$/.test(runner)) return undefined
+  const call = readFileSync(`${root}${runner}`, 'utf8').match(runnerCall)
+  if (!call) return undefined
+  const [, folder, part, of] = call
+  const folderUrl = new URL(`../${folder}/`, import.meta.url)
+  if (!existsSync(folderUrl)) return undefined
+  const files = testFilesOf(folderUrl, part && of ? { part: Number(part), of: Number(of) } : undefined)
+  return { files: files.map((file) => `test/${folder}/${file}`) }
 }
 
 t.test('every test file runs, in a process of its own or in its folder\'s, and none runs twice', async (t) => {
   const listed = tapsList()
-  const folders = listed.map(folderRunBy).filter((folder) => folder !== undefined)
   const runs = new Map<string, number>()
   for (const file of listed) runs.set(file, (runs.get(file) ?? 0) + 1)
-  for (const folder of folders) {
-    for (const file of everyTestFile.filter((path) => path.startsWith(`test/${folder}/`))) runs.set(file, (runs.get(file) ?? 0) + 1)
-  }
+  for (const run of listed.map(runBy)) for (const file of run?.files ?? []) runs.set(file, (runs.get(file) ?? 0) + 1)
   t.same(everyTestFile.filter((file) => runs.get(file) !== 1), [], 'no test file is left out or run twice')
 })
 
+t.test("a file that shares its folder's process leaves the process's own settings alone", async (t) => {
+  // In one process, the root's hooks, plan and concurrency are every file's: a file sets its own on
+  // a test of its own. (A longer timeout for the root only gives the whole process longer.)
+  const processWide = /^t\.(before|beforeEach|after|afterEach|plan|jobs)\b/m
+  const shared = tapsList().flatMap((runner) => runBy(runner)?.files ?? [])
+  const offending = shared.filter((file) => processWide.test(readFileSync(`${root}${file}`, 'utf8')))
+  t.same(offending, [], 'no root-level before, after, plan or jobs')
+})

@@ -1,0 +1,3 @@
+import { runFolderInOneProcess } from '../helpers/folder-in-one-process.js'
+
+await runFolderInOneProcess(new URL('../dashboard/', import.meta.url), { part: 1, of: 3 })

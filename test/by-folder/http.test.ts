@@ -1,3 +1,0 @@
-import { runFolderInOneProcess } from '../helpers/folder-in-one-process.js'
-
-await runFolderInOneProcess(new URL('../http/', import.meta.url))
