@@ -117,9 +117,13 @@ t.test('webhooks: a failing destination shown above the deliveries with its last
   })
   t.equal(failing.destination, origin, 'the API names the callback origin')
   t.ok(failing.heldDeliveries >= 1, 'the failed delivery is held')
-  const held = await call<{ content: Delivery[] }>('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}&status=failed`)
-  const short = held.content[0]!.id.slice(-8)
-  t.equal(held.content[0]!.heldByDestination, true, 'the API marks the delivery held by its destination')
+  // The destination's health is recorded just before the attempt itself: the delivery may be listed
+  // as failed a moment after its destination as failing.
+  const heldDelivery = await eventually('the held delivery to be listed as failed', async () =>
+    (await call<{ content: Delivery[] }>('GET', `/v1/webhooks/deliveries?sessionId=${sessionId}&status=failed`)).content[0],
+  )
+  const short = heldDelivery.id.slice(-8)
+  t.equal(heldDelivery.heldByDestination, true, 'the API marks the delivery held by its destination')
 
   const page = await setup.signedInPage(t, { path: '/webhooks' })
   const table = page.getByRole('table', { name: 'Failing destinations' })
