@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { assertionMessage } from '../helpers/assertion-message.js'
@@ -10,12 +10,10 @@ import { testFilesOf } from '../helpers/folder-in-one-process.js'
 // one. Between the two, every test file must run, and none twice.
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
-const testFolder = fileURLToPath(new URL('../', import.meta.url))
 
-const everyTestFile = readdirSync(testFolder, { recursive: true, encoding: 'utf8' })
-  .map((entry) => `test/${entry.split('\\').join('/')}`)
-  .filter((path) => path.endsWith('.test.ts') && !/\/(fixtures?|dist)\//.test(path))
-  .sort()
+const everyTestFile = testFilesOf(new URL('../', import.meta.url))
+  .map((path) => `test/${path}`)
+  .filter((path) => !/\/(fixtures?|dist)\//.test(path))
 
 /** What `tap` runs with no arguments, as `tap list` prints it; tap's own variables are left out so that it lists as a fresh run would. */
 function tapsList(): string[] {
