@@ -25,7 +25,7 @@ function tapsList(): string[] {
 
 const runnerCall = /runFolderInOneProcess\(new URL\('\.\.\/([^/']+)\/', import\.meta\.url\)(?:, \{ part: (\d+), of: (\d+) \})?\)/
 
-/** What `test/by-folder/<folder>[-<part>].test.ts` runs in one process, if it is such a runner: its folder and the folder's files it runs. */
+/** The files `test/by-folder/<folder>[-<part>].test.ts` runs in one process, if it is such a runner. */
 function runBy(runner: string): { files: string[] } | undefined {
   if (!/^test\/by-folder\/[^/]+\.test\.ts$/.test(runner)) return undefined
   const call = readFileSync(`${root}${runner}`, 'utf8').match(runnerCall)
@@ -37,8 +37,9 @@ function runBy(runner: string): { files: string[] } | undefined {
   return { files: files.map((file) => `test/${folder}/${file}`) }
 }
 
+const listed = tapsList()
+
 t.test('every test file runs, in a process of its own or in its folder\'s, and none runs twice', async (t) => {
-  const listed = tapsList()
   const runs = new Map<string, number>()
   for (const file of listed) runs.set(file, (runs.get(file) ?? 0) + 1)
   for (const run of listed.map(runBy)) for (const file of run?.files ?? []) runs.set(file, (runs.get(file) ?? 0) + 1)
@@ -49,7 +50,7 @@ t.test("a file that shares its folder's process leaves the process's own setting
   // In one process, the root's hooks, plan and concurrency are every file's: a file sets its own on
   // a test of its own. (A longer timeout for the root only gives the whole process longer.)
   const processWide = /^t\.(before|beforeEach|after|afterEach|plan|jobs)\b/m
-  const shared = tapsList().flatMap((runner) => runBy(runner)?.files ?? [])
+  const shared = listed.flatMap((runner) => runBy(runner)?.files ?? [])
   const offending = shared.filter((file) => processWide.test(readFileSync(`${root}${file}`, 'utf8')))
   t.same(offending, [], 'no root-level before, after, plan or jobs')
 })
