@@ -2,7 +2,7 @@ import t from 'tap'
 import { allProjections } from '../../src/all-projections.js'
 import { openStorage, type DatabaseTarget } from '../../src/store/connect.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
-import { runCli } from '../helpers/cli.js'
+import { REBUILD_POOLS, runCli } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
@@ -84,10 +84,7 @@ async function purgeDeliveries(target: DatabaseTarget, receiver: HttpsReceiver):
 t.test('a rebuild of every read model beside a running service on Postgres: every request answered 2xx', { skip: postgresUrl ? false : 'needs DATABASE_URL' }, async (t) => {
   const receiver = await startHttpsReceiver()
   t.teardown(() => receiver.close())
-  // Small pools: the service and the rebuild beside it must fit on the tests' server beside the
-  // files running at the same time (test/helpers/storage.ts).
-  const pools = { API_POOL_SIZE: '2', ENGINE_POOL_SIZE: '2', PROJECTOR_POOL_SIZE: '3', DISPATCHER_POOL_SIZE: '2' }
-  const setup = await postgresStorage.prepare(t, { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: receiver.caFile, ...pools })
+  const setup = await postgresStorage.prepare(t, { WEBHOOK_ALLOWED_PRIVATE_CIDRS: '127.0.0.1/32', WEBHOOK_CA_FILE: receiver.caFile, ...REBUILD_POOLS })
   const service = await startService(t, setup.env)
   const { apiKey } = await expect(service, setup.apiKey!, 201, 'POST', '/v1/api-keys', { name: 'bot', callbackUrl: `${receiver.url}/hooks` })
   await expect(service, apiKey, 201, 'POST', '/v1/variables', { name: 'said', type: 'string' })

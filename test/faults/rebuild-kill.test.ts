@@ -9,7 +9,7 @@ import type { Database } from '../../src/store/database.js'
 import { migrateToLatest } from '../../src/store/migrate.js'
 import { openTestApp } from '../helpers/app.js'
 import { assertionMessage } from '../helpers/assertion-message.js'
-import { childEnv, cliNodeArgs, cliPath, runCli } from '../helpers/cli.js'
+import { childEnv, cliNodeArgs, cliPath, REBUILD_POOLS, runCli } from '../helpers/cli.js'
 import { echoFlow } from '../helpers/flows.js'
 import { readModelRows } from '../helpers/read-model-rows.js'
 import { createTestDatabase, postgresUrl, type Backend } from '../helpers/storage.js'
@@ -75,7 +75,7 @@ async function soon(what: string, probe: () => Promise<boolean>, rebuild: { outp
 t.test('flowd projections rebuild SIGKILLed during its replay and during its swap leaves the live read models as they were', { skip: postgresUrl ? false : 'needs DATABASE_URL' }, async (t) => {
   const database = await createTestDatabase()
   t.teardown(() => database.drop())
-  const env = { DATABASE_URL: database.url }
+  const env = { DATABASE_URL: database.url, ...REBUILD_POOLS }
   const storage = await openStorage({ kind: 'postgres', url: database.url })
   t.teardown(() => storage.close())
   await migrateToLatest(storage.db)

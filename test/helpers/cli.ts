@@ -27,6 +27,12 @@ export const cliNodeArgs = ['--liftoff-only']
 const SMALL_POOLS = { API_POOL_SIZE: '4', ENGINE_POOL_SIZE: '4', PROJECTOR_POOL_SIZE: '6', DISPATCHER_POOL_SIZE: '4' }
 
 /**
+ * Smaller pools still, for a file that runs a rebuild, alone or beside a service: with the files
+ * running at the same time, the rebuild's connections must fit under the server's max_connections.
+ */
+export const REBUILD_POOLS = { API_POOL_SIZE: '2', ENGINE_POOL_SIZE: '2', PROJECTOR_POOL_SIZE: '3', DISPATCHER_POOL_SIZE: '2' }
+
+/**
  * Environment for a child: no inherited database settings unless given, and no coverage. Coverage
  * is measured in the test processes, which run the sources themselves; a child runs the build, and
  * instrumenting every service and command a test starts would only add CPU.
